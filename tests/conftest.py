@@ -1,0 +1,88 @@
+"""Shared fixtures: an embedded headless Neovim per test, isolated XDG dirs, polling helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pynvim
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+NVIM = str(Path(sys.executable).parent / "nvim")
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
+    """Poll until predicate() is truthy; return its value or fail naming what was awaited."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what or predicate!r}; last value: {last!r}")
+
+
+@pytest.fixture
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """XDG dirs under tmp_path, no real API key, a workspace dir as cwd."""
+    for name in ("DATA", "CONFIG", "STATE", "CACHE"):
+        d = tmp_path / "xdg" / name.lower()
+        d.mkdir(parents=True)
+        monkeypatch.setenv(f"XDG_{name}_HOME", str(d))
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "NVIM"):
+        monkeypatch.delenv(var, raising=False)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.chdir(ws)
+    monkeypatch.setenv("SIGHTLINE_ROOT", str(ROOT))
+    return ws
+
+
+def start_nvim(config: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Any:
+    """An embedded headless Neovim with the plugin on the runtimepath and `config` as vim.g.sightline."""
+    cfg = {"python": sys.executable, **(config or {})}
+    old = dict(os.environ)
+    os.environ["SIGHTLINE_TEST_CONFIG"] = json.dumps(cfg)
+    os.environ.update(env or {})
+    try:
+        argv = [NVIM, "--embed", "--headless", "-n", "-i", "NONE", "-u", str(ROOT / "tests" / "minimal_init.lua")]
+        return pynvim.attach("child", argv=argv)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+@pytest.fixture
+def nvim_factory(isolated_env: Path) -> Iterator[Callable[..., Any]]:
+    started: list[Any] = []
+
+    def factory(config: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Any:
+        nv = start_nvim(config, env)
+        started.append(nv)
+        return nv
+
+    yield factory
+    for nv in started:
+        try:
+            nv.exec_lua("pcall(function() require('sightline.host').shutdown() end)")
+        except Exception:
+            pass
+        try:
+            nv.close()
+        except Exception:
+            pass
+
+
+@pytest.fixture
+def nvim(nvim_factory: Callable[..., Any]) -> Any:
+    """A child Neovim with the echo provider."""
+    return nvim_factory({"provider": {"name": "echo"}})

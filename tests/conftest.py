@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -48,13 +49,22 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def start_nvim(config: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Any:
-    """An embedded headless Neovim with the plugin on the runtimepath and `config` as vim.g.sightline."""
+    """An embedded headless Neovim with the plugin on the runtimepath; `config` is g:sightline."""
     cfg = {"python": sys.executable, **(config or {})}
     old = dict(os.environ)
     os.environ["SIGHTLINE_TEST_CONFIG"] = json.dumps(cfg)
     os.environ.update(env or {})
     try:
-        argv = [NVIM, "--embed", "--headless", "-n", "-i", "NONE", "-u", str(ROOT / "tests" / "minimal_init.lua")]
+        argv = [
+            NVIM,
+            "--embed",
+            "--headless",
+            "-n",
+            "-i",
+            "NONE",
+            "-u",
+            str(ROOT / "tests" / "minimal_init.lua"),
+        ]
         return pynvim.attach("child", argv=argv)
     finally:
         os.environ.clear()
@@ -72,14 +82,10 @@ def nvim_factory(isolated_env: Path) -> Iterator[Callable[..., Any]]:
 
     yield factory
     for nv in started:
-        try:
+        with contextlib.suppress(Exception):
             nv.exec_lua("pcall(function() require('sightline.host').shutdown() end)")
-        except Exception:
-            pass
-        try:
+        with contextlib.suppress(Exception):
             nv.close()
-        except Exception:
-            pass
 
 
 @pytest.fixture

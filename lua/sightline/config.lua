@@ -1,0 +1,166 @@
+---@mod sightline.config  One schema: defaults, merge, validation with paths in messages.
+local M = {}
+
+---@class sightline.Config
+local defaults = {
+  python = nil, ---@type string?
+  provider = {
+    name = nil, ---@type "anthropic"|"echo"|nil
+    model = 'claude-sonnet-5-5',
+    max_tokens = 8192,
+    base_url = nil, ---@type string?
+    api_key_cmd = nil, ---@type string|string[]|nil
+    timeout_ms = 60000,
+    retries = 2,
+  },
+  pane = {
+    side = 'right',
+    width = 0.4,
+    keys = { send = '<CR>', submit = '<C-s>', close = 'q', stop = '<C-c>', accept = 'ga', reject = 'gr', compare = 'gd' },
+  },
+  mappings = { chat = '<Leader>ss', change = '<Leader>sc' },
+  selection_menu = true,
+  autoaccept = false,
+  reveal = { duration_ms = 3000, open = 'peek' },
+  attachments = { navigate = 'reveal' },
+  mentions = { max_file_bytes = 65536, max_total_bytes = 262144 },
+  tools = { max_iterations = 25, command_timeout_ms = 120000 },
+}
+
+local function one_of(values)
+  return function(v)
+    return vim.tbl_contains(values, v), 'one of ' .. table.concat(values, ', ')
+  end
+end
+
+local function positive(v)
+  return type(v) == 'number' and v > 0, 'positive number'
+end
+
+local function key_or_false(v)
+  return v == false or type(v) == 'string', 'string or false'
+end
+
+-- Each leaf: { validator, optional }. validator is a type name or a function (vim.validate).
+local schema = {
+  python = { 'string', true },
+  provider = {
+    name = { one_of({ 'anthropic', 'echo' }), true },
+    model = { 'string' },
+    max_tokens = { positive },
+    base_url = { 'string', true },
+    api_key_cmd = { { 'string', 'table' }, true },
+    timeout_ms = { positive },
+    retries = { function(v) return type(v) == 'number' and v >= 0 and v <= 10, 'number in 0..10' end },
+  },
+  pane = {
+    side = { one_of({ 'right', 'left' }) },
+    width = { positive },
+    keys = {
+      send = { key_or_false }, submit = { key_or_false }, close = { key_or_false }, stop = { key_or_false },
+      accept = { key_or_false }, reject = { key_or_false }, compare = { key_or_false },
+    },
+  },
+  mappings = { chat = { key_or_false }, change = { key_or_false } },
+  selection_menu = { 'boolean' },
+  autoaccept = { 'boolean' },
+  reveal = {
+    duration_ms = { function(v) return type(v) == 'number' and v >= 100 and v <= 60000, 'number in 100..60000' end },
+    open = { one_of({ 'peek', 'window' }) },
+  },
+  attachments = { navigate = { one_of({ 'reveal', 'select' }) } },
+  mentions = { max_file_bytes = { positive }, max_total_bytes = { positive } },
+  tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
+}
+
+local function is_leaf(node)
+  return node[1] ~= nil
+end
+
+---Validate `cfg` against the schema; returns the first error and every unknown key path.
+---@return string? err, string[] unknown
+local function validate(cfg, node, path, unknown)
+  for key, value in pairs(cfg) do
+    local sub = node[key]
+    local name = path .. '.' .. tostring(key)
+    if sub == nil then
+      table.insert(unknown, name)
+    elseif is_leaf(sub) then
+      local ok, err = pcall(vim.validate, name, value, sub[1], sub[2])
+      if not ok then
+        return (tostring(err):gsub('^.-:%d+: ', '')), unknown
+      end
+    elseif type(value) ~= 'table' and not (key == 'mappings' and value == false) then
+      return ('%s: expected table, got %s'):format(name, type(value)), unknown
+    elseif type(value) == 'table' then
+      local err = validate(value, sub, name, unknown)
+      if err then
+        return err, unknown
+      end
+    end
+  end
+  return nil, unknown
+end
+
+local current ---@type table?
+
+---Merge defaults ⊕ vim.g.sightline ⊕ opts and validate.
+---@return table? cfg, string? err, string[] unknown
+function M.build(opts)
+  local g = vim.g.sightline
+  local layers = { vim.deepcopy(defaults) }
+  for _, layer in ipairs({ g, opts }) do
+    if layer ~= nil and type(layer) ~= 'table' then
+      return nil, ('sightline: expected a table of options, got %s'):format(type(layer)), {}
+    end
+    if layer then
+      local err, unknown = validate(layer, schema, 'sightline', {})
+      if err then
+        return nil, err, unknown
+      end
+      table.insert(layers, layer)
+    end
+  end
+  local cfg = vim.tbl_deep_extend('force', unpack(layers))
+  if type(g) == 'table' and g.mappings == false or type(opts) == 'table' and opts.mappings == false then
+    cfg.mappings = false
+  end
+  local _, unknown = validate(vim.tbl_extend('force', g or {}, opts or {}), schema, 'sightline', {})
+  return cfg, nil, unknown
+end
+
+---Every setup() starts again from the defaults.
+---@return boolean ok, string? err
+function M.setup(opts)
+  local cfg, err = M.build(opts)
+  if not cfg then
+    return false, err
+  end
+  current = cfg
+  return true
+end
+
+---The effective configuration (setup() if it ran, else defaults ⊕ vim.g.sightline).
+function M.get()
+  if current then
+    return current
+  end
+  local cfg = M.build(nil)
+  return cfg or vim.deepcopy(defaults)
+end
+
+---The provider a user gets: the configured one, else anthropic when a key is available.
+function M.provider_name(cfg)
+  cfg = cfg or M.get()
+  if cfg.provider.name then
+    return cfg.provider.name
+  end
+  local key = vim.env.ANTHROPIC_API_KEY
+  if (key and key ~= '') or cfg.provider.api_key_cmd then
+    return 'anthropic'
+  end
+  return 'echo'
+end
+
+M.defaults = defaults
+return M

@@ -1,0 +1,28 @@
+---@mod sightline.highlights  Highlight groups, linked with default = true; re-applied on ColorScheme.
+local M = {}
+
+local links = {
+  SightlineUser = 'Title',
+  SightlineAssistant = 'Special',
+  SightlineNote = 'Comment',
+  SightlineWarning = 'WarningMsg',
+  SightlineError = 'ErrorMsg',
+  SightlineWorking = 'DiagnosticInfo',
+  SightlineChip = 'Underlined',
+  SightlineDiffAdd = 'DiffAdd',
+  SightlineDiffDelete = 'DiffDelete',
+}
+
+function M.apply()
+  for group, target in pairs(links) do
+    vim.api.nvim_set_hl(0, group, { link = target, default = true })
+  end
+  -- Reveal derives its colours from Normal; it paints its own groups before first use,
+  -- so only a loaded module needs refreshing here (nothing heavy at start-up).
+  local reveal = package.loaded['sightline.reveal']
+  if reveal and reveal.setup_highlights then
+    reveal.setup_highlights()
+  end
+end
+
+return M

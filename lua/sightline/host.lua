@@ -1,0 +1,204 @@
+---@mod sightline.host  Start, stop and talk to the Python core (one per Neovim, started lazily).
+local M = {}
+
+local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h:h:h')
+M.root = root
+
+local STDERR_KEEP = 20
+
+local S = {
+  chan = nil, ---@type integer?
+  job_exit_expected = false,
+  stderr = {}, ---@type string[]
+  conversation = nil, ---@type string? path of the current conversation, reopened by a new core
+  status = { state = 'stopped' }, ---@type table
+}
+
+---The interpreter for the core: `python` option, the plugin's .venv, g:python3_host_prog, python3.
+function M.python()
+  local cfg = require('sightline.config').get()
+  if cfg.python then
+    return cfg.python
+  end
+  local venv = root .. '/.venv/bin/python'
+  if vim.fn.executable(venv) == 1 then
+    return venv
+  end
+  local prog = vim.g.python3_host_prog
+  if type(prog) == 'string' and prog ~= '' then
+    return vim.fn.expand(prog)
+  end
+  return 'python3'
+end
+
+local function config_for_core()
+  local config = require('sightline.config')
+  local cfg = vim.deepcopy(config.get())
+  cfg.provider.name = config.provider_name(cfg)
+  return cfg
+end
+
+local function on_stderr(_, data)
+  for _, line in ipairs(data or {}) do
+    if line ~= '' then
+      table.insert(S.stderr, line)
+      if #S.stderr > STDERR_KEEP then
+        table.remove(S.stderr, 1)
+      end
+    end
+  end
+end
+
+local function on_exit(job, code)
+  if S.chan ~= job then
+    return
+  end
+  local was = S.status.state
+  S.chan = nil
+  S.status = vim.tbl_extend('force', S.status, { state = 'stopped', pending = nil })
+  if S.job_exit_expected then
+    S.job_exit_expected = false
+    return
+  end
+  local tail = table.concat(vim.list_slice(S.stderr, math.max(1, #S.stderr - 5)), '\n')
+  local msg = ('sightline: the core exited (code %d)%s; the next request starts a new one.'):format(
+    code, was == 'working' and ' during a turn' or '')
+  if tail ~= '' then
+    msg = msg .. '\n' .. tail
+  end
+  vim.schedule(function()
+    vim.notify(msg, vim.log.levels.ERROR)
+    require('sightline.pane').on_core_exit()
+    vim.api.nvim_exec_autocmds('User', { pattern = 'SightlineTurnEnd', data = { status = 'crashed' }, modeline = false })
+  end)
+end
+
+---Start the core if it is not running. Does not wait for it: requests queue on the channel.
+---@return integer? chan, string? err
+function M.ensure()
+  if S.chan then
+    return S.chan
+  end
+  local python = M.python()
+  if vim.fn.executable(python) ~= 1 then
+    return nil, ('sightline: Python interpreter %q not found (option `python`, or run `make venv` in %s)'):format(python, root)
+  end
+  local pythonpath = root .. '/python'
+  if vim.env.PYTHONPATH and vim.env.PYTHONPATH ~= '' then
+    pythonpath = pythonpath .. ':' .. vim.env.PYTHONPATH
+  end
+  S.stderr = {}
+  local ok, job = pcall(vim.fn.jobstart, { python, '-m', 'sightline.host' }, {
+    rpc = true,
+    env = { PYTHONPATH = pythonpath },
+    on_stderr = on_stderr,
+    on_exit = on_exit,
+  })
+  if not ok or job <= 0 then
+    return nil, ('sightline: could not start the core with %s'):format(python)
+  end
+  S.chan = job
+  S.status = vim.tbl_extend('force', S.status, { state = 'starting' })
+  vim.rpcnotify(job, 'core.init', {
+    config = config_for_core(),
+    workspace = vim.fn.getcwd(-1, -1),
+    conversation = S.conversation,
+  })
+  return job
+end
+
+---Send a request; starts the core if needed.
+---@return table? result, string? err
+function M.request(method, params)
+  local chan, err = M.ensure()
+  if not chan then
+    return nil, err
+  end
+  local ok, res = pcall(vim.rpcrequest, chan, method, params or vim.empty_dict())
+  if not ok then
+    return nil, ('sightline: the core did not answer %s: %s'):format(method, tostring(res):gsub('^.-: ', ''))
+  end
+  if type(res) ~= 'table' or not res.ok then
+    return nil, type(res) == 'table' and res.error or 'sightline: bad answer from the core'
+  end
+  if type(res.status) == 'table' then
+    M._set_status(res.status)
+  end
+  return res
+end
+
+---Fire-and-forget, only if the core runs (never starts it).
+function M.notify(method, params)
+  if S.chan then
+    vim.rpcnotify(S.chan, method, params or vim.empty_dict())
+  end
+end
+
+---The last lines the core wrote to stderr (for :checkhealth and bug reports).
+function M.stderr()
+  return vim.deepcopy(S.stderr)
+end
+
+function M.running()
+  return S.chan ~= nil
+end
+
+function M.status()
+  return S.status
+end
+
+function M._set_status(status)
+  local before = S.status.state
+  S.status = status
+  if status.conversation_path ~= nil then
+    S.conversation = status.conversation_path ~= vim.NIL and status.conversation_path or nil
+  end
+  if not S.chan then
+    S.status.state = 'stopped'
+  end
+  require('sightline.pane').on_state(S.status, before)
+end
+
+---Stop the core (no message).
+function M.shutdown()
+  if S.chan then
+    S.job_exit_expected = true
+    pcall(vim.fn.jobstop, S.chan)
+    S.chan = nil
+    S.status = vim.tbl_extend('force', S.status, { state = 'stopped' })
+  end
+end
+
+---Restart: a new core reloads the current conversation from history.
+function M.restart()
+  M.shutdown()
+  return M.ensure()
+end
+
+---Called by the core (batched): transcript delta, status, events.
+function M._on_update(payload)
+  -- Called as an RPC notification, whose errors Neovim would swallow: report them.
+  local ok, err = xpcall(M._apply_update, debug.traceback, payload)
+  if not ok then
+    vim.notify('sightline: failed to apply an update from the core: ' .. tostring(err), vim.log.levels.ERROR)
+  end
+end
+
+function M._apply_update(payload)
+  if payload.transcript then
+    require('sightline.pane').apply(payload.transcript)
+  end
+  if payload.status then
+    M._set_status(payload.status)
+  end
+  for _, ev in ipairs(payload.events or {}) do
+    vim.api.nvim_exec_autocmds('User', { pattern = ev.name, data = ev.data, modeline = false })
+  end
+end
+
+---Reconfigure a running core after setup().
+function M.configure()
+  M.notify('core.configure', { config = config_for_core() })
+end
+
+return M

@@ -1,0 +1,173 @@
+---@mod sightline  Public Lua API. Actions return true, or nil and a message when refused; never throw.
+local M = {}
+
+local function host()
+  return require('sightline.host')
+end
+
+---Configure (optional, repeatable; each call starts from the defaults).
+---@param opts table?
+---@return boolean? ok, string? err
+function M.setup(opts)
+  local ok, err = require('sightline.config').setup(opts)
+  if not ok then
+    vim.notify(err, vim.log.levels.ERROR)
+    return nil, err
+  end
+  require('sightline.highlights').apply()
+  require('sightline.keymaps').apply()
+  host().configure()
+  return true
+end
+
+---Open or focus the agent pane.
+function M.chat()
+  require('sightline.pane').open()
+  local _, err = host().ensure()
+  if err then
+    return nil, err
+  end
+  return true
+end
+
+---Send a message; returns once the turn was accepted.
+---@param text string
+---@param opts table? {buffer, start_row, start_col, end_row, end_col} for a scoped turn
+function M.send(text, opts)
+  if type(text) ~= 'string' then
+    return nil, 'sightline.send: text must be a string'
+  end
+  if opts ~= nil and type(opts) ~= 'table' then
+    return nil, 'sightline.send: opts must be a table'
+  end
+  local params = vim.tbl_extend('force', opts or {}, { text = text, workspace = vim.fn.getcwd(-1, -1) })
+  local res, err = host().request('agent.send', params)
+  if not res then
+    return nil, err
+  end
+  return true
+end
+
+function M.stop()
+  if not host().running() then
+    return nil, 'sightline: no turn is running'
+  end
+  local res, err = host().request('agent.stop')
+  if not res then
+    return nil, err
+  end
+  if not res.stopped then
+    return nil, 'sightline: no turn is running'
+  end
+  return true
+end
+
+function M.reset()
+  local res, err = host().request('agent.reset')
+  return res and true or nil, err
+end
+
+---accept | reject, with an optional reason told to the model.
+function M.decide(decision, reason)
+  if decision ~= 'accept' and decision ~= 'reject' then
+    return nil, ("sightline.decide: expected 'accept' or 'reject', got %s"):format(vim.inspect(decision))
+  end
+  if not host().running() then
+    return nil, 'sightline: nothing is waiting for a decision'
+  end
+  local res, err = host().request('agent.decide', { decision = decision, reason = reason })
+  return res and true or nil, err
+end
+
+---Set plan mode: 'on' | 'off' | 'toggle'.
+function M.plan(value)
+  return M._switch('agent.mode', value, function(s) return s.mode == 'plan' end, function(on)
+    return { mode = on and 'plan' or 'normal' }
+  end)
+end
+
+---Set autoaccept: 'on' | 'off' | 'toggle' (edits only; commands always ask).
+function M.autoaccept(value)
+  return M._switch('agent.autoaccept', value, function(s) return s.autoaccept end, function(on)
+    return { value = on }
+  end)
+end
+
+function M._switch(method, value, current, params)
+  local on
+  if value == 'on' or value == true then
+    on = true
+  elseif value == 'off' or value == false then
+    on = false
+  elseif value == 'toggle' or value == nil then
+    on = not current(M.status())
+  else
+    return nil, ("sightline: expected on, off or toggle, got %s"):format(vim.inspect(value))
+  end
+  local res, err = host().request(method, params(on))
+  return res and true or nil, err
+end
+
+---Status from the Lua-side mirror; never starts the core. Usable from a statusline.
+function M.status()
+  local config = require('sightline.config')
+  local cfg = config.get()
+  local mirror = host().status()
+  local provider = config.provider_name(cfg)
+  local out = {
+    state = mirror.state or 'stopped',
+    provider = provider,
+    model = provider == 'echo' and 'echo' or cfg.provider.model,
+    mode = 'normal',
+    autoaccept = cfg.autoaccept,
+    workspace = vim.fn.getcwd(-1, -1),
+  }
+  for _, key in ipairs({ 'provider', 'model', 'mode', 'autoaccept', 'workspace', 'scope', 'pending', 'tokens' }) do
+    if mirror[key] ~= nil and mirror[key] ~= vim.NIL then
+      out[key] = mirror[key]
+    end
+  end
+  return out
+end
+
+---Pick a conversation of this workspace and reopen it in the pane.
+function M.history()
+  local res, err = host().request('history.list')
+  if not res then
+    return nil, err
+  end
+  local items = res.conversations
+  if #items == 0 then
+    return nil, 'sightline: no conversations in this workspace yet'
+  end
+  vim.ui.select(items, {
+    prompt = 'sightline conversations',
+    format_item = function(c)
+      return ('%s  %s  (%d messages)'):format(os.date('%Y-%m-%d %H:%M', c.created), c.title, c.messages)
+    end,
+  }, function(choice)
+    if choice then
+      local ok, open_err = M.open_conversation(choice.path)
+      if not ok then
+        vim.notify(open_err, vim.log.levels.WARN)
+      end
+    end
+  end)
+  return true
+end
+
+function M.open_conversation(path)
+  local res, err = host().request('history.open', { path = path })
+  if not res then
+    return nil, err
+  end
+  require('sightline.pane').open()
+  return true
+end
+
+function M.restart()
+  local _, err = host().restart()
+  return err == nil or nil, err
+end
+
+return M

@@ -1,0 +1,33 @@
+-- sightline: only definitions here; every callback requires its module lazily.
+if vim.g.loaded_sightline then
+  return
+end
+vim.g.loaded_sightline = true
+
+vim.api.nvim_create_user_command('Sightline', function(opts)
+  require('sightline.commands').run(opts)
+end, {
+  nargs = '*',
+  range = true,
+  desc = 'sightline: AI agent',
+  complete = function(...)
+    return require('sightline.commands').complete(...)
+  end,
+})
+
+vim.keymap.set('n', '<Plug>(sightline-chat)', function()
+  local ok, err = require('sightline').chat()
+  if not ok and err then
+    vim.notify(err, vim.log.levels.WARN)
+  end
+end, { desc = 'sightline: open the agent pane' })
+
+local group = vim.api.nvim_create_augroup('sightline', { clear = true })
+vim.api.nvim_create_autocmd('ColorScheme', {
+  group = group,
+  callback = function()
+    require('sightline.highlights').apply()
+  end,
+})
+require('sightline.highlights').apply()
+require('sightline.keymaps').apply()

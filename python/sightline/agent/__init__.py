@@ -1,0 +1,1 @@
+"""Turns: mode × scope, tool policy, the streaming loop, and the review gate."""

@@ -1,0 +1,62 @@
+"""The editor port: the one interface the core uses to touch Neovim.
+
+pynvim's API may only be used on its event-loop thread. Worker threads go through
+async_call and wait for the result, so a turn can read and change buffers safely.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+from typing import Any, Protocol
+
+
+class EditorError(Exception):
+    """Neovim refused or failed a call; the message is safe to show."""
+
+
+class Editor(Protocol):
+    def lua(self, code: str, *args: Any) -> Any:
+        """Run a Lua chunk in Neovim with `...` = args and return its result."""
+        ...
+
+    def notify_ui(self, payload: dict[str, Any]) -> None:
+        """Hand a batched UI update to the Lua layer without waiting."""
+        ...
+
+
+class NvimEditor:
+    def __init__(self, nvim: Any, timeout_s: float = 30.0):
+        self._nvim = nvim
+        self._loop_thread = threading.current_thread()
+        self._timeout_s = timeout_s
+
+    def _on_loop(self) -> bool:
+        return threading.current_thread() is self._loop_thread
+
+    def lua(self, code: str, *args: Any) -> Any:
+        if self._on_loop():
+            return self._exec(code, args)
+        future: Future[Any] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(self._exec(code, args))
+            except BaseException as err:
+                future.set_exception(err)
+
+        self._nvim.async_call(run)
+        return future.result(timeout=self._timeout_s)
+
+    def _exec(self, code: str, args: tuple[Any, ...]) -> Any:
+        import pynvim
+
+        try:
+            return self._nvim.exec_lua(code, *args)
+        except pynvim.NvimError as err:
+            raise EditorError(str(err)) from None
+
+    def notify_ui(self, payload: dict[str, Any]) -> None:
+        # Always queued, even from the loop thread, so updates arrive in the order made.
+        code = "require('sightline.host')._on_update(...)"
+        self._nvim.async_call(lambda: self._nvim.exec_lua(code, payload, async_=True))

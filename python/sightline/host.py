@@ -1,0 +1,49 @@
+"""`python -m sightline.host`: the core, speaking msgpack-RPC on stdio to its Neovim.
+
+Nothing may write to stdout before pynvim owns it: stdout is the RPC channel.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+
+def setup_logging() -> None:
+    from sightline import paths, secrets
+
+    directory = paths.log_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(directory / "core.log", encoding="utf-8")
+    handler.addFilter(secrets.RedactingFilter())
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    )
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if "--debug" in sys.argv else logging.INFO)
+
+
+def main() -> None:
+    import pynvim
+
+    from sightline import rpc
+    from sightline.core import Core
+    from sightline.editor import NvimEditor
+
+    setup_logging()
+    nvim = pynvim.attach("stdio")
+    core = Core(NvimEditor(nvim))
+
+    def on_request(name: str, args: list[Any]) -> Any:
+        return rpc.dispatch(core, name, args)
+
+    def on_notification(name: str, args: list[Any]) -> None:
+        rpc.dispatch(core, name, args)
+
+    nvim.run_loop(on_request, on_notification)
+
+
+if __name__ == "__main__":
+    main()

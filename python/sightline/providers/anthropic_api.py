@@ -1,0 +1,287 @@
+"""The real provider: the official anthropic SDK, always streaming.
+
+The SDK costs ~1.5 s to import, so it is imported in the background after the core
+starts (preload) or on the first send, never on an interactive path. The SDK runs
+with max_retries=0: the core retries itself so each retry can be shown in the pane.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sightline import secrets
+from sightline.config import ProviderConfig
+from sightline.providers.base import (
+    ProviderError,
+    Reply,
+    Request,
+    Retrying,
+    StreamEvent,
+    TextDelta,
+)
+
+MAX_RETRY_AFTER_S = 30.0
+_import_done = threading.Event()
+
+
+def preload() -> None:
+    """Import the SDK on a background thread so the first send does not pay for it."""
+
+    def run() -> None:
+        try:
+            import anthropic  # noqa: F401
+        finally:
+            _import_done.set()
+
+    threading.Thread(target=run, name="sightline-sdk-import", daemon=True).start()
+
+
+def resolve_api_key(cfg: ProviderConfig, timeout_s: float = 10.0) -> str | None:
+    """The key from $ANTHROPIC_API_KEY, else from running api_key_cmd once (off the UI thread)."""
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    if not key and cfg.api_key_cmd:
+        argv = shlex.split(cfg.api_key_cmd) if isinstance(cfg.api_key_cmd, str) else cfg.api_key_cmd
+        try:
+            out = subprocess.run(
+                argv, capture_output=True, text=True, timeout=timeout_s, check=True
+            ).stdout
+        except (OSError, subprocess.SubprocessError) as err:
+            raise ProviderError(
+                f"provider.api_key_cmd failed ({type(err).__name__}): check the command."
+            ) from None
+        key = out.strip() or None
+    secrets.register(key)
+    return key
+
+
+_STATUS_TEXT = {
+    400: "The API refused the request (400)",
+    401: "Authentication failed (401): check ANTHROPIC_API_KEY or provider.api_key_cmd",
+    403: "Permission denied (403): the key may not have access to this model",
+    404: "Not found (404): check provider.model and provider.base_url",
+    413: "The request is too large (413): start a new conversation with :Sightline reset",
+    429: "Rate limited (429): wait a moment, then send again",
+    500: "The API had an internal error (500): send again",
+    529: "The API is overloaded (529): try again shortly",
+}
+_RETRYABLE = {408, 409, 429, 500, 502, 503, 504, 529}
+
+
+def _error_from_status(status: int, body: object, headers: Any) -> ProviderError:
+    kind, detail = "", ""
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            kind = str(err.get("type", ""))
+            detail = str(err.get("message", ""))
+    if status == 200:
+        # An `error` event after HTTP 200: the reply was cut off by the server.
+        text = f"The API reported an error mid-reply ({kind or 'error'})"
+        text += f": {detail}" if detail else ""
+        return ProviderError(secrets.redact(text + ". Nothing was applied; send again."))
+    base = _STATUS_TEXT.get(status, f"The API answered HTTP {status}")
+    if detail and status in (400, 404, 413):
+        base += f": {detail}"
+    retry_after: float | None = None
+    try:
+        raw = headers.get("retry-after") if headers is not None else None
+        retry_after = float(raw) if raw is not None else None
+    except (TypeError, ValueError):
+        retry_after = None
+    return ProviderError(
+        secrets.redact(base + "."), retryable=status in _RETRYABLE, retry_after=retry_after
+    )
+
+
+def classify(err: BaseException, timeout_s: float) -> ProviderError:
+    """Map SDK and transport exceptions (anthropic 2.x surfaces httpx2 errors mid-stream)."""
+    import anthropic
+
+    if isinstance(err, ProviderError):
+        return err
+    if isinstance(err, anthropic.APIStatusError):
+        return _error_from_status(err.status_code, err.body, err.response.headers)
+    name = type(err).__name__
+    if isinstance(err, anthropic.APITimeoutError) or "Timeout" in name:
+        return ProviderError(
+            f"No data from the API for {timeout_s:g} s (provider.timeout_ms): "
+            "the reply was abandoned; send again.",
+            retryable=True,
+        )
+    if isinstance(err, anthropic.APIConnectionError) or name in (
+        "RemoteProtocolError",
+        "ReadError",
+        "ConnectError",
+        "NetworkError",
+        "ProtocolError",
+        "IncompleteRead",
+    ):
+        return ProviderError(
+            "The connection to the API was lost mid-reply; nothing was applied, send again.",
+            retryable=True,
+        )
+    return ProviderError(secrets.redact(f"The model request failed: {name}: {err}"))
+
+
+@dataclass
+class _Assembler:
+    """Builds the content blocks of one streamed message from raw SSE events."""
+
+    reply: Reply = field(default_factory=Reply)
+    partial_json: dict[int, str] = field(default_factory=dict)
+    stopped: bool = False
+
+    def feed(self, event: Any) -> str | None:
+        kind = event.type
+        if kind == "message_start":
+            usage = event.message.usage
+            self.reply.input_tokens = usage.input_tokens or 0
+            self.reply.cache_read_tokens = getattr(usage, "cache_read_input_tokens", 0) or 0
+        elif kind == "content_block_start":
+            block = event.content_block.model_dump(exclude_none=True)
+            if block.get("type") == "tool_use":
+                block["input"] = {}
+                self.partial_json[event.index] = ""
+            self.reply.content.append(block)
+        elif kind == "content_block_delta":
+            delta = event.delta
+            block = self.reply.content[event.index]
+            if delta.type == "text_delta":
+                block["text"] = block.get("text", "") + delta.text
+                return str(delta.text)
+            if delta.type == "input_json_delta":
+                self.partial_json[event.index] += delta.partial_json
+        elif kind == "content_block_stop":
+            if event.index in self.partial_json:
+                raw = self.partial_json.pop(event.index)
+                self.reply.content[event.index]["input"] = json.loads(raw) if raw else {}
+        elif kind == "message_delta":
+            self.reply.stop_reason = event.delta.stop_reason
+            self.reply.output_tokens = event.usage.output_tokens or 0
+        elif kind == "message_stop":
+            self.stopped = True
+        return None
+
+
+@dataclass
+class AnthropicProvider:
+    cfg: ProviderConfig
+    name: str = "anthropic"
+    sleep: Callable[[float], None] = time.sleep
+    _client: Any = None
+    _stream: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _cancelled: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def model(self) -> str:
+        return self.cfg.model
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import anthropic
+
+            key = resolve_api_key(self.cfg)
+            self._client = anthropic.Anthropic(
+                api_key=key or "",
+                base_url=self.cfg.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
+                max_retries=0,
+                timeout=self.cfg.timeout_ms / 1000,
+            )
+        return self._client
+
+    def _params(self, request: Request) -> dict[str, Any]:
+        tools = [dict(t) for t in request.tools]
+        if tools:
+            # One breakpoint after the tool list and one after the system prompt: a repeated
+            # turn reads both from the prompt cache.
+            tools[-1]["cache_control"] = {"type": "ephemeral"}
+        params: dict[str, Any] = {
+            "model": self.cfg.model,
+            "max_tokens": self.cfg.max_tokens,
+            "system": [
+                {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
+            ],
+            "messages": request.messages,
+        }
+        if tools:
+            params["tools"] = tools
+        return params
+
+    def stream(self, request: Request, cancelled: Callable[[], bool]) -> Iterator[StreamEvent]:
+        self._cancelled.clear()
+        timeout_s = self.cfg.timeout_ms / 1000
+        attempts = max(0, self.cfg.retries) + 1
+        for attempt in range(1, attempts + 1):
+            emitted = False
+            try:
+                for item in self._stream_once(request, cancelled):
+                    emitted = emitted or isinstance(item, TextDelta)
+                    yield item
+                return
+            except Exception as err:
+                if cancelled() or self._cancelled.is_set():
+                    return
+                fault = classify(err, timeout_s)
+                # Text already shown cannot be taken back: retry only before the first delta.
+                if not fault.retryable or emitted or attempt == attempts:
+                    raise fault from None
+                delay = min(
+                    fault.retry_after
+                    if fault.retry_after is not None
+                    else 0.5 * 2 ** (attempt - 1),
+                    MAX_RETRY_AFTER_S,
+                )
+                yield Retrying(attempt, attempts - 1, delay, fault.message)
+                if self._cancelled.wait(delay):
+                    return
+
+    def _stream_once(
+        self, request: Request, cancelled: Callable[[], bool]
+    ) -> Iterator[StreamEvent]:
+        client = self._get_client()
+        stream = client.messages.create(stream=True, **self._params(request))
+        with self._lock:
+            self._stream = stream
+        if self._cancelled.is_set():
+            stream.close()
+            return
+        assembler = _Assembler()
+        try:
+            for event in stream:
+                if cancelled():
+                    return
+                if event.type == "error":
+                    raise _error_from_status(200, event.model_dump(), None)
+                text = assembler.feed(event)
+                if text:
+                    yield TextDelta(text)
+        finally:
+            with self._lock:
+                self._stream = None
+            stream.close()
+        if not assembler.stopped:
+            raise ProviderError(
+                "The reply ended before it was complete (the stream closed without "
+                "message_stop); nothing was applied, send again.",
+                retryable=False,
+            )
+        yield assembler.reply
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        with self._lock:
+            stream = self._stream
+        if stream is not None:
+            # Closing a half-read response from another thread may complain; it is closed anyway.
+            with contextlib.suppress(Exception):
+                stream.close()

@@ -1,0 +1,140 @@
+"""The request table: unpack flat params, call the core, map errors to messages.
+
+Every handler answers `{"ok": true, ...}` or `{"ok": false, "error": "<one line>"}`;
+the Lua host turns that into `result` or `nil, message`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from sightline import secrets
+from sightline.core import Core
+from sightline.errors import Refused
+from sightline.providers.base import ProviderError
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Core, dict[str, Any]], Any]
+METHODS: dict[str, Handler] = {}
+
+
+def method(name: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        METHODS[name] = fn
+        return fn
+
+    return register
+
+
+def _str(params: dict[str, Any], key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise Refused(f"{key}: expected a string")
+    return value
+
+
+@method("core.ping")
+def _ping(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"pid": os.getpid()}
+
+
+@method("core.init")
+def _init(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.configure(params.get("config") or {}, params.get("workspace"))
+    path = params.get("conversation")
+    if isinstance(path, str) and path:
+        try:
+            core.history_open(path)
+        except Refused as err:
+            log.info("could not reopen %s: %s", path, err.message)
+    return {"status": core.session.status(), "transcript": core.session.transcript.full()}
+
+
+@method("core.configure")
+def _configure(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.configure(params.get("config") or {})
+    return {"status": core.session.status()}
+
+
+@method("agent.send")
+def _send(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return core.send(params)
+
+
+@method("agent.stop")
+def _stop(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    stopped = core.session.stop()
+    return {"stopped": stopped, "status": core.session.status()}
+
+
+@method("agent.reset")
+def _reset(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.session.reset()
+    return {"status": core.session.status()}
+
+
+@method("agent.status")
+def _status(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"status": core.session.status()}
+
+
+@method("agent.mode")
+def _mode(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.session.set_mode(_str(params, "mode"))
+    return {"status": core.session.status()}
+
+
+@method("agent.autoaccept")
+def _autoaccept(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    value = params.get("value")
+    if not isinstance(value, bool):
+        raise Refused("autoaccept: expected true or false")
+    core.session.autoaccept = value
+    core.session.ui.schedule()
+    return {"status": core.session.status()}
+
+
+@method("agent.decide")
+def _decide(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    reason = params.get("reason") or ""
+    core.session.gate.decide(_str(params, "decision"), str(reason))
+    return {"status": core.session.status()}
+
+
+@method("history.list")
+def _history_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"conversations": core.history_list()}
+
+
+@method("history.open")
+def _history_open(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"status": core.history_open(_str(params, "path"))}
+
+
+@method("transcript.full")
+def _transcript(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"transcript": core.session.transcript.full()}
+
+
+def dispatch(core: Core, name: str, args: list[Any]) -> dict[str, Any]:
+    handler = METHODS.get(name)
+    if handler is None:
+        return {"ok": False, "error": f"unknown request {name!r}"}
+    params = args[0] if args and isinstance(args[0], dict) else {}
+    try:
+        result = handler(core, params)
+    except (Refused, ProviderError) as err:
+        return {"ok": False, "error": secrets.redact(err.message)}
+    except Exception as err:
+        log.error("request %s failed:\n%s", name, traceback.format_exc())
+        text = f"internal error in {name}: {type(err).__name__}: {err} (details in the log)"
+        return {"ok": False, "error": secrets.redact(text)}
+    out = {"ok": True}
+    if isinstance(result, dict):
+        out.update(result)
+    return out

@@ -1,0 +1,69 @@
+"""The Tool dataclass, its kinds, and the policy that picks a turn's tools."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+class Kind(StrEnum):
+    READ = "read"
+    WRITE = "write"
+    EXEC = "exec"
+    SCOPED_WRITE = "scoped_write"
+    PLAN = "plan"
+    VIEW = "view"
+    NAVIGATE = "navigate"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    content: str
+    is_error: bool = False
+
+
+class ToolContext(Protocol):
+    """What a handler may use; implemented by the running turn."""
+
+    workspace: str
+
+    def cancelled(self) -> bool: ...
+
+
+Handler = Callable[[Any, dict[str, Any]], ToolResult]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    kind: Kind
+    description: str
+    input_schema: dict[str, Any]
+    handler: Handler = field(compare=False)
+
+    def spec(self) -> dict[str, Any]:
+        """The definition sent to the model."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+
+def allowed_kinds(mode: str, scoped: bool) -> frozenset[Kind]:
+    """The policy is a rule over kinds, so a new tool is placed by its kind alone."""
+    kinds = {Kind.READ, Kind.VIEW}
+    if mode == "plan":
+        kinds.add(Kind.PLAN)
+    elif scoped:
+        kinds.add(Kind.SCOPED_WRITE)
+    else:
+        kinds |= {Kind.WRITE, Kind.EXEC, Kind.NAVIGATE}
+    return frozenset(kinds)
+
+
+def tools_for(registry: Iterable[Tool], mode: str, scoped: bool) -> list[Tool]:
+    kinds = allowed_kinds(mode, scoped)
+    return [tool for tool in registry if tool.kind in kinds]

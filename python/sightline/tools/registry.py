@@ -1,0 +1,10 @@
+"""The explicit list of every tool the core knows; tools_for() picks a turn's subset."""
+
+from __future__ import annotations
+
+from sightline.tools.base import Tool
+
+
+def default_registry() -> list[Tool]:
+    tools: list[Tool] = []
+    return tools

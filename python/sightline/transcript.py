@@ -1,0 +1,98 @@
+"""The transcript's text and highlights, computed here; the Lua pane only applies deltas.
+
+A delta is `{start, lines, hls}`: replace the buffer from row `start` to the end with
+`lines`, then paint `hls` (row, start_col, end_col or -1 for the whole line, group).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+USER_HEADER = "▍You"
+ASSISTANT_HEADER = "▍Agent"
+
+
+@dataclass
+class Transcript:
+    lines: list[str] = field(default_factory=list)
+    hls: list[tuple[int, int, int, str]] = field(default_factory=list)
+    chips: list[dict[str, Any]] = field(default_factory=list)
+    _dirty_from: int | None = 0
+    _in_reply: bool = False
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def _mark(self, row: int) -> None:
+        self._dirty_from = row if self._dirty_from is None else min(self._dirty_from, row)
+
+    def _push(self, text: str, group: str | None = None) -> None:
+        row = len(self.lines)
+        self._mark(row)
+        self.lines.append(text)
+        if group:
+            self.hls.append((row, 0, -1, group))
+
+    def _separate(self) -> None:
+        if self.lines and self.lines[-1] != "":
+            self._push("")
+
+    def clear(self) -> None:
+        with self._lock:
+            self.lines, self.hls, self.chips = [], [], []
+            self._in_reply = False
+            self._dirty_from = 0
+
+    def add_user(self, text: str, note: str | None = None) -> None:
+        with self._lock:
+            self._in_reply = False
+            self._separate()
+            self._push(USER_HEADER, "SightlineUser")
+            for line in text.split("\n"):
+                self._push(line)
+            if note:
+                self._push(note, "SightlineNote")
+
+    def append_text(self, text: str) -> None:
+        """Stream assistant text into the current reply, opening it on first use."""
+        with self._lock:
+            if not self._in_reply:
+                self._separate()
+                self._push(ASSISTANT_HEADER, "SightlineAssistant")
+                self._push("")
+                self._in_reply = True
+            first, *rest = text.split("\n")
+            self._mark(len(self.lines) - 1)
+            self.lines[-1] += first
+            for line in rest:
+                self._push(line)
+
+    def add_note(self, text: str, group: str = "SightlineNote") -> None:
+        """A muted line of its own (retries, token counts, tool activity, errors)."""
+        with self._lock:
+            self._in_reply = False
+            if self.lines and self.lines[-1] != "":
+                self._push("")
+            for line in text.split("\n"):
+                self._push(line, group)
+
+    def end_reply(self) -> None:
+        with self._lock:
+            self._in_reply = False
+
+    def take_delta(self) -> dict[str, Any] | None:
+        with self._lock:
+            start = self._dirty_from
+            if start is None:
+                return None
+            self._dirty_from = None
+            return {
+                "start": start,
+                "lines": self.lines[start:],
+                "hls": [list(h) for h in self.hls if h[0] >= start],
+            }
+
+    def full(self) -> dict[str, Any]:
+        with self._lock:
+            self._dirty_from = None
+            return {"start": 0, "lines": list(self.lines), "hls": [list(h) for h in self.hls]}

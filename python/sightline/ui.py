@@ -1,0 +1,67 @@
+"""Batched pushes to the Lua layer: transcript deltas, status and events, coalesced.
+
+Streaming text arrives token by token; pushing each would flood Neovim's loop. Updates
+are gathered and sent at most every FLUSH_S, in one call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from sightline.editor import Editor
+from sightline.transcript import Transcript
+
+FLUSH_S = 0.03
+
+
+class Ui:
+    def __init__(
+        self, editor: Editor, transcript: Transcript, status: Callable[[], dict[str, Any]]
+    ):
+        self._editor = editor
+        self._transcript = transcript
+        self._status = status
+        self._lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._events: list[dict[str, Any]] = []
+        self._timer: threading.Timer | None = None
+        self._last_status: dict[str, Any] | None = None
+
+    def event(self, name: str, data: dict[str, Any] | None = None) -> None:
+        with self._lock:
+            self._events.append({"name": name, "data": data or {}})
+        self.schedule()
+
+    def schedule(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                return
+            self._timer = threading.Timer(FLUSH_S, self.flush)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def flush(self) -> None:
+        """Send what is pending now (also called directly when order matters)."""
+        with self._flush_lock:  # take and enqueue together: deltas must arrive in order
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            events, self._events = self._events, []
+        payload: dict[str, Any] = {}
+        delta = self._transcript.take_delta()
+        if delta is not None:
+            payload["transcript"] = delta
+        status = self._status()
+        if status != self._last_status:
+            payload["status"] = status
+            self._last_status = status
+        if events:
+            payload["events"] = events
+        if payload:
+            self._editor.notify_ui(payload)

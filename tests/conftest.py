@@ -92,3 +92,30 @@ def nvim_factory(isolated_env: Path) -> Iterator[Callable[..., Any]]:
 def nvim(nvim_factory: Callable[..., Any]) -> Any:
     """A child Neovim with the echo provider."""
     return nvim_factory({"provider": {"name": "echo"}})
+
+
+CAPTURE_NOTIFY = """
+_G.sightline_test_notes = {}
+vim.notify = function(msg, level)
+  table.insert(_G.sightline_test_notes, { msg = msg, level = level or vim.log.levels.INFO })
+end
+"""
+
+
+def capture_notify(nv: Any) -> Callable[[], list[dict[str, Any]]]:
+    """Record vim.notify calls in the child; returns a getter for what was shown."""
+    nv.exec_lua(CAPTURE_NOTIFY)
+    return lambda: list(nv.exec_lua("return _G.sightline_test_notes"))
+
+
+def transcript(nv: Any) -> list[str]:
+    buf = nv.exec_lua("return require('sightline.pane').buffers().transcript")
+    return list(nv.api.buf_get_lines(buf, 0, -1, False))
+
+
+def status(nv: Any) -> dict[str, Any]:
+    return dict(nv.exec_lua("return require('sightline').status()"))
+
+
+def wait_idle(nv: Any, timeout: float = 10.0) -> None:
+    wait_for(lambda: status(nv)["state"] == "idle", timeout, "the turn to end")

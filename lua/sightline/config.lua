@@ -73,6 +73,25 @@ local schema = {
   tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
 }
 
+---One value against a type name (vim.validate) or a predicate returning (ok, expected).
+---@return string? err
+function M.check_leaf(name, value, validator, optional)
+  if type(validator) == 'function' then
+    if value == nil and optional then
+      return nil
+    end
+    local ok, expected = validator(value)
+    if ok then
+      return nil
+    end
+    return ('%s: expected %s, got %s'):format(name, expected, vim.inspect(value))
+  end
+  local ok, err = pcall(vim.validate, name, value, validator, optional)
+  if not ok then
+    return (tostring(err):gsub('^.-:%d+: ', ''))
+  end
+end
+
 local function is_leaf(node)
   return node[1] ~= nil
 end
@@ -86,9 +105,9 @@ local function validate(cfg, node, path, unknown)
     if sub == nil then
       table.insert(unknown, name)
     elseif is_leaf(sub) then
-      local ok, err = pcall(vim.validate, name, value, sub[1], sub[2])
-      if not ok then
-        return (tostring(err):gsub('^.-:%d+: ', '')), unknown
+      local err = M.check_leaf(name, value, sub[1], sub[2])
+      if err then
+        return err, unknown
       end
     elseif type(value) ~= 'table' and not (key == 'mappings' and value == false) then
       return ('%s: expected table, got %s'):format(name, type(value)), unknown

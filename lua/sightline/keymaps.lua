@@ -10,7 +10,10 @@ local applied = {} ---@type table<string, {mode: string, lhs: string}>
 
 function M.apply()
   for name, m in pairs(applied) do
-    pcall(vim.keymap.del, m.mode, m.lhs)
+    -- Remove only what is still ours: the user may have mapped the key since.
+    if vim.fn.maparg(m.lhs, m.mode) == plugs[name].plug then
+      pcall(vim.keymap.del, m.mode, m.lhs)
+    end
     applied[name] = nil
   end
   local mappings = require('sightline.config').get().mappings

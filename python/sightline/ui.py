@@ -27,7 +27,6 @@ class Ui:
         self._flush_lock = threading.Lock()
         self._events: list[dict[str, Any]] = []
         self._timer: threading.Timer | None = None
-        self._last_status: dict[str, Any] | None = None
 
     def event(self, name: str, data: dict[str, Any] | None = None) -> None:
         with self._lock:
@@ -57,11 +56,9 @@ class Ui:
         delta = self._transcript.take_delta()
         if delta is not None:
             payload["transcript"] = delta
-        status = self._status()
-        if status != self._last_status:
-            payload["status"] = status
-            self._last_status = status
+        # Always sent: request answers also update the Lua mirror, so a diff against what
+        # this channel sent last would miss changes.
+        payload["status"] = self._status()
         if events:
             payload["events"] = events
-        if payload:
-            self._editor.notify_ui(payload)
+        self._editor.notify_ui(payload)

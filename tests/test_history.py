@@ -97,7 +97,10 @@ def test_history_command_picks_with_vim_ui_select(nvim: Any) -> None:
     nvim.exec_lua("assert(require('sightline').send('pick me'))")
     wait_idle(nvim)
     nvim.command("Sightline reset")
-    nvim.exec_lua("vim.ui.select = function(items, opts, cb) _G.picked = opts.format_item(items[1]); cb(items[1]) end")
+    nvim.exec_lua(
+        "vim.ui.select = function(items, opts, cb)"
+        " _G.picked = opts.format_item(items[1]); cb(items[1]) end"
+    )
     nvim.command("Sightline history")
     assert "pick me" in nvim.exec_lua("return _G.picked")
     wait_for(lambda: "echo: pick me" in transcript(nvim))

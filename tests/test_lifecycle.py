@@ -56,7 +56,7 @@ def test_restart_command_starts_a_new_core_on_the_same_conversation(nvim: Any) -
     assert core_pid(nvim) != old
     assert nvim.exec_lua("return require('sightline.host').status().conversation") == conv
     assert notes() == []  # an asked-for restart is not a crash
-    wait_for(lambda: not os.path.exists(f"/proc/{old}") or _zombie(old), what="the old core to exit")
+    wait_for(lambda: not os.path.exists(f"/proc/{old}") or _zombie(old), what="old core exit")
 
 
 def _zombie(pid: int) -> bool:

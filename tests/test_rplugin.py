@@ -1,4 +1,4 @@
-"""The classic route: rplugin/python3 registered with :UpdateRemotePlugins reaches the same dispatcher."""
+"""The classic route: rplugin/python3 registered by :UpdateRemotePlugins, same dispatcher."""
 
 from __future__ import annotations
 

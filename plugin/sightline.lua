@@ -15,12 +15,15 @@ end, {
   end,
 })
 
-vim.keymap.set('n', '<Plug>(sightline-chat)', function()
-  local ok, err = require('sightline').chat()
-  if not ok and err then
-    vim.notify(err, vim.log.levels.WARN)
-  end
-end, { desc = 'sightline: open the agent pane' })
+vim.api.nvim_set_keymap('n', '<Plug>(sightline-chat)', '', {
+  desc = 'sightline: open the agent pane',
+  callback = function()
+    local ok, err = require('sightline').chat()
+    if not ok and err then
+      vim.notify(err, vim.log.levels.WARN)
+    end
+  end,
+})
 
 local group = vim.api.nvim_create_augroup('sightline', { clear = true })
 vim.api.nvim_create_autocmd('ColorScheme', {
@@ -30,4 +33,5 @@ vim.api.nvim_create_autocmd('ColorScheme', {
   end,
 })
 require('sightline.highlights').apply()
-require('sightline.keymaps').apply()
+local g = vim.g.sightline
+require('sightline.keymaps').apply(type(g) == 'table' and g.mappings or nil)

@@ -18,7 +18,7 @@ local defaults = {
     width = 0.4,
     keys = { send = '<CR>', submit = '<C-s>', close = 'q', stop = '<C-c>', accept = 'ga', reject = 'gr', compare = 'gd' },
   },
-  mappings = { chat = '<Leader>ss', change = '<Leader>sc' },
+  mappings = vim.deepcopy(require('sightline.keymaps').DEFAULTS),
   selection_menu = true,
   autoaccept = false,
   reveal = { duration_ms = 3000, open = 'peek' },
@@ -127,7 +127,7 @@ local current ---@type table?
 ---@return table? cfg, string? err, string[] unknown
 function M.build(opts)
   local g = vim.g.sightline
-  local layers = { vim.deepcopy(defaults) }
+  local layers = { vim.deepcopy(defaults), {} }
   for _, layer in ipairs({ g, opts }) do
     if layer ~= nil and type(layer) ~= 'table' then
       return nil, ('sightline: expected a table of options, got %s'):format(type(layer)), {}

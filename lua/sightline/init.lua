@@ -15,7 +15,7 @@ function M.setup(opts)
     return nil, err
   end
   require('sightline.highlights').apply()
-  require('sightline.keymaps').apply()
+  require('sightline.keymaps').apply(require('sightline.config').get().mappings)
   host().configure()
   return true
 end

@@ -1,6 +1,8 @@
 ---@mod sightline.keymaps  Default keys for the <Plug> mappings: set only when free, opt-out.
 local M = {}
 
+M.DEFAULTS = { chat = '<Leader>ss', change = '<Leader>sc' }
+
 local plugs = {
   chat = { mode = 'n', plug = '<Plug>(sightline-chat)' },
   change = { mode = 'x', plug = '<Plug>(sightline-change)' },
@@ -8,22 +10,27 @@ local plugs = {
 
 local applied = {} ---@type table<string, {mode: string, lhs: string}>
 
-function M.apply()
+---Set the default keys. `mappings` is the `mappings` option (a table or false); at start-up
+---the plugin passes vim.g.sightline's raw value, so the config module need not load.
+function M.apply(mappings)
   for name, m in pairs(applied) do
     -- Remove only what is still ours: the user may have mapped the key since.
     if vim.fn.maparg(m.lhs, m.mode) == plugs[name].plug then
-      pcall(vim.keymap.del, m.mode, m.lhs)
+      pcall(vim.api.nvim_del_keymap, m.mode, m.lhs)
     end
     applied[name] = nil
   end
-  local mappings = require('sightline.config').get().mappings
   if mappings == false then
     return
   end
+  mappings = type(mappings) == 'table' and mappings or {}
   for name, spec in pairs(plugs) do
     local lhs = mappings[name]
-    if lhs and lhs ~= '' and vim.fn.maparg(lhs, spec.mode) == '' then
-      vim.keymap.set(spec.mode, lhs, spec.plug, { remap = true, desc = 'sightline: ' .. name })
+    if lhs == nil then
+      lhs = M.DEFAULTS[name]
+    end
+    if type(lhs) == 'string' and lhs ~= '' and vim.fn.maparg(lhs, spec.mode) == '' then
+      vim.api.nvim_set_keymap(spec.mode, lhs, spec.plug, { desc = 'sightline: ' .. name })
       applied[name] = { mode = spec.mode, lhs = lhs }
     end
   end

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -40,7 +41,7 @@ def _str(params: dict[str, Any], key: str) -> str:
 
 @method("core.ping")
 def _ping(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    return {"pid": os.getpid()}
+    return {"pid": os.getpid(), "sdk_loaded": "anthropic" in sys.modules}
 
 
 @method("core.init")
@@ -52,7 +53,10 @@ def _init(core: Core, params: dict[str, Any]) -> dict[str, Any]:
             core.history_open(path)
         except Refused as err:
             log.info("could not reopen %s: %s", path, err.message)
-    return {"status": core.session.status(), "transcript": core.session.transcript.full()}
+    # Sent as a notification by a starting Lua host: push the state (and a reopened
+    # transcript) rather than answer.
+    core.session.ui.flush()
+    return {"status": core.session.status()}
 
 
 @method("core.configure")

@@ -1,0 +1,245 @@
+"""`make bench`: the issues' performance targets, measured and printed as one table.
+
+Medians and ratios, since this machine is shared and noisy. Not a test: nothing here
+fails the build; the table says which targets are met.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+NVIM = str(Path(sys.executable).parent / "nvim")
+
+Row = dict[str, Any]
+
+
+def _startup(with_plugin: bool, log: Path) -> tuple[float, float]:
+    """(total start-up ms, ms spent sourcing plugin/sightline.lua) of one headless start."""
+    rtp = f"set rtp^={ROOT}" if with_plugin else "set rtp^=/nonexistent"
+    log.unlink(missing_ok=True)
+    subprocess.run(
+        [
+            NVIM,
+            "--headless",
+            "-n",
+            "-i",
+            "NONE",
+            "--clean",
+            "--cmd",
+            rtp,
+            "--cmd",
+            "set loadplugins",
+            "--startuptime",
+            str(log),
+            "+qa!",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    total, own = 0.0, 0.0
+    for line in log.read_text().splitlines():
+        if "NVIM STARTED" in line:
+            total = float(line.split()[0])
+        elif "plugin/sightline.lua" in line:
+            own = float(line.split()[1])
+    return total, own
+
+
+def _children(pid: int) -> list[str]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return path.read_text().split() if path.exists() else []
+
+
+def bench_startup(runs: int = 21) -> list[Row]:
+    with_total, without_total, own = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "startup.log"
+        for _ in range(runs):  # interleaved, so drift on a shared machine hits both alike
+            total, sourcing = _startup(True, log)
+            with_total.append(total)
+            own.append(sourcing)
+            without_total.append(_startup(False, log)[0])
+        nv = _child(_isolated_env(tmp, "echo"))
+        try:
+            started = _children(nv.call("getpid"))
+        finally:
+            nv.close()
+    med_own = statistics.median(own)
+    added = statistics.median(with_total) - statistics.median(without_total)
+    return [
+        {
+            "bench": f"start-up: sourcing plugin/sightline.lua (median of {runs})",
+            "value": f"{med_own:.3f} ms",
+            "target": "≤ 1 ms",
+            "met": med_own <= 1.0,
+        },
+        {
+            "bench": f"start-up: total with − without the plugin (median of {runs})",
+            "value": f"{added:+.3f} ms",
+            "target": "≤ 1 ms",
+            "met": added <= 1.0,
+        },
+        {
+            "bench": "start-up: processes started",
+            "value": str(len(started)),
+            "target": "0",
+            "met": not started,
+        },
+    ]
+
+
+def _child(env: dict[str, str]) -> Any:
+    import pynvim
+
+    old = dict(os.environ)
+    os.environ.update(env)
+    try:
+        init = str(ROOT / "tests" / "minimal_init.lua")
+        return pynvim.attach(
+            "child", argv=[NVIM, "--embed", "--headless", "-n", "-i", "NONE", "-u", init]
+        )
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+def _isolated_env(tmp: str, provider: str) -> dict[str, str]:
+    import json
+
+    env = {
+        "SIGHTLINE_ROOT": str(ROOT),
+        "SIGHTLINE_TEST_CONFIG": json.dumps(
+            {"python": sys.executable, "provider": {"name": provider}}
+        ),
+    }
+    for name in ("DATA", "CONFIG", "STATE", "CACHE"):
+        env[f"XDG_{name}_HOME"] = os.path.join(tmp, name.lower())
+    return env
+
+
+def _wait(pred: Callable[[], Any], timeout: float = 20) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(0.002)
+    raise TimeoutError
+
+
+def bench_chat_cold(runs: int = 11) -> list[Row]:
+    samples = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(runs):
+            nv = _child(_isolated_env(tmp, "echo"))
+            try:
+                t0 = time.perf_counter()
+                nv.command("Sightline chat")
+                nv.input("x")
+                buf = nv.exec_lua("return require('sightline.pane').buffers().composer")
+                _wait(lambda: nv.api.buf_get_lines(buf, 0, -1, False) == ["x"])
+                samples.append((time.perf_counter() - t0) * 1000)
+                _wait(lambda: nv.exec_lua("return require('sightline').status().state") == "idle")
+            finally:
+                nv.exec_lua("require('sightline.host').shutdown()")
+                nv.close()
+    med = statistics.median(samples)
+    return [
+        {
+            "bench": ":Sightline chat → typed char in composer, cold core",
+            "value": f"{med:.1f} ms",
+            "target": "≤ 300 ms",
+            "met": med <= 300,
+        }
+    ]
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def bench_memory(turns: int = 200) -> list[Row]:
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        nv = _child(_isolated_env(tmp, "anthropic"))
+        try:
+            ping = "return require('sightline.host').request('core.ping')"
+            _wait(lambda: nv.exec_lua(ping)["sdk_loaded"])
+            pid = nv.exec_lua(ping)["pid"]
+            rows.append(
+                {
+                    "bench": "core RSS after the SDK import",
+                    "value": f"{_rss_mb(pid):.1f} MB",
+                    "target": "(reported)",
+                    "met": True,
+                }
+            )
+        finally:
+            nv.exec_lua("require('sightline.host').shutdown()")
+            nv.close()
+        nv = _child(_isolated_env(tmp, "echo"))
+        try:
+            rss = []
+            for i in range(turns):
+                nv.exec_lua("assert(require('sightline').send(...))", f"turn {i} " + "x" * 200)
+                _wait(lambda: nv.exec_lua("return require('sightline').status().state") == "idle")
+                if i in (19, turns - 1):
+                    rss.append(
+                        _rss_mb(
+                            nv.exec_lua("return require('sightline.host').request('core.ping').pid")
+                        )
+                    )
+            per_turn_kb = (rss[1] - rss[0]) * 1024 / (turns - 20)
+            rows.append(
+                {
+                    "bench": f"core RSS, echo conversation: turn 20 → turn {turns}",
+                    "value": f"{rss[0]:.1f} → {rss[1]:.1f} MB ({per_turn_kb:.1f} KB/turn)",
+                    "target": "no growth beyond history held (~1 KB/turn)",
+                    "met": per_turn_kb <= 8,
+                }
+            )
+        finally:
+            nv.exec_lua("require('sightline.host').shutdown()")
+            nv.close()
+    return rows
+
+
+def collect() -> list[Row]:
+    rows = bench_startup() + bench_chat_cold() + bench_memory()
+    for name in ("bench_reveal", "bench_completion", "bench_change"):
+        try:
+            module = importlib.import_module(f"tests.{name}")
+        except ModuleNotFoundError:
+            continue
+        rows += module.bench()
+    return rows
+
+
+def main() -> None:
+    rows = collect()
+    width = max(len(r["bench"]) for r in rows)
+    vwidth = max(len(str(r["value"])) for r in rows)
+    out = [f"{'benchmark':<{width}}  {'measured':<{vwidth}}  target", "-" * (width + vwidth + 30)]
+    for r in rows:
+        mark = "✔" if r["met"] else "✘"
+        out.append(f"{r['bench']:<{width}}  {r['value']!s:<{vwidth}}  {r['target']}  {mark}")
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -34,4 +34,8 @@ vim.api.nvim_create_autocmd('ColorScheme', {
 })
 require('sightline.highlights').apply()
 local g = vim.g.sightline
-require('sightline.keymaps').apply(type(g) == 'table' and g.mappings or nil)
+local mappings = nil
+if type(g) == 'table' then
+  mappings = g.mappings
+end
+require('sightline.keymaps').apply(mappings)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
+from collections.abc import Callable
 from typing import Any, Protocol
 
 
@@ -20,8 +21,9 @@ class Editor(Protocol):
         """Run a Lua chunk in Neovim with `...` = args and return its result."""
         ...
 
-    def notify_ui(self, payload: dict[str, Any]) -> None:
-        """Hand a batched UI update to the Lua layer without waiting."""
+    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+        """Queue a UI update for the Lua layer; `build` runs on Neovim's side of the queue,
+        so what it reads (status, transcript) is current when the update is sent."""
         ...
 
 
@@ -56,7 +58,8 @@ class NvimEditor:
         except pynvim.NvimError as err:
             raise EditorError(str(err)) from None
 
-    def notify_ui(self, payload: dict[str, Any]) -> None:
-        # Always queued, even from the loop thread, so updates arrive in the order made.
+    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+        # Always queued, even from the loop thread: the payload is built when its turn in the
+        # loop comes, after every request answered before it, so status is never stale.
         code = "require('sightline.host')._on_update(...)"
-        self._nvim.async_call(lambda: self._nvim.exec_lua(code, payload, async_=True))
+        self._nvim.async_call(lambda: self._nvim.exec_lua(code, build(), async_=True))

@@ -24,7 +24,6 @@ class Ui:
         self._transcript = transcript
         self._status = status
         self._lock = threading.Lock()
-        self._flush_lock = threading.Lock()
         self._events: list[dict[str, Any]] = []
         self._timer: threading.Timer | None = None
 
@@ -43,15 +42,14 @@ class Ui:
 
     def flush(self) -> None:
         """Send what is pending now (also called directly when order matters)."""
-        with self._flush_lock:  # take and enqueue together: deltas must arrive in order
-            self._flush_locked()
-
-    def _flush_locked(self) -> None:
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
             events, self._events = self._events, []
+        self._editor.notify_ui(lambda: self._payload(events))
+
+    def _payload(self, events: list[dict[str, Any]]) -> dict[str, Any]:
         payload: dict[str, Any] = {}
         delta = self._transcript.take_delta()
         if delta is not None:
@@ -61,4 +59,4 @@ class Ui:
         payload["status"] = self._status()
         if events:
             payload["events"] = events
-        self._editor.notify_ui(payload)
+        return payload

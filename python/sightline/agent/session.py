@@ -194,20 +194,26 @@ class Session:
             self.turn = turn
         parts = [text, *(extra_parts or [])]
         content = [{"type": "text", "text": part} for part in parts]
-        self.record({"type": "message", "role": "user", "content": content, "visible": text})
+        user = {"type": "message", "role": "user", "content": content, "visible": text}
         self.transcript.add_user(text, note)
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})
         threading.Thread(
-            target=self._run, args=(turn,), name=f"turn-{turn.id}", daemon=True
+            target=self._run, args=(turn, user), name=f"turn-{turn.id}", daemon=True
         ).start()
         return turn
 
     def _tools(self, turn: Turn) -> list[Tool]:
         return tools_for(self.registry, self.mode, turn.scope is not None)
 
-    def _run(self, turn: Turn) -> None:
+    def _run(self, turn: Turn, user: dict[str, Any]) -> None:
         status = "done"
         try:
+            try:
+                # Credentials first (api_key_cmd): the key must be known to the redactor
+                # before the user's message is written to history.
+                self.provider.prepare()
+            finally:
+                self.record(user)
             status = self._loop(turn)
         except ProviderError as err:
             status = "error"

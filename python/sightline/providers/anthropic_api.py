@@ -11,9 +11,11 @@ import contextlib
 import json
 import os
 import shlex
+import socket
 import subprocess
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -172,12 +174,49 @@ class _Assembler:
         return None
 
 
+def _abortable_http_client() -> tuple[Any, Callable[[], None]]:
+    """An HTTP client whose open connections can be torn down from another thread.
+
+    Closing a response while a worker is blocked reading it does not wake the read, and the
+    server keeps streaming into a dead turn. Shutting the socket down does both, so Stop
+    closes the stream at once. The hook sits on httpcore2's network backend; if that private
+    seam ever moves, Stop still works, only less promptly (the response is closed).
+    """
+    import httpcore2
+    import httpx2
+
+    import anthropic
+
+    live: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+
+    class TrackingBackend(httpcore2.SyncBackend):
+        def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
+            stream = super().connect_tcp(*args, **kwargs)
+            sock = stream.get_extra_info("socket")
+            if sock is not None:
+                live.add(sock)
+            return stream
+
+    transport = httpx2.HTTPTransport()
+    pool = getattr(transport, "_pool", None)
+    if pool is not None and hasattr(pool, "_network_backend"):
+        pool._network_backend = TrackingBackend()
+
+    def abort() -> None:
+        for sock in list(live):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    return anthropic.DefaultHttpxClient(transport=transport), abort
+
+
 @dataclass
 class AnthropicProvider:
     cfg: ProviderConfig
     name: str = "anthropic"
     sleep: Callable[[float], None] = time.sleep
     _client: Any = None
+    _abort: Callable[[], None] | None = None
     _stream: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _cancelled: threading.Event = field(default_factory=threading.Event)
@@ -191,7 +230,9 @@ class AnthropicProvider:
             import anthropic
 
             key = resolve_api_key(self.cfg)
+            http_client, self._abort = _abortable_http_client()
             self._client = anthropic.Anthropic(
+                http_client=http_client,
                 api_key=key or "",
                 base_url=self.cfg.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
                 max_retries=0,
@@ -277,10 +318,16 @@ class AnthropicProvider:
             )
         yield assembler.reply
 
+    def prepare(self) -> None:
+        """Import the SDK and resolve the key (api_key_cmd) before anything is recorded."""
+        self._get_client()
+
     def cancel(self) -> None:
         self._cancelled.set()
         with self._lock:
             stream = self._stream
+        if stream is not None and self._abort is not None:
+            self._abort()
         if stream is not None:
             # Closing a half-read response from another thread may complain; it is closed anyway.
             with contextlib.suppress(Exception):

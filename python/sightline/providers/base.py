@@ -64,6 +64,10 @@ class Provider(Protocol):
         """Yield TextDelta events as they arrive, then exactly one Reply; raise ProviderError."""
         ...
 
+    def prepare(self) -> None:
+        """Get ready to stream (import, credentials); raise ProviderError when it cannot."""
+        ...
+
     def cancel(self) -> None:
         """Close the stream in progress, from another thread; later events are dropped."""
         ...

@@ -38,5 +38,8 @@ class EchoProvider:
             yield TextDelta(text[i : i + self.chunk])
         yield Reply(content=[{"type": "text", "text": text}], stop_reason="end_turn")
 
+    def prepare(self) -> None:
+        pass
+
     def cancel(self) -> None:
         self._stop.set()

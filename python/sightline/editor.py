@@ -7,8 +7,8 @@ async_call and wait for the result, so a turn can read and change buffers safely
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any, Protocol
 
 

@@ -41,7 +41,9 @@ def _str(params: dict[str, Any], key: str) -> str:
 
 @method("core.ping")
 def _ping(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    return {"pid": os.getpid(), "sdk_loaded": "anthropic" in sys.modules}
+    provider = sys.modules.get("sightline.providers.anthropic_api")
+    loaded = provider is not None and provider.SDK_IMPORTED.is_set()
+    return {"pid": os.getpid(), "sdk_loaded": loaded}
 
 
 @method("core.init")

@@ -32,7 +32,7 @@ from sightline.providers.base import (
 )
 
 MAX_RETRY_AFTER_S = 30.0
-_import_done = threading.Event()
+SDK_IMPORTED = threading.Event()
 
 
 def preload() -> None:
@@ -42,7 +42,7 @@ def preload() -> None:
         try:
             import anthropic  # noqa: F401
         finally:
-            _import_done.set()
+            SDK_IMPORTED.set()
 
     threading.Thread(target=run, name="sightline-sdk-import", daemon=True).start()
 
@@ -182,10 +182,9 @@ def _abortable_http_client() -> tuple[Any, Callable[[], None]]:
     closes the stream at once. The hook sits on httpcore2's network backend; if that private
     seam ever moves, Stop still works, only less promptly (the response is closed).
     """
+    import anthropic
     import httpcore2
     import httpx2
-
-    import anthropic
 
     live: weakref.WeakSet[socket.socket] = weakref.WeakSet()
 

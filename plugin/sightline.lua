@@ -25,7 +25,20 @@ vim.api.nvim_set_keymap('n', '<Plug>(sightline-chat)', '', {
   end,
 })
 
+vim.api.nvim_set_keymap('x', '<Plug>(sightline-change)', '', {
+  desc = 'sightline: Change with Agent on the selection',
+  callback = function()
+    require('sightline.change').from_visual()
+  end,
+})
+
 local group = vim.api.nvim_create_augroup('sightline', { clear = true })
+vim.api.nvim_create_autocmd('MenuPopup', {
+  group = group,
+  callback = function()
+    require('sightline.menu').on_menu_popup()
+  end,
+})
 vim.api.nvim_create_autocmd('ColorScheme', {
   group = group,
   callback = function()

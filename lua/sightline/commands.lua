@@ -29,6 +29,10 @@ M.subcommands = {
   history = { run = function() return sl().history() end },
   accept = { run = function(args) return sl().decide('accept', table.concat(args, ' ')) end },
   reject = { run = function(args) return sl().decide('reject', table.concat(args, ' ')) end },
+  change = {
+    run = function(args, opts) return require('sightline.change').command(args, opts) end,
+    range = true,
+  },
   plan = { run = function(args) return sl().plan(args[1] or 'toggle') end, complete = fixed(ON_OFF) },
   autoaccept = { run = function(args) return sl().autoaccept(args[1] or 'toggle') end, complete = fixed(ON_OFF) },
 }

@@ -79,6 +79,12 @@ function M.decide(decision, reason)
   return res and true or nil, err
 end
 
+---Change with Agent: open the instruction dialog for a flat range (default: the last visual
+---selection). Sending starts a turn that can change that text and nothing else.
+function M.change(opts)
+  return require('sightline.change').change(opts)
+end
+
 ---Set plan mode: 'on' | 'off' | 'toggle'.
 function M.plan(value)
   return M._switch('agent.mode', value, function(s) return s.mode == 'plan' end, function(on)

@@ -123,6 +123,18 @@ function M.is_open()
   return valid_win(S.twin) and valid_win(S.cwin)
 end
 
+---Bring the pane into view without taking the focus.
+function M.show()
+  if not M.is_open() then
+    local win = vim.api.nvim_get_current_win()
+    M.open()
+    vim.cmd.stopinsert()
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_set_current_win(win)
+    end
+  end
+end
+
 ---Open the pane (or focus it) with the composer ready for typing.
 function M.open()
   ensure_buffers()

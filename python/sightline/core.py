@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sightline import history, paths
+from sightline import history, paths, scope
 from sightline.agent.session import Session
 from sightline.config import CoreConfig
 from sightline.editor import Editor
@@ -50,10 +50,45 @@ class Core:
         text = params.get("text")
         if not isinstance(text, str):
             raise Refused("send: text must be a string")
-        if self.session.turn is None and isinstance(params.get("workspace"), str):
+        if self.session.turn is not None:
+            raise Refused("a turn is already running: wait for it or :Sightline stop")
+        if isinstance(params.get("workspace"), str):
             self.set_workspace(params["workspace"])
-        turn = self.session.send(text)
+        extra: list[str] = []
+        selection, note = None, None
+        if scope.has_range(params):
+            selection = self.selection(params)
+            extra.append(scope.selection_block(selection))
+            note = f"about {selection.title()}"
+        turn = self.session.send(text, extra_parts=extra, scope=selection, note=note)
         return {"turn": turn.id, "status": self.session.status()}
+
+    def selection(self, params: dict[str, Any]) -> scope.Selection:
+        """Check the flat range in Neovim and read the selected text there (the request
+        carries none). Refused before any turn starts; nothing is recorded."""
+        if self.cfg.provider.name == "echo":
+            raise Refused(
+                "Change with Agent needs a model provider; the echo provider cannot change "
+                "anything (set $ANTHROPIC_API_KEY or provider.name)"
+            )
+        flat = {k: params.get(k) for k in scope.RANGE_KEYS}
+        info = self.editor.lua(
+            "local info, err = require('sightline.scope').describe(...) "
+            "return info or { error = err }",
+            flat,
+        )
+        if "error" in info:
+            raise Refused(f"sightline: {info['error']}")
+        rng = info["range"]
+        name = scope.buffer_name(
+            info["path"], info["buftype"], rng["buffer"], self.session.workspace
+        )
+        return scope.Selection(
+            **{k: int(rng[k]) for k in scope.RANGE_KEYS},
+            text=info["text"],
+            name=name,
+            filetype=info["filetype"],
+        )
 
     def history_list(self) -> list[dict[str, Any]]:
         summaries = history.list_conversations(paths.history_dir(), self.session.workspace)

@@ -26,6 +26,7 @@ from sightline.providers.base import (
     Retrying,
     TextDelta,
 )
+from sightline.scope import Selection
 from sightline.tools.base import Tool, ToolResult, tools_for
 from sightline.transcript import Transcript
 from sightline.ui import Ui
@@ -39,7 +40,7 @@ MODES = ("normal", "plan")
 class Turn:
     id: int
     session: Session
-    scope: dict[str, Any] | None = None
+    scope: Selection | None = None
     started: float = field(default_factory=time.monotonic)
     partial: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -140,7 +141,7 @@ class Session:
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
-            "scope": turn.scope if turn else None,
+            "scope": turn.scope.flat() if turn and turn.scope else None,
             "pending": pending.summary if pending else None,
             "pending_kind": pending.kind if pending else None,
             "conversation": self.conversation.id if self.conversation else None,
@@ -177,7 +178,7 @@ class Session:
         text: str,
         *,
         extra_parts: list[str] | None = None,
-        scope: dict[str, Any] | None = None,
+        scope: Selection | None = None,
         note: str | None = None,
     ) -> Turn:
         """Start a turn; returns once it is accepted (the worker runs on its own thread)."""

@@ -1,0 +1,203 @@
+---@mod sightline.change  Change with Agent: the visual mapping, the range command, the dialog.
+local M = {}
+local api = vim.api
+
+local NEEDS_PROVIDER = 'sightline: Change with Agent needs a model provider (set $ANTHROPIC_API_KEY '
+  .. 'or provider.name); the echo provider cannot change anything'
+
+local function line_len(buf, row)
+  return #api.nvim_buf_get_lines(buf, row, row + 1, true)[1]
+end
+
+---The byte just past the character at (row, col): multibyte ends stay whole.
+local function char_end(buf, row, col)
+  local line = api.nvim_buf_get_lines(buf, row, row + 1, true)[1]
+  if col >= #line then
+    return #line
+  end
+  local char_start = vim.str_utf_start(line, col + 1) + col
+  return char_start + vim.str_utf_end(line, char_start + 1) + 1
+end
+
+---A flat range from two 1-based (line, col) positions and a visual mode.
+---@return table? range, string? err
+function M.range_from(buf, mode, p1, p2)
+  if mode == '\22' then
+    return nil, 'sightline: blockwise selections are not supported; select charwise (v) or linewise (V)'
+  end
+  local a, b = p1, p2
+  if b[1] < a[1] or (b[1] == a[1] and b[2] < a[2]) then
+    a, b = b, a
+  end
+  local srow, erow = a[1] - 1, b[1] - 1
+  if mode == 'V' then
+    return { buffer = buf, start_row = srow, start_col = 0, end_row = erow, end_col = line_len(buf, erow) }
+  end
+  local scol = math.min(a[2] - 1, line_len(buf, srow))
+  -- `$` puts the end past the last character: char_end() stops at the line's end, so the
+  -- newline is never part of the range.
+  local ecol = char_end(buf, erow, b[2] - 1)
+  return { buffer = buf, start_row = srow, start_col = scol, end_row = erow, end_col = ecol }
+end
+
+---The range of the visual selection in progress (call from visual mode).
+function M.current_selection()
+  local mode = vim.fn.mode()
+  local v, cur = vim.fn.getpos('v'), vim.fn.getpos('.')
+  return M.range_from(api.nvim_get_current_buf(), mode, { v[2], v[3] }, { cur[2], cur[3] })
+end
+
+---The range of the last visual selection ('< and '>, visualmode()).
+function M.last_selection(buf)
+  buf = (buf == nil or buf == 0) and api.nvim_get_current_buf() or buf
+  local s, e = api.nvim_buf_get_mark(buf, '<'), api.nvim_buf_get_mark(buf, '>')
+  if s[1] == 0 or e[1] == 0 then
+    return nil, 'sightline: no visual selection in this buffer yet'
+  end
+  local mode = vim.fn.visualmode()
+  return M.range_from(buf, mode ~= '' and mode or 'v', { s[1], s[2] + 1 }, { e[1], e[2] + 1 })
+end
+
+local function provider_ok()
+  return require('sightline.config').provider_name() ~= 'echo'
+end
+
+local function selection_title(range)
+  local buf = range.buffer
+  local name = api.nvim_buf_get_name(buf)
+  if name == '' or vim.bo[buf].buftype == 'nofile' then
+    return ('[No Name] %d:%d–%d:%d'):format(range.start_row + 1, range.start_col + 1, range.end_row + 1, range.end_col + 1)
+  end
+  local rel = vim.fn.fnamemodify(name, ':.')
+  local lines = range.start_row == range.end_row and tostring(range.start_row + 1)
+    or ('%d–%d'):format(range.start_row + 1, range.end_row + 1)
+  return ('%s:%s'):format(rel, lines)
+end
+
+local dialog = { win = nil, buf = nil, range = nil }
+
+local function close_dialog()
+  if dialog.win and api.nvim_win_is_valid(dialog.win) then
+    api.nvim_win_close(dialog.win, true)
+  end
+  dialog.win = nil
+end
+
+local function send_dialog()
+  local text = table.concat(api.nvim_buf_get_lines(dialog.buf, 0, -1, false), '\n')
+  if vim.trim(text) == '' then
+    vim.notify('sightline: type an instruction first', vim.log.levels.WARN)
+    return
+  end
+  local ok, err = require('sightline').send(text, dialog.range)
+  if not ok then
+    vim.notify(err, vim.log.levels.WARN)
+    return
+  end
+  vim.cmd.stopinsert()
+  close_dialog()
+  require('sightline.pane').show()
+end
+
+---Open the instruction dialog for a range (taken now; moving the cursor later changes nothing).
+function M.open_dialog(range)
+  close_dialog()
+  dialog.range = range
+  dialog.buf = api.nvim_create_buf(false, true)
+  vim.bo[dialog.buf].buftype = 'nofile'
+  vim.bo[dialog.buf].bufhidden = 'wipe'
+  vim.bo[dialog.buf].filetype = 'markdown'
+  vim.b[dialog.buf].sightline_role = 'dialog'
+  local width = math.min(70, math.max(40, math.floor(vim.o.columns * 0.5)))
+  dialog.win = api.nvim_open_win(dialog.buf, true, {
+    relative = 'editor',
+    row = math.floor((vim.o.lines - 8) / 2),
+    col = math.floor((vim.o.columns - width) / 2),
+    width = width,
+    height = 5,
+    border = 'rounded',
+    title = ' Change with Agent: ' .. selection_title(range) .. ' ',
+    footer = ' <C-s> send · <Esc> cancel ',
+    style = 'minimal',
+  })
+  vim.w[dialog.win].sightline_role = 'dialog'
+  local keys = require('sightline.config').get().pane.keys
+  local o = { buffer = dialog.buf, nowait = true, silent = true }
+  if keys.send then
+    vim.keymap.set('n', keys.send, send_dialog, o)
+  end
+  if keys.submit then
+    vim.keymap.set({ 'n', 'i' }, keys.submit, send_dialog, o)
+  end
+  vim.keymap.set('n', '<Esc>', close_dialog, o)
+  vim.keymap.set('n', keys.close or 'q', close_dialog, o)
+  vim.cmd.startinsert()
+  return true
+end
+
+---Lua API: open the dialog for opts (a flat range) or the last visual selection.
+---@return boolean? ok, string? err
+function M.change(opts)
+  if not provider_ok() then
+    return nil, NEEDS_PROVIDER
+  end
+  local range, err
+  if opts and opts.buffer ~= nil then
+    range, err = require('sightline.scope').check(opts)
+    if range and vim.api.nvim_buf_is_valid(range.buffer) then
+      range.buffer = opts.buffer == 0 and api.nvim_get_current_buf() or opts.buffer
+    end
+  else
+    range, err = M.last_selection(opts and opts.buffer)
+  end
+  if not range then
+    return nil, err
+  end
+  return M.open_dialog(range)
+end
+
+---<Plug>(sightline-change): from visual mode.
+function M.from_visual()
+  if not provider_ok() then
+    vim.notify(NEEDS_PROVIDER, vim.log.levels.WARN)
+    return
+  end
+  local range, err = M.current_selection()
+  api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
+  if not range then
+    vim.notify(err, vim.log.levels.WARN)
+    return
+  end
+  M.open_dialog(range)
+end
+
+---:[range]Sightline change [instruction]
+function M.command(args, opts)
+  if not provider_ok() then
+    return nil, NEEDS_PROVIDER
+  end
+  local buf = api.nvim_get_current_buf()
+  local range, err
+  local s, e = api.nvim_buf_get_mark(buf, '<'), api.nvim_buf_get_mark(buf, '>')
+  if opts.range > 0 and not (opts.line1 == s[1] and opts.line2 == e[1]) then
+    -- A plain line range (:10,20Sightline change): whole lines.
+    range, err = M.range_from(buf, 'V', { opts.line1, 1 }, { opts.line2, 1 })
+  else
+    range, err = M.last_selection(buf)
+  end
+  if not range then
+    return nil, err
+  end
+  local instruction = table.concat(args, ' ')
+  if instruction == '' then
+    return M.open_dialog(range)
+  end
+  local ok, send_err = require('sightline').send(instruction, range)
+  if not ok then
+    return nil, send_err
+  end
+  require('sightline.pane').show()
+  return true
+end
+
+return M

@@ -1,0 +1,159 @@
+---@mod sightline.scope  Ranges inside Neovim: check a selection, re-anchor it, replace it.
+---The core decides; these run here so a large buffer never crosses RPC on the hot path.
+local M = {}
+local api = vim.api
+
+---@class sightline.Range
+---@field buffer integer
+---@field start_row integer 0-based
+---@field start_col integer byte column
+---@field end_row integer 0-based, inclusive row of the exclusive end position
+---@field end_col integer byte column, exclusive
+
+local UNCHANGEABLE = { terminal = 'a terminal', help = 'a help buffer', prompt = 'a prompt buffer', quickfix = 'a quickfix list' }
+
+---Why a buffer cannot take an edit, or nil.
+function M.unchangeable(buf)
+  local bt = vim.bo[buf].buftype
+  if UNCHANGEABLE[bt] then
+    return ('buffer %d is %s'):format(buf, UNCHANGEABLE[bt])
+  end
+  if not vim.bo[buf].modifiable then
+    return ('buffer %d is not modifiable'):format(buf)
+  end
+  if vim.bo[buf].readonly then
+    return ('buffer %d is read-only'):format(buf)
+  end
+end
+
+local function int(v)
+  return type(v) == 'number' and v == math.floor(v)
+end
+
+---Validate a flat range against its buffer. Refused, never clamped.
+---@return sightline.Range? range, string? err
+function M.check(r)
+  for _, k in ipairs({ 'buffer', 'start_row', 'start_col', 'end_row', 'end_col' }) do
+    if not int(r[k]) then
+      return nil, ('%s must be an integer, got %s'):format(k, vim.inspect(r[k]))
+    end
+  end
+  local buf = r.buffer == 0 and api.nvim_get_current_buf() or r.buffer
+  if not api.nvim_buf_is_valid(buf) then
+    return nil, ('buffer %d does not exist'):format(r.buffer)
+  end
+  if not api.nvim_buf_is_loaded(buf) then
+    return nil, ('buffer %d is not loaded'):format(buf)
+  end
+  local count = api.nvim_buf_line_count(buf)
+  for _, k in ipairs({ 'start', 'end' }) do
+    local row, col = r[k .. '_row'], r[k .. '_col']
+    if row < 0 or row >= count then
+      return nil, ('%s_row %d is outside the buffer (rows 0..%d)'):format(k, row, count - 1)
+    end
+    local len = #api.nvim_buf_get_lines(buf, row, row + 1, true)[1]
+    if col < 0 or col > len then
+      return nil, ('%s_col %d is outside row %d (columns 0..%d)'):format(k, col, row, len)
+    end
+  end
+  if r.end_row < r.start_row or (r.end_row == r.start_row and r.end_col < r.start_col) then
+    return nil, 'the range ends before it starts'
+  end
+  if r.end_row == r.start_row and r.end_col == r.start_col then
+    return nil, 'the selection is empty'
+  end
+  return { buffer = buf, start_row = r.start_row, start_col = r.start_col, end_row = r.end_row, end_col = r.end_col }
+end
+
+local function text_of(range)
+  return table.concat(api.nvim_buf_get_text(range.buffer, range.start_row, range.start_col, range.end_row, range.end_col, {}), '\n')
+end
+
+---Everything the core needs to start a scoped turn: the checked range, the selected text and
+---how to name the buffer. The core reads the text here; the request carried none.
+---@return table? info, string? err
+function M.describe(r)
+  local range, err = M.check(r)
+  if not range then
+    return nil, err
+  end
+  local buf = range.buffer
+  local why = M.unchangeable(buf)
+  if why then
+    return nil, why
+  end
+  local text = text_of(range)
+  if vim.trim(text) == '' then
+    return nil, 'the selection is empty'
+  end
+  return {
+    range = range,
+    text = text,
+    path = api.nvim_buf_get_name(buf),
+    filetype = vim.bo[buf].filetype,
+    buftype = vim.bo[buf].buftype,
+  }
+end
+
+---Byte offset in `s` → (row, col) relative to a start of (0, 0).
+local function position(s, offset)
+  local row, line_start = 0, 1
+  local i = s:find('\n', 1, true)
+  while i and i < offset do
+    row, line_start = row + 1, i + 1
+    i = s:find('\n', i + 1, true)
+  end
+  return row, offset - line_start
+end
+
+---Re-anchor a selection: where it was if the range still holds `text`; else at the text's
+---single occurrence in the buffer; else refused.
+---@return sightline.Range? range, string? err
+function M.anchor(r, text)
+  local buf = r.buffer
+  if not api.nvim_buf_is_valid(buf) or not api.nvim_buf_is_loaded(buf) then
+    return nil, 'the buffer of the selection is gone'
+  end
+  local count = api.nvim_buf_line_count(buf)
+  if r.end_row < count then
+    local ok, held = pcall(api.nvim_buf_get_text, buf, r.start_row, r.start_col, r.end_row, r.end_col, {})
+    if ok and table.concat(held, '\n') == text then
+      return r
+    end
+  end
+  local all = table.concat(api.nvim_buf_get_lines(buf, 0, -1, true), '\n')
+  local first = all:find(text, 1, true)
+  if not first then
+    return nil, 'the selected text is no longer in the buffer (edited or deleted since the proposal)'
+  end
+  if all:find(text, first + 1, true) then
+    return nil, 'the selected text now occurs more than once; the edit is refused rather than guessed'
+  end
+  local srow, scol = position(all, first)
+  local erow, ecol = position(all, first + #text)
+  return { buffer = buf, start_row = srow, start_col = scol, end_row = erow, end_col = ecol }
+end
+
+---Re-anchor and replace in one step (one undo step). Returns the range of the new text.
+---@return sightline.Range? range, string? err
+function M.replace(r, old_text, new_text)
+  local range, err = M.anchor(r, old_text)
+  if not range then
+    return nil, err
+  end
+  local why = M.unchangeable(range.buffer)
+  if why then
+    return nil, why
+  end
+  local lines = vim.split(new_text, '\n', { plain = true })
+  -- A fresh undo step even when several agent edits land without a keystroke between.
+  api.nvim_buf_call(range.buffer, function()
+    vim.cmd('let &l:undolevels = &l:undolevels')
+  end)
+  api.nvim_buf_set_text(range.buffer, range.start_row, range.start_col, range.end_row, range.end_col, lines)
+  local end_row = range.start_row + #lines - 1
+  local end_col = #lines == 1 and range.start_col + #lines[1] or #lines[#lines]
+  return { buffer = range.buffer, start_row = range.start_row, start_col = range.start_col, end_row = end_row, end_col = end_col }
+end
+
+return M

@@ -1,4 +1,4 @@
-"""Change with Agent entry points: the mapping, :'<,'>Sightline change, the dialog, the PopUp menu."""
+"""Change with Agent entry points: mapping, :'<,'>Sightline change, dialog, PopUp menu."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from sightline.scope import fence_for
-from tests.conftest import capture_notify, status, wait_for, wait_idle
-from tests.fakeapi import FakeAnthropic, fake_api, hold, text
+from tests.conftest import status, wait_for, wait_idle
+from tests.fakeapi import FakeAnthropic, fake_api, hold
 
 __all__ = ["fake_api"]
 

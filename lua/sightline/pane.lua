@@ -87,6 +87,18 @@ local function set_keys(buf)
   map(buf, { 'n', 'i' }, keys.stop, sl('stop'), 'sightline: stop the turn')
   map(buf, 'n', keys.accept, sl('decide', 'accept'), 'sightline: accept the proposal')
   map(buf, 'n', keys.reject, sl('decide', 'reject'), 'sightline: reject the proposal')
+  if buf == S.tbuf then
+    local chips = function(how)
+      return function()
+        if not require('sightline.chips').navigate(how) and how == nil then
+          vim.cmd('normal! j') -- <CR> off a chip keeps its usual meaning
+        end
+      end
+    end
+    map(buf, 'n', '<CR>', chips(nil), 'sightline: open the code reference')
+    map(buf, 'n', '<S-CR>', chips('select'), 'sightline: select the code reference')
+    map(buf, 'n', 'gs', chips('select'), 'sightline: select the code reference')
+  end
   if buf == S.cbuf then
     map(buf, 'n', keys.send, M.submit, 'sightline: send')
     map(buf, { 'n', 'i' }, keys.submit, M.submit, 'sightline: send')
@@ -209,6 +221,7 @@ function M.apply(delta)
       api.nvim_buf_set_extmark(buf, ns, row, col, { end_col = end_col, hl_group = group })
     end
   end
+  require('sightline.chips').apply(buf, delta.start, delta.chips)
   if follow then
     api.nvim_win_set_cursor(S.twin, { api.nvim_buf_line_count(buf), 0 })
   end

@@ -9,6 +9,7 @@ from typing import Any
 
 from sightline import history, paths, scope
 from sightline.agent.session import Session
+from sightline.chips import reference_finder
 from sightline.config import CoreConfig
 from sightline.editor import Editor
 from sightline.errors import Refused
@@ -40,6 +41,7 @@ class Core:
         if workspace == session.workspace:
             return
         session.workspace = workspace
+        session.transcript.finder = reference_finder(workspace)
         if session.conversation is not None and session.conversation.workspace != workspace:
             # History is keyed by workspace: a new root starts a new conversation file.
             session.conversation.close()
@@ -55,12 +57,13 @@ class Core:
         if isinstance(params.get("workspace"), str):
             self.set_workspace(params["workspace"])
         extra: list[str] = []
-        selection, note = None, None
+        selection, note, chip = None, None, None
         if scope.has_range(params):
             selection = self.selection(params)
             extra.append(scope.selection_block(selection))
             note = f"about {selection.title()}"
-        turn = self.session.send(text, extra_parts=extra, scope=selection, note=note)
+            chip = {**selection.flat(), "file_path": selection.name}
+        turn = self.session.send(text, extra_parts=extra, scope=selection, note=note, chip=chip)
         return {"turn": turn.id, "status": self.session.status()}
 
     def selection(self, params: dict[str, Any]) -> scope.Selection:

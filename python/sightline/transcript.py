@@ -1,14 +1,18 @@
 """The transcript's text and highlights, computed here; the Lua pane only applies deltas.
 
-A delta is `{start, lines, hls}`: replace the buffer from row `start` to the end with
-`lines`, then paint `hls` (row, start_col, end_col or -1 for the whole line, group).
+A delta is `{start, lines, hls, chips}`: replace the buffer from row `start` to the end
+with `lines`, then paint `hls` (row, start_col, end_col or -1 for the whole line, group) and
+mark `chips` (row, col, end_col, target): code references <CR> navigates to.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from sightline.chips import Chip
 
 USER_HEADER = "▍You"
 ASSISTANT_HEADER = "▍Agent"
@@ -18,7 +22,8 @@ ASSISTANT_HEADER = "▍Agent"
 class Transcript:
     lines: list[str] = field(default_factory=list)
     hls: list[tuple[int, int, int, str]] = field(default_factory=list)
-    chips: list[dict[str, Any]] = field(default_factory=list)
+    fixed_chips: list[dict[str, Any]] = field(default_factory=list)
+    finder: Callable[[str], list[Chip]] | None = None
     _dirty_from: int | None = 0
     _in_reply: bool = False
     _lock: threading.RLock = field(default_factory=threading.RLock)
@@ -39,11 +44,14 @@ class Transcript:
 
     def clear(self) -> None:
         with self._lock:
-            self.lines, self.hls, self.chips = [], [], []
+            self.lines, self.hls, self.fixed_chips = [], [], []
             self._in_reply = False
             self._dirty_from = 0
 
-    def add_user(self, text: str, note: str | None = None) -> None:
+    def add_user(
+        self, text: str, note: str | None = None, chip: dict[str, Any] | None = None
+    ) -> None:
+        """A user message; `note` is a muted line under it, a chip when `chip` is its target."""
         with self._lock:
             self._in_reply = False
             self._separate()
@@ -52,6 +60,11 @@ class Transcript:
                 self._push(line)
             if note:
                 self._push(note, "SightlineNote")
+                if chip:
+                    row = len(self.lines) - 1
+                    self.fixed_chips.append(
+                        {"row": row, "col": 0, "end_col": len(note.encode()), "target": chip}
+                    )
 
     def append_text(self, text: str) -> None:
         """Stream assistant text into the current reply, opening it on first use."""
@@ -86,13 +99,22 @@ class Transcript:
             if start is None:
                 return None
             self._dirty_from = None
-            return {
-                "start": start,
-                "lines": self.lines[start:],
-                "hls": [list(h) for h in self.hls if h[0] >= start],
-            }
+            return self._delta_from(start)
+
+    def _delta_from(self, start: int) -> dict[str, Any]:
+        chips = [c for c in self.fixed_chips if c["row"] >= start]
+        if self.finder is not None:
+            for row in range(start, len(self.lines)):
+                for col, end_col, target in self.finder(self.lines[row]):
+                    chips.append({"row": row, "col": col, "end_col": end_col, "target": target})
+        return {
+            "start": start,
+            "lines": self.lines[start:],
+            "hls": [list(h) for h in self.hls if h[0] >= start],
+            "chips": chips,
+        }
 
     def full(self) -> dict[str, Any]:
         with self._lock:
             self._dirty_from = None
-            return {"start": 0, "lines": list(self.lines), "hls": [list(h) for h in self.hls]}
+            return self._delta_from(0)

@@ -14,6 +14,7 @@ from typing import Any
 from sightline import history, paths
 from sightline.agent.gate import Gate
 from sightline.agent.prompt import system_prompt
+from sightline.chips import reference_finder
 from sightline.config import CoreConfig
 from sightline.editor import Editor
 from sightline.errors import Refused
@@ -107,7 +108,7 @@ class Session:
         self.history_dir = history_dir or paths.history_dir()
         self.mode = "normal"
         self.autoaccept = cfg.autoaccept
-        self.transcript = Transcript()
+        self.transcript = Transcript(finder=reference_finder(workspace))
         self.ui = Ui(editor, self.transcript, self.status)
         self.gate = Gate(self.ui.schedule)
         self.conversation: history.Conversation | None = None
@@ -180,6 +181,7 @@ class Session:
         extra_parts: list[str] | None = None,
         scope: Selection | None = None,
         note: str | None = None,
+        chip: dict[str, Any] | None = None,
     ) -> Turn:
         """Start a turn; returns once it is accepted (the worker runs on its own thread)."""
         with self._lock:
@@ -195,8 +197,15 @@ class Session:
             self.turn = turn
         parts = [text, *(extra_parts or [])]
         content = [{"type": "text", "text": part} for part in parts]
-        user = {"type": "message", "role": "user", "content": content, "visible": text}
-        self.transcript.add_user(text, note)
+        user: dict[str, Any] = {
+            "type": "message",
+            "role": "user",
+            "content": content,
+            "visible": text,
+        }
+        if note:  # display only: how the transcript labels the message when reopened
+            user.update(note=note, chip=chip)
+        self.transcript.add_user(text, note, chip)
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})
         threading.Thread(
             target=self._run, args=(turn, user), name=f"turn-{turn.id}", daemon=True
@@ -433,7 +442,7 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
     for record in records:
         kind = record.get("type")
         if kind == "message" and record.get("role") == "user" and "visible" in record:
-            transcript.add_user(str(record["visible"]), record.get("note"))
+            transcript.add_user(str(record["visible"]), record.get("note"), record.get("chip"))
         elif kind == "message" and record.get("role") == "assistant":
             for block in record.get("content", []):
                 if block.get("type") == "text":

@@ -114,3 +114,46 @@ def test_reset_starts_a_new_conversation(nvim: Any) -> None:
     wait_idle(nvim)
     assert nvim.exec_lua("return require('sightline.host').status().conversation") != first
     assert "one" not in transcript(nvim)
+
+
+def test_pane_side_and_width_are_configurable(nvim_factory: Any) -> None:
+    nv = nvim_factory({"provider": {"name": "echo"}, "pane": {"side": "left", "width": 30}})
+    nv.command("Sightline chat")
+    wins = pane_windows(nv)
+    assert nv.api.win_get_width(wins["transcript"]) == 30
+    assert nv.call("win_screenpos", wins["transcript"])[1] == 1  # leftmost column
+
+
+def test_transcript_follows_output_only_at_its_bottom(nvim: Any) -> None:
+    nvim.command("Sightline chat")
+    for i in range(3):
+        nvim.exec_lua("assert(require('sightline').send(...))", f"message {i}")
+        wait_idle(nvim)
+    twin = pane_windows(nvim)["transcript"]
+    last = len(transcript(nvim))
+    assert nvim.api.win_get_cursor(twin)[0] == last  # followed
+    nvim.api.win_set_cursor(twin, (2, 0))  # the user scrolls back to read
+    nvim.exec_lua("assert(require('sightline').send('one more'))")
+    wait_idle(nvim)
+    assert nvim.api.win_get_cursor(twin)[0] == 2
+
+
+def test_composer_recalls_sent_prompts(nvim: Any) -> None:
+    nvim.command("Sightline chat")
+    for text in ("first prompt", "second prompt"):
+        nvim.input(text + "<C-s>")
+        wait_for(lambda t=text: f"echo: {t}" in transcript(nvim))
+        wait_idle(nvim)
+    nvim.input("<Esc>")
+    wait_for(lambda: nvim.api.get_mode()["mode"] == "n")
+    nvim.input("<Up>")
+    composer = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    wait_for(lambda: nvim.api.buf_get_lines(composer, 0, -1, False) == ["second prompt"])
+    nvim.input("<Up>")
+    wait_for(lambda: nvim.api.buf_get_lines(composer, 0, -1, False) == ["first prompt"])
+
+
+def test_stop_without_a_turn_is_a_message_not_an_error(nvim: Any) -> None:
+    notes = capture_notify(nvim)
+    nvim.command("Sightline stop")
+    assert notes()[0]["msg"] == "sightline: no turn is running"

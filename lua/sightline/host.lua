@@ -192,6 +192,9 @@ function M._apply_update(payload)
     M._set_status(payload.status)
   end
   for _, ev in ipairs(payload.events or {}) do
+    if ev.name == 'SightlineTurnEnd' then
+      require('sightline.scope').unwatch_all()
+    end
     vim.api.nvim_exec_autocmds('User', { pattern = ev.name, data = ev.data, modeline = false })
   end
 end

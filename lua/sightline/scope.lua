@@ -86,6 +86,7 @@ function M.describe(r)
   if vim.trim(text) == '' then
     return nil, 'the selection is empty'
   end
+  M.watch(buf)
   return {
     range = range,
     text = text,
@@ -95,15 +96,102 @@ function M.describe(r)
   }
 end
 
----Byte offset in `s` → (row, col) relative to a start of (0, 0).
-local function position(s, offset)
-  local row, line_start = 0, 1
-  local i = s:find('\n', 1, true)
-  while i and i < offset do
-    row, line_start = row + 1, i + 1
-    i = s:find('\n', i + 1, true)
+-- While a scoped turn runs, its buffer's lines are mirrored here, kept current by on_lines,
+-- so re-anchoring at accept scans Lua strings instead of copying a large buffer out of
+-- Neovim (nvim_buf_get_lines of a 10 MB buffer alone takes ~50 ms).
+local mirrors = {} ---@type table<integer, {lines: string[]}>
+
+---Start mirroring a buffer (idempotent).
+function M.watch(buf)
+  if mirrors[buf] then
+    return
   end
-  return row, offset - line_start
+  local m = { lines = api.nvim_buf_get_lines(buf, 0, -1, true) }
+  mirrors[buf] = m
+  api.nvim_buf_attach(buf, false, {
+    on_lines = function(_, b, _, first, last, new_last)
+      if mirrors[b] ~= m then
+        return true -- detach
+      end
+      local new = api.nvim_buf_get_lines(b, first, new_last, true)
+      local lines = m.lines
+      local removed, added = last - first, #new
+      if removed ~= added then
+        local tail = #lines - last
+        table.move(lines, last + 1, last + tail, first + added + 1)
+        for i = first + added + tail + 1, #lines do
+          lines[i] = nil
+        end
+      end
+      for i = 1, added do
+        lines[first + i] = new[i]
+      end
+    end,
+    on_reload = function(_, b)
+      if mirrors[b] == m then
+        m.lines = api.nvim_buf_get_lines(b, 0, -1, true)
+      end
+    end,
+    on_detach = function(_, b)
+      if mirrors[b] == m then
+        mirrors[b] = nil
+      end
+    end,
+  })
+end
+
+---The mirrored lines of a buffer (for tests), or nil.
+function M._mirror_lines(buf)
+  return mirrors[buf] and mirrors[buf].lines
+end
+
+---Stop mirroring every buffer (the scoped turn ended).
+function M.unwatch_all()
+  mirrors = {}
+end
+
+---Where `text` occurs in `lines`: nil, one {row, col}, or a count > 1 (stops at 2).
+local function occurrences(lines, text)
+  local parts = vim.split(text, '\n', { plain = true })
+  local k, found, at = #parts, 0, nil
+  if k == 1 then
+    for i = 1, #lines do
+      local init = 1
+      while true do
+        local s = lines[i]:find(text, init, true)
+        if not s then
+          break
+        end
+        found, at = found + 1, { i - 1, s - 1 }
+        if found > 1 then
+          return nil, found
+        end
+        init = s + 1
+      end
+    end
+    return at, found
+  end
+  local first, last = parts[1], parts[k]
+  for i = 1, #lines - k + 1 do
+    local line = lines[i]
+    local s = #line - #first + 1
+    if s >= 1 and line:find(first, s, true) == s then
+      local ok = true
+      for j = 2, k - 1 do
+        if lines[i + j - 1] ~= parts[j] then
+          ok = false
+          break
+        end
+      end
+      if ok and lines[i + k - 1]:sub(1, #last) == last then
+        found, at = found + 1, { i - 1, s - 1 }
+        if found > 1 then
+          return nil, found
+        end
+      end
+    end
+  end
+  return at, found
 end
 
 ---Re-anchor a selection: where it was if the range still holds `text`; else at the text's
@@ -121,17 +209,18 @@ function M.anchor(r, text)
       return r
     end
   end
-  local all = table.concat(api.nvim_buf_get_lines(buf, 0, -1, true), '\n')
-  local first = all:find(text, 1, true)
-  if not first then
+  local m = mirrors[buf]
+  local at, count = occurrences(m and m.lines or api.nvim_buf_get_lines(buf, 0, -1, true), text)
+  if count == 0 then
     return nil, 'the selected text is no longer in the buffer (edited or deleted since the proposal)'
   end
-  if all:find(text, first + 1, true) then
+  if not at then
     return nil, 'the selected text now occurs more than once; the edit is refused rather than guessed'
   end
-  local srow, scol = position(all, first)
-  local erow, ecol = position(all, first + #text)
-  return { buffer = buf, start_row = srow, start_col = scol, end_row = erow, end_col = ecol }
+  local parts = vim.split(text, '\n', { plain = true })
+  local end_row = at[1] + #parts - 1
+  local end_col = #parts == 1 and at[2] + #text or #parts[#parts]
+  return { buffer = buf, start_row = at[1], start_col = at[2], end_row = end_row, end_col = end_col }
 end
 
 ---Re-anchor and replace in one step (one undo step). Returns the range of the new text.

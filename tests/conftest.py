@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sys
 import time
@@ -13,6 +14,9 @@ from typing import Any
 
 import pynvim
 import pytest
+
+# pynvim's child sessions log a harmless "Loop ... is closed" from asyncio on teardown.
+logging.getLogger("asyncio").setLevel(logging.ERROR)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))

@@ -376,8 +376,9 @@ local function ts_root(buf)
   return trees[1] and trees[1]:root(), parser:lang()
 end
 
+--- The range, or nil, what failed and (when only the scope failed) the member's range.
 ---@param opts sightline.ResolveOpts
----@return sightline.Range?, string?
+---@return sightline.Range?, string?, sightline.Range?
 local function ts_resolve(root, lang, buf, opts)
   local roots = { { node = root, body = root, where = opts.name or 'the file' } }
   if opts.member_key then
@@ -389,10 +390,10 @@ local function ts_resolve(root, lang, buf, opts)
       end
     end
     if #roots == 0 then
-      return nil, ('member_key %q not found in %s'):format(opts.member_key, opts.name or 'the file')
+      return nil, ("member_key '%s' not found in %s"):format(opts.member_key, opts.name or 'the file')
     end
   end
-  local found, first_err = {}, nil
+  local found, members, first_err = {}, {}, nil
   for _, r in ipairs(roots) do
     local node, err = r.node, nil
     if opts.syntax_scope then
@@ -401,9 +402,11 @@ local function ts_resolve(root, lang, buf, opts)
     if node then
       found[#found + 1] = node_range(node)
     end
+    members[#members + 1] = node_range(r.node)
     first_err = first_err or err
   end
-  return nearest(found, opts.near_line), first_err
+  local partial = opts.member_key and nearest(members, opts.near_line) or nil
+  return nearest(found, opts.near_line), first_err, partial
 end
 
 -- ---------------------------------------------------------------------------------------------
@@ -437,11 +440,13 @@ local function is_python(buf)
   return vim.bo[buf].filetype == 'python' or api.nvim_buf_get_name(buf):match('%.pyi?$') ~= nil
 end
 
---- Resolve member_key / syntax_scope in buf. Returns the range, or nil and what failed.
+--- Resolve member_key / syntax_scope in buf. Returns the range; or nil, what failed and,
+--- when the member resolved but its syntax_scope did not, the member's range.
 ---@param buf integer
 ---@param opts sightline.ResolveOpts
----@return sightline.Range?, string?
+---@return sightline.Range?, string?, sightline.Range?
 function M.resolve(buf, opts)
+  local name = opts.name or 'the file'
   if opts.member_key and not opts.syntax_scope then
     local found = lsp_members(buf, opts.member_key)
     if found then
@@ -450,23 +455,24 @@ function M.resolve(buf, opts)
   end
   local root, lang = ts_root(buf)
   if root then
-    local r, err = ts_resolve(root, lang, buf, opts)
-    if r then
-      return r
-    end
-    return nil, err
+    local r, err, partial = ts_resolve(root, lang, buf, opts)
+    return r, not r and err or nil, not r and partial or nil
   end
   if is_python(buf) then
     local r, err = python_resolve(buf, opts)
     if r then
       return r
     end
-    return nil, (tostring(err):gsub('the file', opts.name or 'the file'))
+    local partial
+    if opts.member_key and opts.syntax_scope then
+      partial = python_resolve(buf, { member_key = opts.member_key, near_line = opts.near_line })
+    end
+    return nil, (tostring(err):gsub('the file', name)), partial
   end
-  local what = opts.member_key and ('member_key %q'):format(opts.member_key) or 'syntax_scope'
+  local what = opts.member_key and ("member_key '%s'"):format(opts.member_key) or 'syntax_scope'
   return nil,
     ('cannot resolve %s in %s: no LSP symbols and no tree-sitter parser for filetype %q'):format(
-      what, opts.name or 'the file', vim.bo[buf].filetype)
+      what, name, vim.bo[buf].filetype)
 end
 
 return M

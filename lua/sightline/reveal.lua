@@ -736,7 +736,7 @@ local function reveal(opts)
   end
   local s, e, note = o.start_line, o.end_line, nil
   if o.member_key or o.syntax_scope then
-    local r, rerr = require('sightline.resolve').resolve(t.buf, {
+    local r, rerr, member = require('sightline.resolve').resolve(t.buf, {
       member_key = o.member_key,
       syntax_scope = o.syntax_scope,
       near_line = o.start_line,
@@ -744,17 +744,20 @@ local function reveal(opts)
     })
     if r then
       s, e = r.start_line, r.end_line
-    elseif s == nil then
-      t.undo()
-      return rerr
+    elseif s and not check_range(t, s, e) then
+      note = rerr -- the given lines are valid: show them
+    elseif member then
+      s, e, note = member.start_line, member.end_line, rerr -- else the member that did resolve
     else
-      note = rerr
+      t.undo()
+      local range_err = s and check_range(t, s, e)
+      return range_err and (rerr .. '; ' .. range_err) or rerr
     end
   end
   err = check_range(t, s, e)
   if err then
     t.undo()
-    return note and (note .. '; ' .. err) or err
+    return err
   end
   show(t, s, e, o.duration_ms)
   if note then

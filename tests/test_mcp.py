@@ -21,6 +21,16 @@ from tests.conftest import NVIM, ROOT, wait_for
 MARKS = "return vim.api.nvim_buf_get_extmarks(0, require('sightline.reveal').ns, 0, -1, {})"
 
 
+def attach(sock: str) -> Any:
+    """A connection, or None while Neovim is not yet listening (the socket file comes first)."""
+    if not os.path.exists(sock):
+        return None
+    try:
+        return pynvim.attach("socket", path=sock)
+    except OSError:
+        return None
+
+
 @pytest.fixture
 def listening(isolated_env: Path, tmp_path: Path) -> Iterator[tuple[str, Any]]:
     """(socket, pynvim connection) of a headless Neovim with code.txt open."""
@@ -33,8 +43,7 @@ def listening(isolated_env: Path, tmp_path: Path) -> Iterator[tuple[str, Any]]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    wait_for(lambda: os.path.exists(sock), what="the Neovim socket")
-    nvim = pynvim.attach("socket", path=sock)
+    nvim = wait_for(lambda: attach(sock), what="the Neovim socket")
     try:
         yield sock, nvim
     finally:
@@ -149,7 +158,7 @@ def test_neovim_without_the_plugin(tmp_path: Path) -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for(lambda: os.path.exists(sock))
+        wait_for(lambda: attach(sock), what="the bare Neovim socket").close()
 
         async def body(session: ClientSession) -> Any:
             return await session.call_tool("go_to_position", {"file_path": "x", "line": 1})

@@ -425,6 +425,22 @@ local function text_height(win, a, b)
   return api.nvim_win_text_height(win, { start_row = a - 1, end_row = b - 1 }).all
 end
 
+--- Do lines a..b fit in h screen rows of win? Measured in chunks of h lines, so a far range
+--- costs O(h), not O(b - a) (closed folds may still make many lines fit).
+---@return boolean
+local function fits(win, a, b, h)
+  local rows = 0
+  while a <= b do
+    local to = math.min(b, a + h)
+    rows = rows + text_height(win, a, to)
+    if rows > h then
+      return false
+    end
+    a = to + 1
+  end
+  return true
+end
+
 --- Scroll win so s..e is in view and the cursor stays where it is (also in view, honouring
 --- 'scrolloff'). Verified afterwards, since Neovim moves the view back to the cursor when
 --- it would leave it; on failure the view is restored. Returns whether it worked.
@@ -440,11 +456,14 @@ local function try_scroll(win, s, e)
   local so = vim.wo[win].scrolloff
   so = math.min(so >= 0 and so or vim.o.scrolloff, math.floor((h - 1) / 2))
   local lo, hi = math.max(1, math.min(s, c - so)), math.min(n, math.max(e, c + so))
-  if text_height(win, lo, hi) > h then
+  if not fits(win, lo, hi, h) then
     return false
   end
-  -- The smallest topline that still shows hi (text height shrinks as the topline grows).
-  local a, b = 1, lo
+  -- Centre the range where the cursor allows it: context around it reads better. The
+  -- smallest usable topline is found by bisection (text height shrinks as the topline
+  -- grows); the centred one is never above s - h, so neither is the search.
+  local ideal = math.max(1, s - math.floor((h - text_height(win, s, e)) / 2))
+  local a, b = math.min(ideal, lo), lo
   while a < b do
     local mid = math.floor((a + b) / 2)
     if text_height(win, mid, hi) <= h then
@@ -453,8 +472,6 @@ local function try_scroll(win, s, e)
       a = mid + 1
     end
   end
-  -- Centre the range where the cursor allows it: context around it reads better.
-  local ideal = math.max(1, s - math.floor((h - text_height(win, s, e)) / 2))
   local top = math.max(a, math.min(ideal, lo))
   local saved = api.nvim_win_call(win, vim.fn.winsaveview)
   api.nvim_win_call(win, function()

@@ -618,3 +618,55 @@ def test_command_completion(editor: Any, isolated_env: Path) -> None:
     assert nvim.exec_lua(comp, "--m", "Sightline reveal code.txt --m") == ["--member"]
     assert nvim.exec_lua(comp, "", "Sightline reveal code.txt --member ") == []
     assert nvim.exec_lua(comp, "1", "Sightline reveal code.txt 1") == []
+
+
+# --- view edge cases -------------------------------------------------------------------------
+
+
+def test_scroll_up_to_a_range_above_the_view(editor: Any) -> None:
+    nvim = editor
+    nvim.api.win_set_cursor(0, [150, 0])
+    nvim.command("normal! zz")
+    before = nvim.api.win_get_cursor(0)
+    assert reveal(nvim, 135, 138) == "OK"
+    assert nvim.exec_lua("return require('sightline.reveal').last.case") == "scrolled"
+    assert nvim.api.win_get_cursor(0) == before
+    assert nvim.eval("line('w0') <= 135 && line('w$') >= 150") == 1
+
+
+def test_scrolloff_is_honoured(editor: Any) -> None:
+    """With 'scrolloff' 8 the cursor (line 10) must stay 8 lines inside the view."""
+    nvim = editor
+    nvim.command("setlocal scrolloff=8")
+    assert reveal(nvim, 22, 23) == "OK"
+    assert nvim.exec_lua("return require('sightline.reveal').last.case") == "scrolled"
+    assert nvim.eval("[line('w0'), line('.')]") == [2, 10]
+    # without 'scrolloff' 24..25 would scroll; with it, the cursor would leave: peek
+    assert reveal(nvim, 24, 25) == "OK"
+    assert nvim.exec_lua("return require('sightline.reveal').last.case") == "peek"
+
+
+def test_closed_fold_in_the_range_peeks(editor: Any) -> None:
+    nvim = editor
+    nvim.command("15,17fold")
+    assert reveal(nvim, 14, 16) == "OK"
+    assert nvim.exec_lua("return require('sightline.reveal').last.case") == "peek"
+    assert nvim.eval("foldclosed(15)") == 15  # the user's fold stays closed
+
+
+def test_range_visible_in_another_window_is_painted_there(editor: Any) -> None:
+    nvim = editor
+    nvim.command("wincmd l | edit code.txt | normal! 100Gzt")
+    nvim.command("wincmd h")
+    assert reveal(nvim, 105, 107) == "OK"
+    assert nvim.exec_lua("return require('sightline.reveal').last.case") == "visible"
+    assert nvim.eval("line('w0')") == 1  # the current window did not move
+
+
+def test_peek_refused_in_the_command_line_window_still_answers(editor: Any) -> None:
+    nvim = editor
+    nvim.input("q:")
+    wait_for(lambda: nvim.eval("getcmdwintype()") == ":")
+    res = reveal(nvim, 200, 201)
+    assert res.startswith("OK (could not open a peek:") or res == "OK"
+    nvim.input("<C-c><C-c>")

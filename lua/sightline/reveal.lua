@@ -603,7 +603,7 @@ local function open_peek(buf, s, e, title, with_signs)
   api.nvim_win_set_var(win, 'sightline_role', PEEK_ROLE)
   api.nvim_win_call(win, function()
     -- noautocmd: the user's OptionSet handlers have no business with a transient float.
-    vim.cmd('noautocmd setlocal number norelativenumber nowrap nofoldenable nocursorline nolist'
+    vim.cmd('noautocmd setlocal number norelativenumber nowrap nofoldenable nocursorline nolist winblend=0'
       .. ' scrolloff=0 sidescrolloff=0 foldcolumn=0 statuscolumn= winbar= winfixbuf signcolumn='
       .. (with_signs and 'yes:1' or 'no')
       .. ' winhighlight=NormalFloat:Normal,FloatBorder:SightlineRevealBar,FloatTitle:SightlineRevealBar')
@@ -700,7 +700,7 @@ end
 
 --- Show s..e of t.buf by one of the three cases and paint it.
 ---@param t sightline.Target
----@return string case
+---@return string? note what could not be shown
 local function show(t, s, e, duration)
   ensure_highlights()
   M.clear(t.buf)
@@ -723,14 +723,19 @@ local function show(t, s, e, duration)
     win = show_in_editor(t.buf, s)
     case = win and 'window' or nil
   end
-  local with_signs = signs_safe(t.buf)
+  local with_signs, note = signs_safe(t.buf), nil
   if not case then
-    case, win = 'peek', open_peek(t.buf, s, e, t.name, with_signs)
+    local ok, res = pcall(open_peek, t.buf, s, e, t.name, with_signs)
+    if ok then
+      case, win = 'peek', res
+    else -- e.g. E11 in the command-line window: paint anyway, say why nothing shows
+      case, note = 'none', 'could not open a peek: ' .. tostring(res):gsub('^.-:%d+: ', ''):gsub('^Vim:', '')
+    end
   end
   paint(t.buf, s, e, with_signs)
   arm_timer(t.buf, duration)
   M.last = { case = case, buf = t.buf, start_line = s, end_line = e, win = win }
-  return case
+  return note
 end
 
 -- ---------------------------------------------------------------------------------------------
@@ -776,11 +781,11 @@ local function reveal(opts)
     t.undo()
     return err
   end
-  show(t, s, e, o.duration_ms)
+  local shown = show(t, s, e, o.duration_ms)
   if note then
     return ('OK (%s; showed lines %d–%d)'):format(note, s, e)
   end
-  return 'OK'
+  return shown and ('OK (%s)'):format(shown) or 'OK'
 end
 
 --- Show a range of a file to the user: scroll it into view (or peek) and highlight it for

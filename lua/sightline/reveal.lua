@@ -722,6 +722,9 @@ local function show(t, s, e, duration)
   if not case and config().open == 'window' and #candidate_windows(t.buf) == 0 then
     win = show_in_editor(t.buf, s)
     case = win and 'window' or nil
+    if win then
+      try_scroll(win, s, e) -- centre the range around the new cursor where it fits
+    end
   end
   local with_signs, note = signs_safe(t.buf), nil
   if not case then

@@ -191,3 +191,21 @@ def test_missing_sdk_is_a_clear_error() -> None:
     code += "from sightline.mcp import main; raise SystemExit(main(['--server', 'x']))"
     res = run_main(code, dict(os.environ))
     assert res.returncode == 2 and "pip install 'sightline[mcp]'" in res.stderr
+
+
+def test_busy_neovim_times_out_instead_of_hanging(listening: tuple[str, Any]) -> None:
+    sock, _ = listening
+    busy = "local t = vim.uv.hrtime() while vim.uv.hrtime() - t < 2e9 do end"
+    expr = f"luaeval('vim.defer_fn(function() {busy} end, 0) and 1')"
+
+    async def body(session: ClientSession) -> Any:
+        # Another client makes Neovim busy for 2 s right after answering: API calls wait
+        subprocess.run([NVIM, "--server", sock, "--remote-expr", expr], check=True, timeout=10)
+        return await session.call_tool(
+            "reveal_editor_range", {"file_path": "code.txt", "start_line": 1}
+        )
+
+    params = server_params(["--server", sock, "--timeout", "0.5"])
+    text, is_error = text_of(with_session(params, body))
+    assert is_error
+    assert text == "Neovim did not answer within 0.5 s (is it busy or waiting for input?)"

@@ -149,25 +149,33 @@ class NvimWorker:
         self._calls.put((fn, fut))
         return fut
 
-    async def call(self, fn: Callable[[Any], Any]) -> Any:
-        return await asyncio.wrap_future(self.submit(fn))
-
     def close(self, timeout: float = 2.0) -> None:
         self._calls.put(None)
         self._thread.join(timeout)
 
 
-async def call_lua(worker: NvimWorker, fn: str, args: dict[str, Any]) -> tuple[str, bool]:
+async def call_lua(
+    worker: NvimWorker, fn: str, args: dict[str, Any], timeout: float
+) -> tuple[str, bool]:
     """(text, is_error) of reveal()/go_to_position() in Neovim."""
+    fut = worker.submit(lambda nvim: nvim.exec_lua(LUA_CALL, fn, args))
     try:
-        result = await worker.call(lambda nvim: nvim.exec_lua(LUA_CALL, fn, args))
+        # Neovim answers API calls from its main loop: while it is busy, or waits for a key
+        # at a prompt, the call waits too. Answer the agent instead of hanging; the
+        # late result is dropped.
+        result = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), timeout)
+    except TimeoutError:
+        return (
+            f"Neovim did not answer within {timeout:g} s (is it busy or waiting for input?)",
+            True,
+        )
     except Exception as err:
         return f"cannot reach Neovim at {worker.address}: {err}", True
     text = result if isinstance(result, str) else f"unexpected answer from Neovim: {result!r}"
     return text, not text.startswith("OK")
 
 
-def build_server(worker: NvimWorker) -> Any:
+def build_server(worker: NvimWorker, timeout: float = 10.0) -> Any:
     """The low-level SDK server with exactly the two tools."""
     from mcp import types
     from mcp.server.lowlevel import Server
@@ -183,7 +191,7 @@ def build_server(worker: NvimWorker) -> Any:
         if fn is None:
             text, is_error = f"unknown tool {params.name!r}", True
         else:
-            text, is_error = await call_lua(worker, fn, dict(params.arguments or {}))
+            text, is_error = await call_lua(worker, fn, dict(params.arguments or {}), timeout)
         content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
         return types.CallToolResult(content=content, is_error=is_error)
 
@@ -208,12 +216,12 @@ def _version() -> str:
         return "0"
 
 
-async def serve(address: str) -> None:
+async def serve(address: str, timeout: float) -> None:
     from mcp.server.stdio import stdio_server
 
     worker = NvimWorker(address)
     try:
-        server = build_server(worker)
+        server = build_server(worker, timeout)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
@@ -229,6 +237,13 @@ def main(argv: list[str] | None = None) -> int:
         "--server",
         metavar="ADDR",
         help="Neovim's server address (a socket path or host:port); default: $NVIM",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a tool call waits for Neovim (default: 10)",
     )
     args = parser.parse_args(argv)
     address = args.server or os.environ.get("NVIM")
@@ -252,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     try:
-        anyio.run(serve, address)
+        anyio.run(serve, address, args.timeout)
     except KeyboardInterrupt:
         return 130
     return 0

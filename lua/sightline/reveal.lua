@@ -785,10 +785,12 @@ local function reveal(opts)
     return err
   end
   local shown = show(t, s, e, o.duration_ms)
+  local notes = {}
   if note then
-    return ('OK (%s; showed lines %d–%d)'):format(note, s, e)
+    notes[1] = ('%s; showed lines %d–%d'):format(note, s, e)
   end
-  return shown and ('OK (%s)'):format(shown) or 'OK'
+  notes[#notes + 1] = shown
+  return #notes > 0 and ('OK (%s)'):format(table.concat(notes, '; ')) or 'OK'
 end
 
 --- Show a range of a file to the user: scroll it into view (or peek) and highlight it for

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from sightline.tools import view
 from sightline.tools.base import Tool
 
 
 def default_registry() -> list[Tool]:
-    tools: list[Tool] = []
+    tools: list[Tool] = [view.REVEAL, view.GO_TO]
     return tools

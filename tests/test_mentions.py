@@ -9,6 +9,7 @@ from sightline.mentions import (
     escape_path,
     extension_mentions,
     file_mentions,
+    mention_at_end,
     parse_mentions,
     strip_mentions,
     unescape_path,
@@ -114,3 +115,24 @@ def test_clean_display_text() -> None:
     assert clean_display_text("\x1b[1;31mred\x1b[0m \x1b]0;title\x07ok\x00\x7f") == "red ok"
     assert clean_display_text("abcdefghij", 6) == "abcde…"
     assert clean_display_text("abc", 6) == "abc"
+
+
+@pytest.mark.parametrize(
+    ("before", "expected"),
+    [
+        ("@", (0, "")),
+        ("see @bro", (4, "bro")),
+        ("(@ext:k", (1, "ext:k")),
+        ("@my\\ no", (0, "my\\ no")),  # an escaped space stays in the token
+        ("@my\\", (0, "my\\")),  # a lone backslash: an escape being typed
+        ("@node_modules/@ty", (0, "node_modules/@ty")),  # an @ inside a path
+        ("@a @b", (3, "b")),
+        ("@a b", None),  # the cursor left the mention
+        ("mail a@b", None),
+        ("x@", None),
+        ("plain text", None),
+        ("", None),
+    ],
+)
+def test_mention_at_end(before: str, expected: tuple[int, str] | None) -> None:
+    assert mention_at_end(before) == expected

@@ -45,9 +45,16 @@ M.subcommands = {
       return require('sightline.reveal').complete(arglead, vim.fn.getcmdline())
     end,
   },
+  extension = {
+    run = function(args) return require('sightline.extensions').command(args) end,
+    complete = function(arglead, args) return require('sightline.extensions').complete(arglead, args) end,
+  },
   plan = { run = function(args) return sl().plan(args[1] or 'toggle') end, complete = fixed(ON_OFF) },
   autoaccept = { run = function(args) return sl().autoaccept(args[1] or 'toggle') end, complete = fixed(ON_OFF) },
 }
+
+-- `extensions` (the listing) takes the same verbs, like the command line's alias.
+M.subcommands.extensions = M.subcommands.extension
 
 function M.names()
   local names = vim.tbl_keys(M.subcommands)

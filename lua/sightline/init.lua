@@ -96,6 +96,13 @@ function M.go_to_position(opts)
   return require('sightline.reveal').go_to_position(opts)
 end
 
+---The status of every extension the workspace sees: name, version, source, active,
+---enabled, error, path and (when the manifest has one) description.
+---@return table[]? statuses, string? err
+function M.extensions()
+  return require('sightline.extensions').list()
+end
+
 ---Set plan mode: 'on' | 'off' | 'toggle'.
 function M.plan(value)
   return M._switch('agent.mode', value, function(s) return s.mode == 'plan' end, function(on)

@@ -6,6 +6,7 @@
     sightline extensions uninstall NAME
     sightline extensions enable NAME [--workspace [DIR]]
     sightline extensions disable NAME [--workspace [DIR]]
+    sightline ask [--provider anthropic|echo] [--model M] TEXT...
 
 The workspace is the current directory unless `--workspace DIR` names one.
 For enable/disable, `--workspace` also says the change is for that workspace
@@ -23,8 +24,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from sightline import extension_admin as admin
 from sightline import extensions as ext
-from sightline.mentions import clean_display_text
+from sightline.extension_admin import format_status_table
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -68,12 +70,34 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="sightline", description="sightline: an AI agent for Neovim.")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     _add_extensions(commands)
-    # --- `sightline ask "…"` goes here -----------------------------------------
-    # Reserved for the core's engineer: register an `ask` sub-parser on
-    # `commands` and give it `handler=<function(args) -> int>` through
-    # set_defaults, like _add_extensions does.  main() dispatches on `handler`.
-    # ----------------------------------------------------------------------------
+    _add_ask(commands)
     return parser
+
+
+def _add_ask(commands: argparse._SubParsersAction[_Parser]) -> None:
+    p = commands.add_parser(
+        "ask",
+        help="ask one question; @ext:NAME and @PATH mentions attach context",
+        description="Run one turn in the current directory and print the reply as it streams.",
+    )
+    p.add_argument("text", nargs="+", metavar="TEXT", help="the message ('-' reads stdin)")
+    p.add_argument(
+        "--provider",
+        choices=("anthropic", "echo"),
+        help="default: anthropic when $ANTHROPIC_API_KEY is set, else echo",
+    )
+    p.add_argument("--model", help="the model to ask (default: the plugin's)")
+    p.set_defaults(handler=_cmd_ask)
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from sightline import ask
+
+    text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
+    if not text.strip():
+        raise UsageError("nothing to ask: the message is empty")
+    provider = args.provider or ask.default_provider()
+    return ask.ask(text, provider=provider, model=args.model, out=sys.stdout, err=sys.stderr)
 
 
 def _add_extensions(commands: argparse._SubParsersAction[_Parser]) -> None:
@@ -135,47 +159,15 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_status_table(statuses: Sequence[ext.ExtensionStatus]) -> str:
-    """The human listing: one row per extension, then a hint when one is waiting."""
-    if not statuses:
-        return "No extensions. Install one with: sightline extensions install PATH\n"
-    rows = [("NAME", "VERSION", "STATE", "SOURCE", "DESCRIPTION")]
-    for s in statuses:
-        state = "active" if s.active else "error" if s.error else "disabled"
-        text = f"error: {s.error}" if s.error else s.description or ""
-        rows.append(
-            (
-                clean_display_text(s.name),
-                clean_display_text(s.version) or "-",
-                state,
-                s.source,
-                clean_display_text(text),
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(r[:4], widths, strict=True)) + "  " + r[4]
-        for r in rows
-    ]
-    out = "\n".join(line.rstrip() for line in lines) + "\n"
-    if any(s.source == "workspace" and not s.enabled and not s.error for s in statuses):
-        out += (
-            "\nExtensions carried by a workspace stay disabled until you enable them there:"
-            "\n  sightline extensions enable NAME --workspace\n"
-        )
-    return out
-
-
 def _cmd_install(args: argparse.Namespace) -> int:
-    installed = ext.install(args.path, force=args.force)
-    sys.stdout.write(f"Installed {installed.name} {installed.version} in {installed.path}\n")
+    sys.stdout.write(admin.installed(ext.install(args.path, force=args.force)) + "\n")
     return 0
 
 
 def _cmd_uninstall(args: argparse.Namespace) -> int:
     workspace = _workspace(args)
     removed = ext.uninstall(args.name, workspace=workspace)
-    sys.stdout.write(f"Uninstalled {args.name} ({removed})\n")
+    sys.stdout.write(admin.uninstalled(args.name, removed) + "\n")
     return 0
 
 
@@ -183,11 +175,5 @@ def _cmd_switch(args: argparse.Namespace) -> int:
     workspace = _workspace(args)
     scoped = args.workspace is not None
     result = ext.set_enabled(args.name, args.enabled, workspace=workspace, workspace_scope=scoped)
-    verb = "Enabled" if args.enabled else "Disabled"
-    scope = f"for workspace {workspace}" if scoped else "for you (all workspaces)"
-    line = f"{verb} {result.name} {scope}"
-    reason = result.inactive_reason()
-    if args.enabled and reason is not None:
-        line += f"; it is still not active here: {reason}"
-    sys.stdout.write(line + "\n")
+    sys.stdout.write(admin.switched(result, args.enabled, workspace, scoped) + "\n")
     return 0

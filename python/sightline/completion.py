@@ -694,7 +694,16 @@ class FileListCache:
             )
             self._thread.start()
 
+    @property
+    def busy(self) -> bool:
+        """A refresh is running (its results will arrive without another one)."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
     def refresh_if_stale(self, max_age: float) -> None:
+        """Refresh unless a listing runs or finished less than max_age seconds ago."""
+        if self.busy:
+            return
         loaded = self.loaded_at
         if loaded is None or time.monotonic() - loaded > max_age:
             self.refresh_async()

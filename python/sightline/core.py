@@ -10,9 +10,12 @@ from typing import Any
 from sightline import history, paths, scope
 from sightline.agent.session import Session
 from sightline.chips import reference_finder
+from sightline.composer import ComposerCompletion
 from sightline.config import CoreConfig
+from sightline.context import ContextLimits
 from sightline.editor import Editor
 from sightline.errors import Refused
+from sightline.mention_context import buffer_reader, context_parts
 from sightline.tools.registry import default_registry
 
 log = logging.getLogger(__name__)
@@ -23,6 +26,7 @@ class Core:
         self.editor = editor
         self.cfg = CoreConfig()
         self.session = Session(editor, self.cfg, os.getcwd(), default_registry())
+        self.completion = ComposerCompletion()
 
     def configure(self, raw: dict[str, Any], workspace: str | None = None) -> None:
         self.cfg = CoreConfig.from_dict(raw)
@@ -63,8 +67,16 @@ class Core:
             extra.append(scope.selection_block(selection))
             note = f"about {selection.title()}"
             chip = {**selection.flat(), "file_path": selection.name}
+        extra.extend(self.mention_parts(text))
         turn = self.session.send(text, extra_parts=extra, scope=selection, note=note, chip=chip)
         return {"turn": turn.id, "status": self.session.status()}
+
+    def mention_parts(self, text: str) -> list[str]:
+        """The parts `@ext:<name>` and `@path` mentions add for the model (after the
+        selection block); a mentioned file comes from its buffer when one is loaded."""
+        limits = ContextLimits(self.cfg.max_file_bytes, self.cfg.max_total_bytes)
+        reader = buffer_reader(self.editor)
+        return context_parts(text, self.session.workspace, limits, read_file=reader)
 
     def selection(self, params: dict[str, Any]) -> scope.Selection:
         """Check the flat range in Neovim and read the selected text there (the request

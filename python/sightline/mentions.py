@@ -22,6 +22,9 @@ _EXT_RE = re.compile(_BEFORE + r"""@ext:([a-z0-9][a-z0-9._-]*?)\.*(?=$|[\s,;:!?)
 # A path runs to the first unescaped whitespace; `\x` stands for x (`\ ` = space).
 _FILE_RE = re.compile(_BEFORE + r"@((?:\\.|[^\s\\])+)", re.DOTALL)
 _TRAILING_PUNCT = ".,;:!?)]}\"'`"
+# What mention_at_end accepts between the `@` and the cursor, and before the `@`.
+_TOKEN_TAIL_RE = re.compile(r"(?:\\.|[^\s\\])*\\?", re.DOTALL)
+_MENTION_OPENERS = "([{\"'`"
 _UNESCAPE_RE = re.compile(r"\\(.)", re.DOTALL)
 _ESCAPE_RE = re.compile(r"([\\\s])")
 # ANSI escape sequences (CSI/OSC) and other control characters: a manifest's
@@ -84,6 +87,23 @@ def _strip_trailing_punct(raw: str) -> str:
 def _ends_escaped(raw: str) -> bool:
     backslashes = len(raw) - 1 - len(raw[:-1].rstrip("\\"))
     return backslashes % 2 == 1
+
+
+def mention_at_end(before: str) -> tuple[int, str] | None:
+    """The mention being typed: where its `@` is in `before` (the line up to the cursor)
+    and the raw text after it, escapes kept; None when the cursor is not in one.
+
+    A path may hold an `@` of its own (`node_modules/@types`): only an `@`
+    that may start a mention counts, and the token runs to the cursor
+    without unescaped whitespace (a trailing lone `\\` is the start of an escape).
+    """
+    at = len(before)
+    while (at := before.rfind("@", 0, at)) >= 0:
+        if _TOKEN_TAIL_RE.fullmatch(before, at + 1) is None:
+            return None  # unescaped whitespace after this `@`: any earlier one too
+        if at == 0 or before[at - 1] in _MENTION_OPENERS or before[at - 1].isspace():
+            return at, before[at + 1 :]
+    return None
 
 
 def extension_mentions(texts: str | Sequence[str]) -> list[str]:

@@ -6,14 +6,17 @@ the Lua host turns that into `result` or `nil, message`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
-from sightline import secrets
+from sightline import extension_admin as admin
+from sightline import extensions, secrets
 from sightline.core import Core
 from sightline.errors import Refused
 from sightline.providers.base import ProviderError
@@ -135,6 +138,95 @@ def _resolve_python(core: Core, params: dict[str, Any]) -> dict[str, Any]:
 @method("transcript.full")
 def _transcript(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"transcript": core.session.transcript.full()}
+
+
+def _workspace(core: Core, params: dict[str, Any]) -> str:
+    """The workspace a request is about: the editor's, sent along, else the session's."""
+    value = params.get("workspace")
+    return value if isinstance(value, str) and value else core.session.workspace
+
+
+@method("complete.warm")
+def _complete_warm(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.completion.warm(_workspace(core, params))
+    return {}
+
+
+@method("complete.candidates")
+def _complete_candidates(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """`before` (the line up to the cursor) or `token` (the text after `@`)."""
+    before, token = params.get("before"), params.get("token")
+    if not isinstance(before, str) and not isinstance(token, str):
+        raise Refused("complete.candidates: expected `before` or `token` (a string)")
+    return core.completion.candidates(
+        _workspace(core, params),
+        before=before if isinstance(before, str) else None,
+        token=token if isinstance(token, str) else None,
+    )
+
+
+@method("extensions.list")
+def _extensions_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    statuses = extensions.status(_workspace(core, params))
+    return {
+        "extensions": [s.to_dict() for s in statuses],
+        "listing": admin.status_chunks(statuses),
+    }
+
+
+@method("extensions.install")
+def _extensions_install(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    # A relative path is the user's, typed in the editor: relative to its workspace.
+    path = Path(_workspace(core, params)) / Path(_str(params, "path")).expanduser()
+    with _extension_errors(core):
+        installed = extensions.install(path, force=params.get("force") is True)
+    return {"message": admin.installed(installed), "extension": installed.status().to_dict()}
+
+
+@method("extensions.uninstall")
+def _extensions_uninstall(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    name = _str(params, "name")
+    with _extension_errors(core):
+        removed = extensions.uninstall(name, workspace=_workspace(core, params))
+    return {"message": admin.uninstalled(name, removed)}
+
+
+def _switch(core: Core, params: dict[str, Any], enabled: bool) -> dict[str, Any]:
+    workspace = Path(_workspace(core, params))
+    scoped = params.get("workspace_scope") is True
+    with _extension_errors(core):
+        result = extensions.set_enabled(
+            _str(params, "name"), enabled, workspace=workspace, workspace_scope=scoped
+        )
+    return {
+        "message": admin.switched(result, enabled, workspace, scoped),
+        "extension": result.status().to_dict(),
+    }
+
+
+@method("extensions.enable")
+def _extensions_enable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return _switch(core, params, True)
+
+
+@method("extensions.disable")
+def _extensions_disable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return _switch(core, params, False)
+
+
+@contextlib.contextmanager
+def _extension_errors(core: Core) -> Iterator[None]:
+    """ExtensionError is the user's one-line message; the completion list is re-read
+    after any change, even a half-done one."""
+    try:
+        yield
+    except extensions.ExtensionError as err:
+        raise Refused(str(err)) from None
+    except OSError as err:
+        where = f": {err.filename}" if err.filename else ""
+        raise Refused(f"{err.strerror or err}{where}") from None
+    finally:
+        core.completion.forget_extensions()
 
 
 def dispatch(core: Core, name: str, args: list[Any]) -> dict[str, Any]:

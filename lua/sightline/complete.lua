@@ -1,0 +1,175 @@
+---@mod sightline.complete  `@` completion in the composer: the omnifunc, the menu that opens
+---by itself on `@`, and the item shape the nvim-cmp and blink.cmp sources share.
+---The core finds the mention under the cursor, filters and ranks; this module forwards
+---the line and hands the items to Neovim (or to an engine).
+local M = {}
+local api = vim.api
+
+local S = {
+  last = nil, ---@type string? the text before the cursor the open menu was computed for
+  pending = nil, ---@type table[]? items found by the omnifunc's first call, for its second
+  engine = nil, ---@type string? 'cmp' | 'blink' when a completion engine owns the menu
+}
+
+---For `make bench` and tests: when the last list was handed to Neovim, and its size.
+---@type { at: integer, count: integer, token: string }?
+M.last_list = nil
+
+---A cheap check before asking the core: the text after the last `@` holds no unescaped
+---whitespace. The core decides the rest (what may stand before the `@`, escapes).
+---@param before string
+---@return boolean
+local function may_be_mention(before)
+  local at = before:match('.*()@')
+  if not at then
+    return false
+  end
+  return not before:sub(at + 1):gsub('\\.', ''):find('%s')
+end
+
+---The mention at the end of `before` (the line up to the cursor) and its items.
+---@param before string
+---@return integer start byte column (0-based) of the `@`, -1 when not in a mention
+---@return table[] items complete-items computed by the core, best first
+function M.query(before)
+  if not may_be_mention(before) then
+    return -1, {}
+  end
+  local res = require('sightline.host').request('complete.candidates', {
+    before = before,
+    workspace = vim.fn.getcwd(-1, -1),
+  })
+  if not res then
+    return -1, {}
+  end
+  return res.start, res.items
+end
+
+---'omnifunc' of the composer (<C-x><C-o>).
+---@param findstart integer
+---@param _ string
+---@return integer|table[]
+function M.omnifunc(findstart, _)
+  if findstart == 1 then
+    local col = api.nvim_win_get_cursor(0)[2]
+    local start, items = M.query(api.nvim_get_current_line():sub(1, col))
+    S.pending = items
+    return start >= 0 and start or -3 -- -3: not a mention, leave completion quietly
+  end
+  local items = S.pending or {}
+  S.pending = nil
+  return items
+end
+
+---The text before the cursor ends with the word of the selected item: the user is
+---moving through the menu (<C-n> inserts the item), not typing.
+local function browsing(before)
+  local info = vim.fn.complete_info({ 'selected', 'items' })
+  local item = info.selected and info.items[info.selected + 1]
+  return item ~= nil and item.word ~= '' and before:sub(-#item.word) == item.word
+end
+
+---TextChangedI / TextChangedP: open, narrow or close the menu as the mention is typed.
+---@param event string
+function M.on_change(event)
+  local col = api.nvim_win_get_cursor(0)[2]
+  local before = api.nvim_get_current_line():sub(1, col)
+  -- The menu's own first TextChangedP, or a repeat: the list already fits.
+  if before == S.last or (event == 'TextChangedP' and browsing(before)) then
+    S.last = before
+    return
+  end
+  S.last = before
+  local start, items = M.query(before)
+  if start < 0 then
+    if vim.fn.pumvisible() == 1 then
+      vim.fn.complete(col + 1, {}) -- left the mention (a space): close our menu
+    end
+    return
+  end
+  vim.fn.complete(start + 1, items)
+  M.last_list = { at = vim.uv.hrtime(), count = #items, token = before:sub(start + 2) }
+end
+
+---CompleteDone: after an accepted item, the text it inserted must not open the menu again.
+local function on_done()
+  local reason = vim.v.event.reason
+  if reason == 'accept' or (reason == nil and not vim.tbl_isempty(vim.v.completed_item)) then
+    S.last = api.nvim_get_current_line():sub(1, api.nvim_win_get_cursor(0)[2])
+  end
+end
+
+---Ask the core to list the workspace's files now, so the first `@` finds them ready.
+function M.warm()
+  local host = require('sightline.host')
+  if host.ensure() then
+    host.notify('complete.warm', { workspace = vim.fn.getcwd(-1, -1) })
+  end
+end
+
+---The core's items as LSP CompletionItems for the engines. The core has filtered and
+---ranked them already: `filterText` is what the engine matches its input against (so it
+---keeps every item) and `sortText` keeps the core's order.
+---@param items table[] complete-items from the core
+---@param row integer 0-based line
+---@param start integer byte column of the `@`
+---@param col integer byte column of the cursor
+---@param typed string what the engine will match (its keyword at the cursor)
+---@return lsp.CompletionItem[]
+function M.lsp_items(items, row, start, col, typed)
+  local range = { start = { line = row, character = start }, ['end'] = { line = row, character = col } }
+  local out = {}
+  for i, item in ipairs(items) do
+    out[i] = {
+      label = item.abbr ~= '' and item.abbr or item.word,
+      filterText = typed,
+      sortText = ('%05d'):format(i),
+      kind = item.kind == 'ext' and 9 or 17, -- LSP CompletionItemKind Module / File
+      labelDetails = { description = item.menu },
+      documentation = item.info ~= '' and item.info or nil,
+      textEdit = { newText = item.word, range = range },
+      data = { sightline = item.user_data and item.user_data.sightline },
+    }
+  end
+  return out
+end
+
+---nvim-cmp or blink.cmp, when loaded, get our source and own the menu.
+---@param buf integer
+---@return string? engine
+local function register_engines(buf)
+  local ok, cmp = pcall(require, 'cmp')
+  if ok and type(cmp) == 'table' and cmp.register_source then
+    require('sightline.complete.cmp').register(cmp, buf)
+    return 'cmp'
+  end
+  local has_blink, blink = pcall(require, 'blink.cmp')
+  if has_blink and type(blink) == 'table' then
+    require('sightline.complete.blink').register(blink, buf)
+    return 'blink'
+  end
+  return nil
+end
+
+---Make `buf` (the composer) complete `@` mentions.
+---@param buf integer
+function M.attach(buf)
+  vim.bo[buf].omnifunc = "v:lua.require'sightline.complete'.omnifunc"
+  local group = api.nvim_create_augroup('sightline.complete.' .. buf, { clear = true })
+  api.nvim_create_autocmd('BufEnter', { group = group, buffer = buf, callback = function() M.warm() end })
+  S.engine = register_engines(buf)
+  if S.engine then
+    return -- its menu opens on `@` (our trigger character); two menus would fight
+  end
+  -- noinsert: the best item is preselected but typing goes on undisturbed.
+  vim.bo[buf].completeopt = 'menuone,noinsert,popup'
+  api.nvim_create_autocmd({ 'TextChangedI', 'TextChangedP' }, {
+    group = group,
+    buffer = buf,
+    callback = function(ev) M.on_change(ev.event) end,
+  })
+  api.nvim_create_autocmd('CompleteDone', { group = group, buffer = buf, callback = on_done })
+  api.nvim_create_autocmd('InsertLeave', { group = group, buffer = buf, callback = function() S.last = nil end })
+end
+
+return M

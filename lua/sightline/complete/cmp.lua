@@ -1,0 +1,75 @@
+---@mod sightline.complete.cmp  `@` mentions as an nvim-cmp source (registered only when
+---nvim-cmp is loaded; never a dependency).
+local M = {}
+
+---@class sightline.CmpSource
+local source = {}
+source.__index = source
+
+---@return sightline.CmpSource
+function M.new()
+  return setmetatable({}, source)
+end
+
+function source:get_debug_name()
+  return 'sightline'
+end
+
+---Only the composer has `@` mentions.
+function source:is_available()
+  return vim.b.sightline_role == 'composer'
+end
+
+function source:get_trigger_characters()
+  return { '@' }
+end
+
+---The whole token from its `@` (escaped characters included) is what cmp matches, so the
+---menu starts at the `@` and cmp's own filter sees what the core saw.
+function source:get_keyword_pattern()
+  return [[@\%(\\.\|[^[:space:]\\]\)*]]
+end
+
+---Columns in the items' textEdit are byte columns.
+function source:get_position_encoding_kind()
+  return 'utf-8'
+end
+
+---@param params { context: { cursor_before_line: string, cursor: { row: integer } } }
+---@param callback fun(response: { items: lsp.CompletionItem[], isIncomplete: boolean })
+function source:complete(params, callback)
+  local complete = require('sightline.complete')
+  local before = params.context.cursor_before_line
+  local start, items = complete.query(before)
+  if start < 0 then
+    return callback({ items = {}, isIncomplete = true })
+  end
+  local row = params.context.cursor.row - 1
+  -- isIncomplete: every keystroke asks again; the core narrows from the last one.
+  callback({
+    items = complete.lsp_items(items, row, start, #before, before:sub(start + 1)),
+    isIncomplete = true,
+  })
+end
+
+---Register the source and make it the composer's first source group, in the core's order
+---(the user's own sources stay as a fallback group).
+---@param cmp table the nvim-cmp module
+---@param buf integer the composer
+function M.register(cmp, buf)
+  if not M.id then
+    M.id = cmp.register_source('sightline', M.new())
+  end
+  vim.api.nvim_buf_call(buf, function()
+    local sources = { { name = 'sightline', group_index = 1 } }
+    local current = cmp.get_config and cmp.get_config().sources or {}
+    for _, s in ipairs(current) do
+      if s.name ~= 'sightline' then
+        table.insert(sources, vim.tbl_extend('force', s, { group_index = (s.group_index or 1) + 1 }))
+      end
+    end
+    cmp.setup.buffer({ sources = sources, sorting = { comparators = { cmp.config.compare.order } } })
+  end)
+end
+
+return M

@@ -1,0 +1,277 @@
+"""`@` completion in the real composer: the menu that opens on `@`, the omnifunc, and the
+nvim-cmp / blink.cmp sources called with the request shapes those engines use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sightline import extensions
+from tests.conftest import wait_for
+
+FILES = ["README.md", "src/app.py", "src/browser.py", "docs/browse.md", "lib/bro/x.txt"]
+
+
+def make_extension(root: Path, name: str, description: str | None = None) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    manifest = {"name": name, "version": "1.0.0"}
+    if description:
+        manifest["description"] = description
+    (folder / "sightline-extension.json").write_text(json.dumps(manifest))
+    (folder / "SIGHTLINE.md").write_text(f"{name} knows things.\n")
+    return folder
+
+
+@pytest.fixture
+def workspace(isolated_env: Path, tmp_path: Path) -> Path:
+    for rel in FILES:
+        (isolated_env / rel).parent.mkdir(parents=True, exist_ok=True)
+        (isolated_env / rel).write_text("x\n")
+    extensions.install(make_extension(tmp_path / "src", "browser-tools", "Browser helpers"))
+    extensions.install(make_extension(tmp_path / "src", "docs"))
+    extensions.disable("docs", workspace=isolated_env)  # inactive: never offered
+    extensions.install(make_extension(tmp_path / "src", "k8s", "Cluster notes"))
+    return isolated_env
+
+
+def menu(nv: Any) -> dict[str, Any]:
+    return dict(nv.exec_lua("return vim.fn.complete_info({'items', 'selected', 'mode'})"))
+
+
+def words(nv: Any) -> list[str]:
+    return [item["word"] for item in menu(nv)["items"]]
+
+
+def line(nv: Any) -> str:
+    return str(nv.exec_lua("return vim.api.nvim_get_current_line()"))
+
+
+def pum(nv: Any) -> bool:
+    return bool(nv.exec_lua("return vim.fn.pumvisible() == 1"))
+
+
+def open_composer(nv: Any) -> None:
+    assert nv.exec_lua("return require('sightline').chat()") is True
+    assert nv.api.get_mode()["mode"] == "i"
+
+
+def type_until(nv: Any, keys: str, expected: list[str]) -> None:
+    """Type keys into the composer and wait for the menu to show `expected`."""
+    nv.input(keys)
+    wait_for(lambda: words(nv) == expected, 10, f"the menu after {keys!r}")
+
+
+ALL = [
+    "@ext:browser-tools",
+    "@ext:k8s",
+    "@README.md",
+    "@src/app.py",
+    "@lib/bro/x.txt",
+    "@docs/browse.md",
+    "@src/browser.py",
+]
+BRO = ["@ext:browser-tools", "@docs/browse.md", "@src/browser.py", "@lib/bro/x.txt"]
+
+
+def test_typing_at_opens_the_menu_and_narrows_it(nvim: Any, workspace: Path) -> None:
+    open_composer(nvim)
+    type_until(nvim, "see @", ALL)
+    assert pum(nvim) and menu(nvim)["mode"] == "eval"
+    # extensions first (alphabetical), then files shorter first; the inactive one is absent
+    type_until(nvim, "bro", BRO)
+    assert line(nvim) == "see @bro"  # noinsert: typing is never disturbed
+    nvim.input("<BS><BS><BS>ext:")
+    wait_for(lambda: words(nvim) == ["@ext:browser-tools", "@ext:k8s"], 10, "@ext: mode")
+    items = menu(nvim)["items"]
+    assert items[0]["menu"] == "Browser helpers" and items[1]["kind"] == "ext"
+
+
+def test_accepting_inserts_the_reference_and_a_space_closes(nvim: Any, workspace: Path) -> None:
+    open_composer(nvim)
+    type_until(nvim, "@ext:k", ["@ext:k8s"])
+    nvim.input("<C-y>")
+    wait_for(lambda: line(nvim) == "@ext:k8s" and not pum(nvim), 10, "the accepted item")
+    type_until(nvim, " and @src/br", ["@src/browser.py"])
+    nvim.input(" ")
+    wait_for(lambda: not pum(nvim), 10, "the menu to close after a space")
+    assert line(nvim) == "@ext:k8s and @src/br "
+
+
+def test_browsing_the_menu_keeps_it(nvim: Any, workspace: Path) -> None:
+    open_composer(nvim)
+    type_until(nvim, "@bro", BRO)
+    nvim.input("<C-n>")  # inserts the second item; that text change must not re-query
+    wait_for(lambda: line(nvim) == "@docs/browse.md", 10, "the second item")
+    assert words(nvim) == BRO and menu(nvim)["selected"] == 1
+
+
+@pytest.mark.parametrize("text", ["mail me at a@b", "foo@ext:", "x@"])
+def test_at_inside_a_word_or_address_opens_nothing(nvim: Any, workspace: Path, text: str) -> None:
+    open_composer(nvim)
+    type_until(nvim, "(@", ALL)  # after an opening bracket: a mention
+    nvim.input("<C-e><C-u>" + text)
+    wait_for(lambda: line(nvim) == text, 10, "the typed text")
+    assert not pum(nvim) and words(nvim) == []
+
+
+def test_omnifunc_completes_each_mode(nvim: Any, workspace: Path) -> None:
+    open_composer(nvim)
+    cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    assert nvim.api.buf_get_option(cbuf, "omnifunc").endswith("'sightline.complete'.omnifunc")
+    for text, expected in [("@", ALL), ("@bro", BRO), ("@ext:", ALL[:2]), ("a @ext:k", ALL[1:2])]:
+        nvim.input("<C-e><Esc>")
+        nvim.api.buf_set_lines(cbuf, 0, -1, False, [text])
+        nvim.command("startinsert!")
+        nvim.input("<C-x><C-o>")
+        wait_for(lambda e=expected: words(nvim) == e and menu(nvim)["mode"] == "omni", 10, text)
+
+
+def test_a_file_with_a_space_is_inserted_escaped(nvim: Any, workspace: Path) -> None:
+    (workspace / "my notes.md").write_text("x\n")
+    open_composer(nvim)
+    type_until(nvim, "@my", ["@my\\ notes.md"])
+    nvim.input("<C-y>")
+    wait_for(lambda: line(nvim) == "@my\\ notes.md", 10, "the escaped path")
+
+
+def test_the_menu_starts_at_the_at_after_multibyte_text(nvim: Any, workspace: Path) -> None:
+    open_composer(nvim)
+    type_until(nvim, "é → @REA", ["@README.md"])
+    nvim.input("<C-y>")
+    wait_for(lambda: line(nvim) == "é → @README.md", 10, "the accepted item")
+
+
+# --- the engines' sources -----------------------------------------------------------------
+
+FAKE_CMP = """
+_G.fake_cmp = { sources = {}, buffer = {} }
+package.preload['cmp'] = function()
+  local cmp = { config = { compare = { order = 'order-comparator' } }, setup = {} }
+  function cmp.register_source(name, source)
+    _G.fake_cmp.sources[name] = source
+    return 7
+  end
+  function cmp.get_config() return { sources = { { name = 'buffer' } } } end
+  function cmp.setup.buffer(config) _G.fake_cmp.buffer[vim.api.nvim_get_current_buf()] = config end
+  return cmp
+end
+"""
+
+FAKE_BLINK = """
+_G.fake_blink = { providers = {}, filetypes = {} }
+package.preload['blink.cmp'] = function()
+  return {
+    add_source_provider = function(id, config) _G.fake_blink.providers[id] = config end,
+    add_filetype_source = function(ft, id) table.insert(_G.fake_blink.filetypes, { ft, id }) end,
+  }
+end
+"""
+
+CMP_COMPLETE = """
+local source = _G.fake_cmp.sources.sightline
+local before = ...
+-- nvim-cmp's cmp.SourceCompletionApiParams: offset and a cmp.Context
+local params = {
+  offset = #before,
+  context = { bufnr = 0, cursor_before_line = before, cursor_line = before,
+              cursor = { row = 1, col = #before + 1, line = 0 } },
+  completion_context = { triggerKind = 2, triggerCharacter = '@' },
+}
+local response
+source:complete(params, function(r) response = r end)
+return { response = response, available = source:is_available(),
+         pattern = source:get_keyword_pattern(), triggers = source:get_trigger_characters(),
+         encoding = source:get_position_encoding_kind() }
+"""
+
+
+KEYWORD_AT_END = r"""
+local pattern = _G.fake_cmp.sources.sightline:get_keyword_pattern()
+return vim.fn.matchstr(..., '\\%(' .. pattern .. '\\)$')
+"""
+
+
+def test_cmp_source(nvim: Any, workspace: Path) -> None:
+    nvim.exec_lua(FAKE_CMP)
+    open_composer(nvim)
+    cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    buffer_config = nvim.exec_lua("return _G.fake_cmp.buffer[...]", cbuf)
+    assert buffer_config["sources"] == [
+        {"name": "sightline", "group_index": 1},
+        {"name": "buffer", "group_index": 2},
+    ]
+    assert buffer_config["sorting"] == {"comparators": ["order-comparator"]}
+    # cmp owns the menu: no native auto-open in the composer
+    native = "return #vim.api.nvim_get_autocmds({event = 'TextChangedI', buffer = ...})"
+    assert nvim.exec_lua(native, cbuf) == 0
+    before = "see @bro"
+    got = wait_for(
+        lambda: (r := nvim.exec_lua(CMP_COMPLETE, before))["response"]["items"][1:] and r,
+        10,
+        "cmp items with files",
+    )
+    assert got["available"] and got["triggers"] == ["@"] and got["encoding"] == "utf-8"
+    # cmp finds the start of the menu with the keyword pattern: the whole token, escapes too
+    assert nvim.exec_lua(KEYWORD_AT_END, "x @a\\ b.md") == "@a\\ b.md"
+    response = got["response"]
+    assert response["isIncomplete"] is True
+    items = response["items"]
+    assert [i["textEdit"]["newText"] for i in items] == BRO
+    assert [i["sortText"] for i in items] == ["00001", "00002", "00003", "00004"]
+    first = items[0]
+    assert first["label"] == "@ext:browser-tools" and first["kind"] == 9
+    assert first["documentation"] == "Browser helpers"
+    assert first["filterText"] == "@bro"
+    assert first["textEdit"]["range"] == {
+        "start": {"line": 0, "character": 4},
+        "end": {"line": 0, "character": 8},
+    }
+    assert items[1]["label"] == "docs/browse.md" and items[1]["kind"] == 17
+    assert nvim.exec_lua(CMP_COMPLETE, "a@b")["response"] == {"items": [], "isIncomplete": True}
+    # elsewhere the source is not available
+    nvim.command("new")
+    assert nvim.exec_lua("return _G.fake_cmp.sources.sightline:is_available()") is False
+
+
+BLINK_COMPLETE = """
+local blink = require('sightline.complete.blink')
+local line, keyword_start = ...
+local source = blink.new({})
+-- blink.cmp's context: 1-based row, 0-based byte column, the keyword's bounds
+local bounds = { line_number = 1, start_col = keyword_start, length = #line - keyword_start + 1 }
+local ctx = { bufnr = 0, line = line, cursor = { 1, #line }, bounds = bounds }
+local response
+local cancel = source:get_completions(ctx, function(r) response = r end)
+return { response = response, enabled = source:enabled(),
+         triggers = source:get_trigger_characters(), cancel = type(cancel) }
+"""
+
+
+def test_blink_source(nvim: Any, workspace: Path) -> None:
+    nvim.exec_lua(FAKE_BLINK)
+    open_composer(nvim)
+    assert nvim.exec_lua("return _G.fake_blink") == {
+        "providers": {"sightline": {"name": "sightline", "module": "sightline.complete.blink"}},
+        "filetypes": [["markdown", "sightline"]],
+    }
+    line_text = "é @src/br"  # é is two bytes: columns are bytes
+    got = wait_for(
+        lambda: (r := nvim.exec_lua(BLINK_COMPLETE, line_text, 9))["response"]["items"] and r,
+        10,
+        "blink items",
+    )
+    assert got["enabled"] and got["triggers"] == ["@"] and got["cancel"] == "function"
+    response = got["response"]
+    assert response["is_incomplete_forward"] and response["is_incomplete_backward"]
+    (item,) = response["items"]
+    assert item["textEdit"] == {
+        "newText": "@src/browser.py",
+        "range": {"start": {"line": 0, "character": 3}, "end": {"line": 0, "character": 10}},
+    }
+    assert item["filterText"] == "br"  # blink's keyword at the cursor
+    nvim.command("new")
+    assert nvim.exec_lua("return require('sightline.complete.blink').new():enabled()") is False

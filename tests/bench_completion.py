@@ -1,4 +1,13 @@
-"""Micro-benchmark of `@` completion over a synthetic 100 000-path workspace.
+"""Benchmarks of `@` completion over a synthetic 100 000-path workspace.
+
+Two kinds of rows: the ranking alone (CompletionSession in this process), and
+end to end through the composer of a child Neovim (`bench_composer`): a real
+tree of 100 000 files on disk, the core listing it in the background when
+the composer opens, keys typed with `nvim_input`, and the time taken inside
+Neovim from the key (`vim.on_key`) to the list handed to `complete()`
+(`require('sightline.complete').last_list.at`).  That span holds the key's
+insertion, TextChangedI/P, the RPC round trip to the core, ranking and
+setting the menu; it leaves out drawing, which a headless Neovim does not do.
 
 Not a test: `make bench` calls `bench()`, which returns one row per measure.
 Run alone with `python -m tests.bench_completion` from the repository root.
@@ -6,9 +15,11 @@ Run alone with `python -m tests.bench_completion` from the repository root.
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -153,7 +164,119 @@ def bench(n: int = N_PATHS, repeat: int = 5, workspace: str | None = None) -> li
         for word in TYPED
     ]
     rows.append(_row("whole word pasted, fresh session", fresh, "info"))
-    return rows
+    return rows + bench_composer(n)
+
+
+def tree_paths(n: int = N_PATHS, seed: int = 11) -> list[str]:
+    """n paths for a tree on disk: the same words as synthetic_paths, about ten files a
+    folder like a real repository (one folder per path would mean 300 000 folders)."""
+    rng = random.Random(seed)
+    folders = sorted({p.rsplit("/", 1)[0] for p in synthetic_paths(n // 10, seed)})
+    out: set[str] = set()
+    while len(out) < n:
+        stem = rng.choice(_WORDS)
+        if rng.random() < 0.5:
+            stem += rng.choice(("_", "-", "", ".")) + rng.choice(_WORDS)
+        if rng.random() < 0.3:
+            stem += str(rng.randint(0, 99))
+        out.add(f"{rng.choice(folders)}/{stem}{rng.choice(_EXTS[:-1])}")
+    return sorted(out)
+
+
+def make_tree(root: Path, paths: list[str]) -> None:
+    """The files of `paths`, empty, under root (a few seconds for 100 000)."""
+    made: set[str] = set()
+    for rel in paths:
+        folder = os.path.dirname(rel)
+        if folder not in made:
+            os.makedirs(root / folder, exist_ok=True)
+            made.add(folder)
+        os.close(os.open(root / rel, os.O_CREAT | os.O_WRONLY, 0o644))
+
+
+# Installed in the child: when each key was typed (before Neovim handles it).
+_ON_KEY = """
+_G.bench_key_at = 0
+vim.on_key(function() _G.bench_key_at = vim.uv.hrtime() end)
+"""
+_LAST = """
+local l = require('sightline.complete').last_list or { at = 0, token = false }
+return { _G.bench_key_at, l.at, l.token }
+"""
+
+
+def _key_to_list(nv: Any, key: str, token: str, timeout: float = 10) -> float:
+    """ms from typing `key` to the composer's list for `token` being handed to Neovim."""
+    before = nv.exec_lua(_LAST)[0]
+    nv.input(key)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        key_at, list_at, listed = nv.exec_lua(_LAST)
+        if key_at > before and list_at > key_at and listed == token:
+            return float(list_at - key_at) / 1e6
+        time.sleep(0.001)
+    raise TimeoutError(f"no list for @{token} after typing {key!r}")
+
+
+def _wait_listed(nv: Any, workspace: Path, timeout: float = 120) -> tuple[float, int]:
+    """(seconds, files) until the core has listed the workspace completely."""
+    t = time.perf_counter()
+    warm = "return require('sightline.host').request('complete.warm', {workspace = ...})"
+    while time.perf_counter() - t < timeout:
+        res = nv.exec_lua(warm, str(workspace))
+        if not res["listing"] and res["files"] is not None:
+            return time.perf_counter() - t, int(res["files"])
+        time.sleep(0.005)
+    raise TimeoutError("the core did not finish listing the workspace")
+
+
+def bench_composer(n: int = N_PATHS, repeat: int = 3) -> list[Row]:
+    """End to end through the composer of a child Neovim (see the module docstring)."""
+    from tests.bench import _child, _isolated_env
+
+    # A RAM disk when there is one: 100 000 files take seconds to make there rather than
+    # half a minute (only the background listing, not a target, would run faster).
+    ram = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    with tempfile.TemporaryDirectory(dir=ram) as tmp:
+        workspace = Path(tmp) / "ws"
+        make_tree(workspace, tree_paths(n))
+        cold: list[float] = []
+        first: list[float] = []
+        keys: list[float] = []
+        listing: list[float] = []
+        for _ in range(repeat):
+            nv = _child(_isolated_env(tmp, "echo"))
+            try:
+                nv.exec_lua(_ON_KEY)
+                nv.command(f"cd {workspace}")
+                nv.exec_lua("require('sightline.host').ensure()")
+                nv.exec_lua("return require('sightline.host').request('core.ping')")
+                # `@` right as the composer opens: the listing has only just started.
+                nv.exec_lua("require('sightline').chat()")
+                cold.append(_key_to_list(nv, "@", ""))
+                seconds, files = _wait_listed(nv, workspace)
+                listing.append(seconds * 1000)
+                for word in TYPED:
+                    nv.input("<C-e><C-u>")
+                    first.append(_key_to_list(nv, "@", ""))
+                    for i in range(1, len(word) + 1):
+                        keys.append(_key_to_list(nv, _key(word[i - 1]), word[:i]))
+                    for i in range(len(word) - 1, 0, -1):
+                        keys.append(_key_to_list(nv, "<BS>", word[:i]))
+            finally:
+                nv.exec_lua("require('sightline.host').shutdown()")
+                nv.close()
+    where = f"composer in Neovim, {files} files"
+    return [
+        _row(f"{where}: background listing (walk)", listing, "info"),
+        _row(f"{where}: @ as the composer opens (listing running)", cold, "info"),
+        _row(f"{where}: first @ list", first, "p95 <= 300 ms", 300),
+        _row(f"{where}: keystroke (typing and backspace)", keys, "p95 <= 15 ms", 15),
+    ]
+
+
+def _key(char: str) -> str:
+    return "<lt>" if char == "<" else char
 
 
 def _listed_first_list(workspace: Path) -> float:

@@ -217,6 +217,8 @@ def test_narrowing_cache_matches_reference_while_typing_and_deleting(
     smart_case = seed % 2 == 1
     paths = synthetic(2000, seed)
     index = FileIndex(paths)
+    if seed >= 4:  # prepared: the first two levels come from the character table
+        index.prepare()
     session = CompletionSession(index, smart_case=smart_case)
     rng = random.Random(seed)
     alphabet = "stabexz_/.-qST"
@@ -233,9 +235,8 @@ def test_narrowing_cache_matches_reference_while_typing_and_deleting(
 @pytest.mark.parametrize("query", ["s", "st", "str", "a/b", "x_y", "sea.", "zz", "tests/s"])
 def test_fresh_session_matches_reference(query: str) -> None:
     paths = synthetic(2000, 99)
-    assert CompletionSession(FileIndex(paths)).rank_files(FileIndex(paths), query, 100) == (
-        reference(paths, query)
-    )
+    for index in (FileIndex(paths), FileIndex(paths).prepare()):
+        assert CompletionSession(index).rank_files(index, query, 100) == reference(paths, query)
 
 
 def test_new_index_resets_the_cache() -> None:
@@ -365,3 +366,26 @@ def test_completion_can_wait_briefly_for_the_first_list(tmp_path: Path) -> None:
     cache.refresh_async()
     assert words(CompletionSession(cache).complete("", [], wait=5)) == ["@x.txt"]
     cache.wait_idle(5)
+
+
+def test_a_later_refresh_swaps_in_only_a_complete_changed_list(tmp_path: Path) -> None:
+    listings = [[["a.txt"], ["a.txt", "b.txt"]]]
+    seen: list[list[str]] = []
+
+    def lister(ws: Path) -> Iterator[list[str]]:
+        for paths in listings[-1]:
+            index = cache.index()
+            seen.append(index.paths if index is not None else [])
+            yield paths
+
+    cache = FileListCache(tmp_path, lister=lister)
+    first = cache.refresh()
+    assert first is not None and first.paths == ["a.txt", "b.txt"]
+    # the same listing again: the prepared index (and the typing cache) stays
+    assert cache.refresh() is first
+    # a partial list never replaces a known complete one
+    listings.append([["a.txt"], ["a.txt", "c.txt"]])
+    seen.clear()
+    changed = cache.refresh()
+    assert seen == [["a.txt", "b.txt"], ["a.txt", "b.txt"]]
+    assert changed is not None and changed.paths == ["a.txt", "c.txt"]

@@ -8,6 +8,7 @@ local api = vim.api
 local S = {
   last = nil, ---@type string? the text before the cursor the open menu was computed for
   pending = nil, ---@type table[]? items found by the omnifunc's first call, for its second
+  items = {}, ---@type table[] the items of the menu we opened last
   engine = nil, ---@type string? 'cmp' | 'blink' when a completion engine owns the menu
 }
 
@@ -64,8 +65,8 @@ end
 ---The text before the cursor ends with the word of the selected item: the user is
 ---moving through the menu (<C-n> inserts the item), not typing.
 local function browsing(before)
-  local info = vim.fn.complete_info({ 'selected', 'items' })
-  local item = info.selected and info.items[info.selected + 1]
+  local selected = vim.fn.complete_info({ 'selected' }).selected
+  local item = selected and S.items[selected + 1]
   return item ~= nil and item.word ~= '' and before:sub(-#item.word) == item.word
 end
 
@@ -88,6 +89,7 @@ function M.on_change(event)
     return
   end
   vim.fn.complete(start + 1, items)
+  S.items = items
   M.last_list = { at = vim.uv.hrtime(), count = #items, token = before:sub(start + 2) }
 end
 

@@ -119,6 +119,7 @@ class FileIndex:
         self._originals: dict[str, str] = {}
         self._clashes: dict[str, list[str]] = {}
         self._by_initial: dict[str, list[str]] | None = None
+        self._by_char: dict[str, list[str]] | None = None
         self._lower_blob: str | None = None
 
     def __len__(self) -> int:
@@ -154,6 +155,7 @@ class FileIndex:
         _ = self.paths
         self._raw = []  # ordered now: the unordered copy is not needed any more
         self.by_initial()
+        self.build_char_table()
         self.lower_blob()
         return self
 
@@ -187,6 +189,25 @@ class FileIndex:
         if case_sensitive:
             return [key]
         return self._clashes.get(key) or [self._originals[key]]
+
+    def build_char_table(self) -> None:
+        """Lower-cased paths grouped by every character they contain, in index order.
+
+        The first two keystrokes after `@` would otherwise each scan every path
+        (most of a keystroke's budget at 100 000 files); built off the typing
+        path, by prepare(), at the cost of one reference per distinct character
+        of each path.
+        """
+        if self._by_char is None:
+            table: dict[str, list[str]] = {}
+            for s in self.lower:
+                for c in set(s):
+                    table.setdefault(c, []).append(s)
+            self._by_char = table
+
+    def char_table(self) -> dict[str, list[str]] | None:
+        """The table once prepare() built it; None before (never built on the typing path)."""
+        return self._by_char
 
     def by_initial(self) -> dict[str, list[str]]:
         """Lower-cased paths grouped by the first character of their file name.
@@ -460,20 +481,42 @@ class CompletionSession:
         while not q.startswith(self._chain[-1].query):
             self._chain.pop()
         level = self._chain[-1]
+        by_char = None if case_sensitive else index.char_table()
         for i in range(len(level.query), len(q)):
             # Several keys at once (a paste, coalesced typing): only the last
             # level is checked for order; the ones between stay supersets.
-            level = _narrow(level, q[: i + 1], verify=i == len(q) - 1)
+            level = _narrow(level, q[: i + 1], verify=i == len(q) - 1, by_char=by_char)
             self._chain.append(level)
         return level
 
 
-def _narrow(parent: _Level, q: str, *, verify: bool = True) -> _Level:
-    """The level for q from the level of q minus its last character."""
+def _narrow(
+    parent: _Level,
+    q: str,
+    *,
+    verify: bool = True,
+    by_char: dict[str, list[str]] | None = None,
+) -> _Level:
+    """The level for q from the level of q minus its last character.
+
+    With the index's character table, the first two levels come from it: the
+    paths holding q's only character, or those of the shorter of q[0]'s and
+    q[1]'s lists that also hold the other one.
+    """
     c = q[-1]
     if c in parent.query:
         # Requiring a character twice narrows nothing by containment.
         lines, exact = parent.lines, False
+    elif by_char is not None and len(q) <= 2:
+        with_c = by_char.get(c, [])
+        if len(q) == 1:
+            lines = with_c
+        else:  # parent.lines: exactly the paths holding q[0]
+            shorter, other = (
+                (with_c, q[0]) if len(with_c) < len(parent.lines) else (parent.lines, c)
+            )
+            lines = [s for s in shorter if other in s]
+        exact = len(q) == 1
     else:
         lines = [s for s in parent.lines if c in s]
         exact = len(q) == 1
@@ -661,6 +704,7 @@ class FileListCache:
         self.workspace = Path(workspace)
         self._lister: Lister = lister or iter_workspace_files
         self._index: FileIndex | None = None
+        self._listed: list[str] | None = None  # the listing behind _index
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._again = False
@@ -674,14 +718,30 @@ class FileListCache:
         return self._index
 
     def refresh(self) -> FileIndex | None:
-        """List and index now, in the calling thread; returns the final snapshot."""
+        """List and index now, in the calling thread; returns the final snapshot.
+
+        The first listing swaps in each partial list as it comes.  A later one
+        swaps in only its complete list, and only when it differs: a refresh
+        must not shrink the list for a while, nor redo the ranking tables (and
+        reset the typing cache) for nothing.
+        """
+        known = self._index is not None
+        final: list[str] | None = None
         for paths in self._lister(self.workspace):
-            index = FileIndex(paths)
-            self._index = index
-            self._loaded.set()
-            index.prepare()  # after the swap: the first `@` list does not wait for it
+            if known:
+                final = paths
+            else:
+                self._swap(paths)
+        if final is not None and final != self._listed:
+            self._swap(final)
         self.loaded_at = time.monotonic()
         return self._index
+
+    def _swap(self, paths: list[str]) -> None:
+        index = FileIndex(paths)
+        self._index, self._listed = index, paths
+        self._loaded.set()
+        index.prepare()  # after the swap: the first `@` list does not wait for it
 
     def refresh_async(self) -> None:
         """Refresh in a daemon thread; calls during a refresh coalesce into one more."""

@@ -32,12 +32,17 @@ class ComposerCompletion:
         self._session: CompletionSession | None = None
         self._extensions: list[tuple[str, str | None]] | None = None
 
-    def warm(self, workspace: str) -> None:
-        """The composer opened: make sure a fresh file list is on its way."""
+    def warm(self, workspace: str) -> dict[str, Any]:
+        """The composer opened: make sure a fresh file list is on its way.  Answers
+        whether a listing runs and, once none does, how many files the list holds (which
+        a benchmark polls); the composer sends this as a notification."""
         self._session_for(workspace)
         assert self._cache is not None
         self._cache.refresh_if_stale(STALE_AFTER_S)
         self._extensions = None
+        busy, index = self._cache.busy, self._cache.index()
+        # (counting a list still being prepared would order it here, on the loop thread)
+        return {"listing": busy, "files": len(index) if index is not None and not busy else None}
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """For tests and benchmarks: wait until no listing runs."""

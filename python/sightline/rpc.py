@@ -148,8 +148,7 @@ def _workspace(core: Core, params: dict[str, Any]) -> str:
 
 @method("complete.warm")
 def _complete_warm(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    core.completion.warm(_workspace(core, params))
-    return {}
+    return core.completion.warm(_workspace(core, params))
 
 
 @method("complete.candidates")

@@ -12,8 +12,9 @@ local S = {
   engine = nil, ---@type string? 'cmp' | 'blink' when a completion engine owns the menu
 }
 
----For `make bench` and tests: when the last list was handed to Neovim, and its size.
----@type { at: integer, count: integer, token: string }?
+---For `make bench` and tests: when the last list was handed to Neovim (hrtime), its size,
+---its token and the core's CPU time for it.
+---@type { at: integer, count: integer, token: string, cpu_ms: number? }?
 M.last_list = nil
 
 ---A cheap check before asking the core: the text after the last `@` holds no unescaped
@@ -32,6 +33,7 @@ end
 ---@param before string
 ---@return integer start byte column (0-based) of the `@`, -1 when not in a mention
 ---@return table[] items complete-items computed by the core, best first
+---@return number? cpu_ms the core's CPU time for the answer
 function M.query(before)
   if not may_be_mention(before) then
     return -1, {}
@@ -43,7 +45,7 @@ function M.query(before)
   if not res then
     return -1, {}
   end
-  return res.start, res.items
+  return res.start, res.items, res.cpu_ms
 end
 
 ---'omnifunc' of the composer (<C-x><C-o>).
@@ -81,7 +83,7 @@ function M.on_change(event)
     return
   end
   S.last = before
-  local start, items = M.query(before)
+  local start, items, cpu_ms = M.query(before)
   if start < 0 then
     if vim.fn.pumvisible() == 1 then
       vim.fn.complete(col + 1, {}) -- left the mention (a space): close our menu
@@ -90,7 +92,7 @@ function M.on_change(event)
   end
   vim.fn.complete(start + 1, items)
   S.items = items
-  M.last_list = { at = vim.uv.hrtime(), count = #items, token = before:sub(start + 2) }
+  M.last_list = { at = vim.uv.hrtime(), count = #items, token = before:sub(start + 2), cpu_ms = cpu_ms }
 end
 
 ---CompleteDone: after an accepted item, the text it inserted must not open the menu again.

@@ -607,8 +607,9 @@ def iter_workspace_files(
 
     In git: the tracked files first (git reads them from its index, fast),
     then with the untracked-not-ignored ones, which takes a walk of the
-    working tree.  Elsewhere: a breadth-first walk, yielded every few
-    thousand files so shallow files show up first.
+    working tree.  Elsewhere: a breadth-first walk, yielded after the first
+    thousand files and then every twenty thousand, so shallow files show up
+    first.
     """
     root = Path(workspace)
     tracked = git_files(root, untracked=False, timeout=git_timeout)
@@ -660,10 +661,13 @@ def _last(lists: Iterable[list[str]]) -> list[str]:
     return tail[0] if tail else []
 
 
-def _walk_batches(root: Path, *, max_files: int, batch: int = 20_000) -> Iterator[list[str]]:
+def _walk_batches(
+    root: Path, *, max_files: int, first: int = 1_000, batch: int = 20_000
+) -> Iterator[list[str]]:
     out: list[str] = []
     pending: deque[str] = deque([""])
-    next_yield = batch
+    # A small first batch: an `@` typed as the composer opens gets files at once.
+    next_yield = first
     while pending and len(out) < max_files:
         rel = pending.popleft()  # breadth-first: shallow files are listed first
         for entry in _entries(root / rel if rel else root):

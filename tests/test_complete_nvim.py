@@ -275,3 +275,16 @@ def test_blink_source(nvim: Any, workspace: Path) -> None:
     assert item["filterText"] == "br"  # blink's keyword at the cursor
     nvim.command("new")
     assert nvim.exec_lua("return require('sightline.complete.blink').new():enabled()") is False
+
+
+def test_browsing_a_menu_the_omnifunc_opened(nvim: Any, workspace: Path) -> None:
+    open_composer(nvim)
+    cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    nvim.input("<Esc>")
+    nvim.api.buf_set_lines(cbuf, 0, -1, False, ["@bro"])
+    nvim.command("startinsert!")
+    nvim.input("<C-x><C-o>")
+    wait_for(lambda: words(nvim) == BRO, 10, "the omni menu")
+    nvim.input("<C-n>")
+    wait_for(lambda: line(nvim) == "@docs/browse.md", 10, "the second item")
+    assert words(nvim) == BRO and menu(nvim)["mode"] == "omni"

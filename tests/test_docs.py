@@ -46,9 +46,12 @@ def test_every_public_name_has_a_tag() -> None:
     text = DOC.read_text()
     tags = set(re.findall(r"\*([^*\s]+)\*", text))
     subcommands = ["chat", "stop", "reset", "restart", "history", "plan", "autoaccept"]
-    subcommands += ["accept", "reject"]
+    subcommands += ["accept", "reject", "extensions", "extension"]
     functions = ["setup", "chat", "send", "stop", "reset", "decide", "status", "plan"]
+    functions += ["extensions"]
     expected = {f":Sightline-{s}" for s in subcommands} | {f"sightline.{f}()" for f in functions}
     expected |= {"SightlineTurnStart", "SightlineTurnEnd", "<Plug>(sightline-chat)"}
     expected |= {"<Plug>(sightline-change)", "SightlineUser", "SightlineError", "g:sightline"}
+    expected |= {"sightline-mentions", "sightline-extensions", "sightline-completion"}
+    expected |= {"sightline-cli"}
     assert expected - tags == set()

@@ -55,8 +55,10 @@ end
 function M.omnifunc(findstart, _)
   if findstart == 1 then
     local col = api.nvim_win_get_cursor(0)[2]
-    local start, items = M.query(api.nvim_get_current_line():sub(1, col))
-    S.pending = items
+    local before = api.nvim_get_current_line():sub(1, col)
+    local start, items = M.query(before)
+    -- The menu it opens is followed like the one that opens by itself.
+    S.pending, S.items, S.last = items, items, before
     return start >= 0 and start or -3 -- -3: not a mention, leave completion quietly
   end
   local items = S.pending or {}

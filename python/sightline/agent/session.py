@@ -28,7 +28,8 @@ from sightline.providers.base import (
     TextDelta,
 )
 from sightline.scope import Selection
-from sightline.tools.base import Tool, ToolResult, tools_for
+from sightline.tools.base import Tool, ToolResult, call_label, tools_for
+from sightline.tools.plan import checklist
 from sightline.transcript import Transcript
 from sightline.ui import Ui
 
@@ -333,8 +334,10 @@ class Session:
                 f"✗ refused tool {name} (not available here)", "SightlineError"
             )
         else:
+            args = dict(call.get("input") or {})
+            self.transcript.add_note(f"• {call_label(name, args)}")
             try:
-                result = tool.handler(turn, dict(call.get("input") or {}))
+                result = tool.handler(turn, args)
             except Refused as err:
                 result = ToolResult(err.message, True)
             except Exception as err:
@@ -434,6 +437,8 @@ class Session:
         self.conversation = history.Conversation.load(path)
         self.transcript.clear()
         render_records(self.transcript, self.conversation.records)
+        plans = [r for r in self.conversation.records if r.get("type") == "plan"]
+        self.plan = list(plans[-1].get("steps", [])) if plans else []
         self.ui.flush()
 
 
@@ -448,9 +453,14 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
                 if block.get("type") == "text":
                     transcript.append_text(block["text"])
                 elif block.get("type") == "tool_use":
-                    transcript.add_note(f"• {block.get('name')}")
+                    label = call_label(str(block.get("name")), dict(block.get("input") or {}))
+                    transcript.add_note(f"• {label}")
             transcript.end_reply()
         elif kind == "event" and record.get("event") == "error":
             transcript.add_note("✗ " + str(record.get("text", "")), "SightlineError")
         elif kind == "event" and record.get("event") == "stopped":
             transcript.add_note("■ Stopped.", "SightlineWarning")
+        elif kind == "plan":
+            transcript.add_lines(checklist(list(record.get("steps", []))))
+        elif kind == "proposal":
+            transcript.add_lines([(str(t), g) for t, g in record.get("lines", [])])

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from sightline.tools import command, plan, read, write
 from sightline.tools.base import Tool
 
 
 def default_registry() -> list[Tool]:
-    tools: list[Tool] = []
+    tools: list[Tool] = [*read.TOOLS, *write.TOOLS, *command.TOOLS, *plan.TOOLS]
     return tools

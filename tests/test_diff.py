@@ -109,3 +109,29 @@ def test_compact_diff_is_bounded() -> None:
     got = diff.compact_diff(before, after, max_lines=10)
     assert len(got) == 11
     assert got[-1][0].startswith("… ") and "more diff lines" in got[-1][0]
+
+
+def test_compact_diff_of_a_large_file_numbers_hunks_for_the_whole_file() -> None:
+    before = "".join(f"line {i}\n" for i in range(1, 100_001))
+    after = before.replace("line 50000\n", "line 50000 changed\n")
+    import difflib
+
+    expected = [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), n=2, lineterm="")
+    ][2:]
+    assert [text for text, _ in diff.compact_diff(before, after)] == expected
+    assert diff.stats(before, after) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("", "a\nb\n"), ("a\nb\n", ""), ("a\n", "a\nb\n"), ("x\na\n", "a\n"), ("a\nb\nc\n", "a\nc\n")],
+)
+def test_compact_diff_headers_match_difflib(before: str, after: str) -> None:
+    import difflib
+
+    expected = list(
+        difflib.unified_diff(before.splitlines(), after.splitlines(), n=2, lineterm="")
+    )[2:]
+    assert [text for text, _ in diff.compact_diff(before, after)] == expected

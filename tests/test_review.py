@@ -388,3 +388,41 @@ def test_stop_while_a_proposal_waits_rejects_it(
     wait_idle(nv)
     (result,) = tool_results(fake_api, 1)
     assert result["is_error"] and "stopped by the user" in result["content"]
+
+
+def test_with_autoread_a_file_changed_on_disk_is_reloaded_then_edited_and_saved(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    path = isolated_env / "app.py"
+    path.write_text(SOURCE)
+    nv = claude(nvim_factory, fake_api)
+    assert nv.api.get_option("autoread") is True
+    buf = edit(nv, path)
+    fake_api.script(propose("app.py", "sum(xs)", "len(xs)"), text("ok"))
+    send(nv)
+    wait_pending(nv)
+    path.write_text("# edited elsewhere\n" + SOURCE)
+    decide(nv, "accept")
+    wait_idle(nv)
+    expected = "# edited elsewhere\n" + SOURCE.replace("sum(xs)", "len(xs)")
+    assert path.read_text() == expected  # nothing on disk was lost
+    assert lines(nv, buf) == expected.splitlines()
+
+
+def test_a_file_open_in_another_neovim_is_refused(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    path = isolated_env / "shared.txt"
+    path.write_text("shared\n")
+    other = nvim_factory({"provider": {"name": "echo"}})
+    other.command("set updatecount=200 swapfile")  # the harness starts with -n
+    other.command(f"edit {path}")
+    assert other.call("swapname", "%")
+    nv = claude(nvim_factory, fake_api)
+    nv.command("set updatecount=200 swapfile")
+    fake_api.script(propose("shared.txt", "shared", "mine"), text("ok"))
+    send(nv)
+    wait_idle(nv)
+    result = only_result(fake_api)
+    assert result["is_error"] and "open in another Neovim" in result["content"]
+    assert path.read_text() == "shared\n"

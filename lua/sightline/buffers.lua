@@ -18,23 +18,18 @@ function M.find(path)
 end
 
 ---Load the buffer of `path` for an edit (created unlisted: it becomes listed once edited).
----A file open in another Neovim loads read-only (answered at SwapExists), never prompts.
+---A file open in another Neovim loads read-only and never prompts: bufload() skips the
+---SwapExists dialog (and the autocmd) and reports E325, which marks the buffer here.
 ---@param path string
 ---@return integer? buf, string? err
 function M.load(path)
   local buf = M.find(path) or vim.fn.bufadd(path)
   if not api.nvim_buf_is_loaded(buf) then
-    local group = api.nvim_create_augroup('sightline.buffers.load', { clear = true })
-    api.nvim_create_autocmd('SwapExists', {
-      group = group,
-      callback = function()
-        vim.v.swapchoice = 'o'
-        vim.b[buf].sightline_swap = true
-      end,
-    })
     local ok, err = pcall(vim.fn.bufload, buf)
-    api.nvim_del_augroup_by_id(group)
-    if not ok then
+    if not ok and tostring(err):find('E325', 1, true) and api.nvim_buf_is_loaded(buf) then
+      vim.b[buf].sightline_swap = true
+      vim.bo[buf].readonly = true
+    elseif not ok then
       return nil, tostring(err)
     end
   end

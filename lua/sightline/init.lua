@@ -81,6 +81,7 @@ end
 
 ---Open the compare view of the proposal that waits: a tab with before and after side by side.
 ---Edits made in the after side are what gets applied on accept.
+---@return boolean? ok, string? err
 function M.compare()
   if not host().running() then
     return nil, 'sightline: nothing to compare: no edit is waiting for a decision'

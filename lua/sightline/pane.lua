@@ -229,7 +229,8 @@ function M.apply(delta)
 end
 
 local function winbar_text(status)
-  local parts = { 'sightline', status.provider or '', status.mode == 'plan' and 'plan mode' or 'normal' }
+  local mode = status.mode == 'plan' and 'plan mode' or 'normal'
+  local parts = { 'sightline', status.provider or '', mode }
   if status.autoaccept then
     table.insert(parts, 'autoaccept')
   end

@@ -8,6 +8,7 @@ same newline, and the common suffix always keeps it.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 ADD_GROUP = "SightlineDiffAdd"
@@ -105,11 +106,30 @@ def count_occurrences(text: str, needle: str) -> int:
     return count
 
 
+def _middle(before: str, after: str, keep: int) -> tuple[int, list[str], list[str]]:
+    """The lines that differ, with `keep` lines around them, and where they start (0-based).
+
+    difflib is quadratic at worst; a proposal changes a few lines of what may be a large
+    file, so only the changed middle is handed to it.
+    """
+    a, b = before.splitlines(), after.splitlines()
+    limit = min(len(a), len(b))
+    prefix = 0
+    while prefix < limit and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    start = max(0, prefix - keep)
+    cut = max(0, suffix - keep)
+    return start, a[start : len(a) - cut], b[start : len(b) - cut]
+
+
 def stats(before: str, after: str) -> tuple[int, int]:
     """(lines added, lines removed)."""
     added = removed = 0
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    _, a, b = _middle(before, after, 0)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, False).get_opcodes():
         if tag in ("replace", "delete"):
             removed += i2 - i1
         if tag in ("replace", "insert"):
@@ -117,15 +137,28 @@ def stats(before: str, after: str) -> tuple[int, int]:
     return added, removed
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def _shift_hunk(line: str, offset: int) -> str:
+    """A hunk header of the middle's diff, renumbered for the whole file."""
+
+    def shift(m: re.Match[str]) -> str:
+        a, b = int(m.group(1)) + offset, int(m.group(3)) + offset
+        return f"@@ -{a}{m.group(2) or ''} +{b}{m.group(4) or ''} @@"
+
+    return _HUNK.sub(shift, line, count=1)
+
+
 def compact_diff(before: str, after: str, context: int = 2, max_lines: int = 60) -> list[Line]:
     """Unified diff lines (no file header) with the group each line is painted with."""
     out: list[Line] = []
-    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), n=context, lineterm="")
-    for line in diff:
+    offset, a, b = _middle(before, after, context)
+    for line in difflib.unified_diff(a, b, n=context, lineterm=""):
         if not out and not line.startswith("@@"):
             continue  # the "---"/"+++" file header
         if line.startswith("@@"):
-            out.append((line, HUNK_GROUP))
+            out.append((_shift_hunk(line, offset), HUNK_GROUP))
         elif line.startswith("+"):
             out.append((line, ADD_GROUP))
         elif line.startswith("-"):

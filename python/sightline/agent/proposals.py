@@ -24,6 +24,13 @@ _ids = itertools.count(1)
 
 REVIEW = "require('sightline.review')"
 
+
+def next_id() -> int:
+    """Ids of what goes to the gate (proposals, commands), as events and the compare view
+    name them."""
+    return next(_ids)
+
+
 # How an accepted proposal is applied: (turn, proposal, the accepted after-text) → result.
 Applier = Callable[["Turn", "Proposal", str], ToolResult]
 
@@ -43,7 +50,7 @@ class Proposal:
 
     def __post_init__(self) -> None:
         if not self.id:
-            self.id = next(_ids)
+            self.id = next_id()
 
     def summary(self) -> str:
         added, removed = diff.stats(self.before, self.after)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sightline import secrets
+from sightline.agent.proposals import next_id
 from sightline.errors import Refused
 from sightline.tools.base import Kind, Tool, ToolResult
 from sightline.tools.output import HeadTail, clip_line
@@ -131,7 +132,13 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
     session.transcript.add_lines(shown)
     session.ui.event(
         "SightlineProposal",
-        {"kind": "command", "summary": summary, "command": command, "autoaccept": False},
+        {
+            "id": next_id(),
+            "kind": "command",
+            "summary": summary,
+            "command": command,
+            "autoaccept": False,
+        },
     )
     item = turn.gate.ask("command", summary, {"command": command})
     if item.decision != "accept" or turn.cancelled():

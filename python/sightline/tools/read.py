@@ -7,6 +7,7 @@ a note that says what was cut and how to read on.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ GREP_MAX_MATCHES = 200
 GREP_MAX_BYTES = 50_000
 GREP_MAX_FILE_BYTES = 2_000_000
 GREP_LINE_CHARS = 300
+GREP_TIME_BUDGET_S = 20.0
 BINARY_PROBE = 8192
 
 
@@ -50,14 +52,24 @@ def _is_binary(head: bytes) -> bool:
     return b"\0" in head[:BINARY_PROBE]
 
 
-def _disk_lines(path: Path, rel: str) -> list[str]:
+def _disk_lines(path: Path, rel: str, first: int, stop: int | None) -> tuple[list[str], int]:
+    """Lines [first, stop) of a file (at most READ_MAX_LINES) and its line count, streamed:
+    a large log is counted, not held in memory."""
+    wanted: list[str] = []
+    total = 0
     try:
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            if _is_binary(fh.read(BINARY_PROBE)):
+                raise Refused(f"{rel}: a binary file; not shown")
+            fh.seek(0)
+            for index, raw in enumerate(fh):
+                total = index + 1
+                in_range = index >= first and (stop is None or index < stop)
+                if in_range and len(wanted) < READ_MAX_LINES:
+                    wanted.append(raw.decode(errors="replace").rstrip("\r\n"))
     except OSError as err:
         raise Refused(f"{rel}: cannot be read ({err.strerror or err})") from None
-    if _is_binary(data):
-        raise Refused(f"{rel}: a binary file; not shown")
-    return data.decode(errors="replace").splitlines()
+    return wanted, total
 
 
 def read_file(turn: Turn, args: dict[str, Any]) -> ToolResult:
@@ -83,10 +95,7 @@ def read_file(turn: Turn, args: dict[str, Any]) -> ToolResult:
     else:
         if not path.exists():
             raise Refused(f"{rel}: no such file")
-        every = _disk_lines(path, rel)
-        total = len(every)
-        stop = total if end is None else min(end, total)
-        lines = every[first : min(stop, first + READ_MAX_LINES)]
+        lines, total = _disk_lines(path, rel, first, end)
         source = "file"
     if first >= total and total > 0:
         raise Refused(f"{rel} has {total} lines; start_line {start} is past its end")
@@ -138,15 +147,23 @@ def grep(turn: Turn, args: dict[str, Any]) -> ToolResult:
     glob = _opt_str(args, "glob")
     root = workspace.resolve(turn.workspace, ".")
     out = Bounded.make(GREP_MAX_MATCHES, GREP_MAX_BYTES)
+    deadline = time.monotonic() + GREP_TIME_BUDGET_S
+    timed_out = False
     for name in workspace.list_files(turn.workspace, glob).files:
         if turn.cancelled() or out.full:
             break
+        if time.monotonic() > deadline:
+            timed_out = True
+            break
         _grep_file(root / name, name, regex, out)
+    late = f"\n… the search stopped after {GREP_TIME_BUDGET_S:g} s: narrow with glob"
     if not out.lines:
-        return ToolResult(f"no matches for {pattern!r}")
+        return ToolResult(f"no matches for {pattern!r}" + (late if timed_out else ""))
     body = out.text()
     if out.full:
         body += f"\n… more matches not shown (limit {GREP_MAX_MATCHES}): narrow with glob"
+    elif timed_out:
+        body += late
     return ToolResult(body)
 
 
@@ -171,9 +188,10 @@ TOOLS = [
         name="read_file",
         kind=Kind.READ,
         description=(
-            "Read a text file of the workspace, with line numbers. If the file is open in the "
-            "editor, its buffer is read, including unsaved changes. Long files are cut; read "
-            "on with start_line."
+            "Read a text file of the workspace. Each line is shown after its number and a tab "
+            "(the numbers are not part of the file). If the file is open in the editor, its "
+            "buffer is read, including unsaved changes. Long files are cut; read on with "
+            "start_line."
         ),
         input_schema={
             "type": "object",

@@ -43,7 +43,10 @@ def propose_edit(turn: Turn, args: dict[str, Any]) -> ToolResult:
         hint = (
             "include more surrounding text to make it unique"
             if count
-            else "read the file again: it must match exactly, whitespace included"
+            else (
+                "read the file again: it must match exactly, whitespace included "
+                "(without read_file's line numbers)"
+            )
         )
         raise Refused(
             f"old_string occurs {count} times in {rel}; it must occur exactly once: {hint}"

@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import status, wait_for
+from tests.conftest import status, wait_for, wait_idle
 from tests.fakeapi import FakeAnthropic
 
+# The first turn of a core waits for the SDK import (~2 s of CPU); on a loaded machine with
+# parallel workers that takes a while, so waits here are generous (they return at once).
+TURN_TIMEOUT_S = 30.0
 API_KEY = "sk-test-secret-4242"
 
 
@@ -26,7 +29,11 @@ def decide(nv: Any, decision: str, reason: str = "") -> None:
     assert res == [True], res
 
 
-def wait_pending(nv: Any, timeout: float = 10.0) -> dict[str, Any]:
+def idle(nv: Any) -> None:
+    wait_idle(nv, TURN_TIMEOUT_S)
+
+
+def wait_pending(nv: Any, timeout: float = TURN_TIMEOUT_S) -> dict[str, Any]:
     """Wait until something awaits a decision; returns the status."""
     return dict(
         wait_for(
@@ -39,7 +46,7 @@ def wait_pending(nv: Any, timeout: float = 10.0) -> dict[str, Any]:
 
 def tool_results(server: FakeAnthropic, request: int) -> list[dict[str, Any]]:
     """The tool_result blocks the core sent in request number `request` (0-based)."""
-    req = server.wait_for_requests(request + 1)[request]
+    req = server.wait_for_requests(request + 1, TURN_TIMEOUT_S)[request]
     last = req.body["messages"][-1]
     assert last["role"] == "user"
     return [b for b in last["content"] if b.get("type") == "tool_result"]
@@ -51,7 +58,7 @@ def only_result(server: FakeAnthropic, request: int = 1) -> dict[str, Any]:
 
 
 def tool_names(server: FakeAnthropic, request: int = 0) -> list[str]:
-    req = server.wait_for_requests(request + 1)[request]
+    req = server.wait_for_requests(request + 1, TURN_TIMEOUT_S)[request]
     return [t["name"] for t in req.body.get("tools", [])]
 
 

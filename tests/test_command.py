@@ -12,12 +12,13 @@ from tests.agent_util import (
     API_KEY,
     claude,
     decide,
+    idle,
     only_result,
     send,
     tool_results,
     wait_pending,
 )
-from tests.conftest import status, transcript, wait_for, wait_idle
+from tests.conftest import status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
 
 __all__ = ["fake_api"]
@@ -50,15 +51,15 @@ def test_allowed_command_runs_in_the_workspace_without_the_key(
 ) -> None:
     nv = claude(nvim_factory, fake_api)
     command = 'pwd; echo "key=[$ANTHROPIC_API_KEY]"; echo "copy=$COPY"; echo oops >&2; exit 3'
-    nv.exec_lua(f"vim.env.COPY = '{API_KEY}'")  # the key under another name: redacted
-    nv.exec_lua("require('sightline.host').restart()")
+    # The key under another name (the core, started by the first send, inherits it): redacted.
+    nv.exec_lua(f"vim.env.COPY = '{API_KEY}'")
     fake_api.script(run(command), text("ok"))
     send(nv)
     st = wait_pending(nv)
     assert st["pending"].startswith("run: pwd; echo")
     assert any(line == f"$ {command}" for line in transcript(nv))  # shown verbatim
     decide(nv, "accept")
-    wait_idle(nv)
+    idle(nv)
     result = only_result(fake_api)
     out = result["content"].splitlines()
     assert out[0] == "exit code 3" and result["is_error"] is True
@@ -77,7 +78,7 @@ def test_denied_command_does_not_run_and_the_model_is_told(
     wait_pending(nv)
     assert status(nv)["pending"] == f"run: touch {marker}"
     nv.command("Sightline reject not now")
-    wait_idle(nv)
+    idle(nv)
     result = only_result(fake_api)
     assert result["is_error"] and result["content"].startswith("denied by the user: not now")
     assert not marker.exists()
@@ -92,7 +93,7 @@ def test_command_past_its_timeout_is_killed(
     send(nv)
     wait_pending(nv)
     decide(nv, "accept")
-    wait_idle(nv)
+    idle(nv)
     result = only_result(fake_api)
     assert result["is_error"] and result["content"].startswith("timed out after 0.5 s")
     assert "started" in result["content"] and "never" not in result["content"]
@@ -113,9 +114,9 @@ def test_stop_mid_command_kills_its_process_group(
     pids = wait_for(lambda: len(p := processes_with(f"sleep {marker}")) == 3 and p)
     assert len({os.getpgid(p) for p in pids}) == 1
     nv.command("Sightline stop")
-    wait_idle(nv)
+    idle(nv)
     wait_for(lambda: processes_with(f"sleep {marker}") == [], what="the process group to die")
     send(nv, "next")
-    wait_idle(nv)
+    idle(nv)
     (result,) = tool_results(fake_api, 1)
     assert result["is_error"] and "stopped" in result["content"]

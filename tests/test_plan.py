@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.agent_util import claude, send, tool_results
-from tests.conftest import status, transcript, wait_for, wait_idle
+from tests.agent_util import claude, idle, send, tool_results
+from tests.conftest import status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
 
 __all__ = ["fake_api"]
@@ -47,7 +47,7 @@ def test_update_plan_renders_a_checklist_kept_with_the_conversation(
         text("That is the plan."),
     )
     send(nv, "plan the refactor")
-    wait_idle(nv)
+    idle(nv)
     assert tool_results(fake_api, 1)[0]["content"] == "plan updated: 1 of 2 steps done"
     bad = tool_results(fake_api, 2)[0]
     assert bad["is_error"] and "steps" in bad["content"]

@@ -11,13 +11,14 @@ from tests.agent_util import (
     claude,
     decide,
     edit,
+    idle,
     lines,
     only_result,
     send,
     tool_results,
     wait_pending,
 )
-from tests.conftest import capture_notify, status, transcript, wait_for, wait_idle
+from tests.conftest import capture_notify, status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
 
 __all__ = ["fake_api"]
@@ -63,7 +64,7 @@ def test_accept_applies_one_ranged_change_saves_and_one_undo_restores(
     assert event["summary"] == "edit app.py (+1 −1)" and isinstance(event["id"], int)
 
     decide(nv, "accept")
-    wait_idle(nv)
+    idle(nv)
     after = SOURCE.replace("return sum(xs)", "return sum(xs) + 1")
     assert lines(nv, buf) == after.splitlines()
     assert path.read_text() == after
@@ -95,7 +96,7 @@ def test_review_bar_in_the_pane_names_the_keys(
     nv.input("<Esc>")
     wait_for(lambda: nv.api.get_mode()["mode"] == "n")
     nv.input("gr")
-    wait_idle(nv)
+    idle(nv)
     assert (isolated_env / "a.txt").read_text() == "one\n"
 
 
@@ -111,7 +112,7 @@ def test_a_file_not_loaded_is_loaded_edited_listed_and_saved(
     buf = nv.call("bufnr", str(path))
     assert buf > 0 and nv.api.buf_get_option(buf, "buflisted") is False
     nv.command("Sightline accept")
-    wait_idle(nv)
+    idle(nv)
     assert path.read_text() == "a = 2\n"
     assert nv.api.buf_get_option(buf, "buflisted") is True
 
@@ -127,7 +128,7 @@ def test_reject_changes_nothing_and_the_model_is_told_why(
     send(nv)
     wait_pending(nv)
     nv.command("Sightline reject keep the sum please")
-    wait_idle(nv)
+    idle(nv)
     result = only_result(fake_api)
     assert result["is_error"] is True
     assert result["content"] == "rejected by the user: keep the sum please"
@@ -154,7 +155,7 @@ def test_ambiguous_or_missing_old_string_is_refused_with_its_count(
         text("ok"),
     )
     send(nv)
-    wait_idle(nv)
+    idle(nv)
     many, none = only_result(fake_api, 1), only_result(fake_api, 2)
     assert many["is_error"] and "occurs 3 times in dup.py" in many["content"]
     assert none["is_error"] and "occurs 0 times" in none["content"]
@@ -173,7 +174,7 @@ def test_unsaved_user_changes_are_kept_and_never_written(
     send(nv)
     wait_pending(nv)
     decide(nv, "accept")
-    wait_idle(nv)
+    idle(nv)
     assert lines(nv, buf)[0] == "# my unsaved note"
     assert lines(nv, buf)[2] == "    return sum(xs) * 2"
     assert path.read_text() == SOURCE  # the user's unsaved work was not written
@@ -198,7 +199,7 @@ def test_a_buffer_without_a_file_is_never_saved(
     send(nv)
     wait_pending(nv)
     decide(nv, "accept")
-    wait_idle(nv)
+    idle(nv)
     assert lines(nv, buf) == ["draft two"]
     assert not path.exists()
     assert "has no file, so it was not saved" in only_result(fake_api)["content"]
@@ -217,7 +218,7 @@ def test_edit_that_went_stale_before_accept_is_refused(
     nv.api.buf_set_lines(buf, 0, 0, False, ["    return sum(xs)"])  # now it occurs twice
     user_version = lines(nv, buf)
     decide(nv, "accept")
-    wait_idle(nv)
+    idle(nv)
     result = only_result(fake_api)
     assert result["is_error"] and "changed since the proposal" in result["content"]
     assert "occurs 2 times" in result["content"]
@@ -236,7 +237,7 @@ def test_edit_applies_where_old_string_moved_to(
     wait_pending(nv)
     nv.api.buf_set_lines(buf, 0, 0, False, ["import sys", ""])  # moves the text down
     decide(nv, "accept")
-    wait_idle(nv)
+    idle(nv)
     assert lines(nv, buf)[-1] == "print(total([3]))" and lines(nv, buf)[0] == "import sys"
     assert "had unsaved changes" in only_result(fake_api)["content"]
 
@@ -254,7 +255,7 @@ def test_file_changed_on_disk_since_loaded_is_not_overwritten(
     wait_pending(nv)
     path.write_text(SOURCE + "# changed elsewhere, and longer\n")
     decide(nv, "accept")
-    wait_idle(nv)
+    idle(nv)
     assert path.read_text() == SOURCE + "# changed elsewhere, and longer\n"
     assert "changed on disk since it was loaded" in only_result(fake_api)["content"]
     assert lines(nv, buf)[2] == "    return len(xs)"
@@ -270,7 +271,7 @@ def test_unchangeable_buffers_are_refused_up_front(
     nv.api.buf_set_option(buf, "modifiable", False)
     fake_api.script(propose("locked.txt", "locked", "open"), text("ok"))
     send(nv)
-    wait_idle(nv)
+    idle(nv)
     result = only_result(fake_api)
     assert result["is_error"] and "not modifiable" in result["content"]
     assert path.read_text() == "locked\n"
@@ -292,7 +293,7 @@ def test_propose_create_writes_the_new_file_and_refuses_existing_ones(
     first = only_result(fake_api, 1)
     assert first["is_error"] and "exists" in first["content"]
     decide(nv, "accept")
-    wait_idle(nv)
+    idle(nv)
     new = isolated_env / "pkg" / "new.py"
     assert new.read_text() == "x = 1\ny = 2\n"
     assert only_result(fake_api, 2)["content"] == "accepted: pkg/new.py was created and saved."
@@ -324,7 +325,7 @@ def test_compare_view_edits_are_what_gets_applied(
     after_buf[2] = "    return sum(xs, start=0)"  # the user's own take on the proposal
     after_buf[0] = "# café (reviewed)"
     nv.command("Sightline accept")
-    wait_idle(nv)
+    idle(nv)
     got = lines(nv, buf)
     assert got[0] == "# café (reviewed)" and got[2] == "    return sum(xs, start=0)"
     assert path.read_text().splitlines() == got
@@ -365,7 +366,7 @@ def test_autoaccept_applies_edits_but_commands_still_ask(
     assert path.read_text() == SOURCE.replace("sum(xs)", "max(xs)")
     assert only_result(fake_api, 1)["content"] == "accepted: app.py was changed and saved."
     decide(nv, "reject")
-    wait_idle(nv)
+    idle(nv)
     assert not marker.exists()
     assert tool_results(fake_api, 2)[0]["content"].startswith("denied by the user")
 
@@ -381,11 +382,11 @@ def test_stop_while_a_proposal_waits_rejects_it(
     wait_pending(nv)
     nv.command("Sightline compare")
     nv.command("Sightline stop")
-    wait_idle(nv)
+    idle(nv)
     assert path.read_text() == SOURCE
     wait_for(lambda: nv.call("tabpagenr", "$") == 1, what="the compare view to close")
     send(nv, "next")
-    wait_idle(nv)
+    idle(nv)
     (result,) = tool_results(fake_api, 1)
     assert result["is_error"] and "stopped by the user" in result["content"]
 
@@ -403,7 +404,7 @@ def test_with_autoread_a_file_changed_on_disk_is_reloaded_then_edited_and_saved(
     wait_pending(nv)
     path.write_text("# edited elsewhere\n" + SOURCE)
     decide(nv, "accept")
-    wait_idle(nv)
+    idle(nv)
     expected = "# edited elsewhere\n" + SOURCE.replace("sum(xs)", "len(xs)")
     assert path.read_text() == expected  # nothing on disk was lost
     assert lines(nv, buf) == expected.splitlines()
@@ -422,7 +423,7 @@ def test_a_file_open_in_another_neovim_is_refused(
     nv.command("set updatecount=200 swapfile")
     fake_api.script(propose("shared.txt", "shared", "mine"), text("ok"))
     send(nv)
-    wait_idle(nv)
+    idle(nv)
     result = only_result(fake_api)
     assert result["is_error"] and "open in another Neovim" in result["content"]
     assert path.read_text() == "shared\n"

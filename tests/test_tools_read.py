@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.agent_util import claude, edit, send, tool_names, tool_results
-from tests.conftest import status, transcript, wait_for, wait_idle
+from tests.agent_util import claude, edit, idle, send, tool_names, tool_results
+from tests.conftest import status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, reply, text, tool_use
 from tests.test_tools_pure import expected
 
@@ -18,11 +18,11 @@ def test_request_tools_follow_the_policy_table_in_normal_and_plan_mode(
 ) -> None:
     nv = claude(nvim_factory, fake_api)
     send(nv, "normal turn")
-    wait_idle(nv)
+    idle(nv)
     assert nv.exec_lua("return {require('sightline').plan('on')}") == [True]
     assert status(nv)["mode"] == "plan"
     send(nv, "plan turn")
-    wait_idle(nv)
+    idle(nv)
     normal, plan = tool_names(fake_api, 0), tool_names(fake_api, 1)
     assert set(normal) == expected(0) and len(normal) == len(expected(0))
     assert set(plan) == expected(1) and len(plan) == len(expected(1))
@@ -51,7 +51,7 @@ def test_read_file_sees_unsaved_buffer_text_and_disk_files(
         text("ok"),
     )
     send(nv)
-    wait_idle(nv)
+    idle(nv)
     opened, closed, missing = tool_results(fake_api, 1)
     assert "unsaved = 2" in opened["content"] and "saved = 1" not in opened["content"]
     assert "unsaved changes" in opened["content"]
@@ -68,7 +68,7 @@ def test_long_file_is_cut_with_a_note_saying_how_to_read_on(
     nv = claude(nvim_factory, fake_api)
     fake_api.script(tool_use("read_file", {"path": "long.txt"}), text("ok"))
     send(nv)
-    wait_idle(nv)
+    idle(nv)
     (result,) = tool_results(fake_api, 1)
     assert "read on with start_line=2001" in result["content"]
     assert len(result["content"].splitlines()) == 2002
@@ -92,7 +92,7 @@ def test_confinement_escapes_are_refused(
         text("ok"),
     )
     send(nv)
-    wait_idle(nv)
+    idle(nv)
     *escapes, grep, write = tool_results(fake_api, 1)
     for result in [*escapes, write]:
         assert result["is_error"] and "outside the workspace" in result["content"]
@@ -119,7 +119,7 @@ def test_list_files_and_grep(
         text("ok"),
     )
     send(nv)
-    wait_idle(nv)
+    idle(nv)
     every, py, grep_all, grep_src, bad = tool_results(fake_api, 1)
     assert every["content"].splitlines() == ["README.md", "src/app.py"]
     assert py["content"] == "src/app.py"
@@ -151,7 +151,7 @@ def test_tools_outside_the_turns_list_are_refused_and_run_nothing(
         text("ok"),
     )
     send(nv)
-    wait_idle(nv)
+    idle(nv)
     results = tool_results(fake_api, 1)
     assert len(results) == 4
     for result in results:

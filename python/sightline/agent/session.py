@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -118,6 +119,7 @@ class Session:
         self.tokens = {"input": 0, "output": 0, "cache_read": 0}
         self._provider: Provider | None = None
         self._turn_ids = 0
+        self._status_seq = itertools.count(1)  # lets the Lua mirror drop out-of-order statuses
         self._lock = threading.RLock()
 
     # -- status -------------------------------------------------------------------------------
@@ -137,6 +139,7 @@ class Session:
         pending = self.gate.pending
         turn = self.turn
         return {
+            "seq": next(self._status_seq),
             "state": self.state(),
             "provider": self.cfg.provider.name,
             "model": self.cfg.provider.model if self.cfg.provider.name != "echo" else "echo",

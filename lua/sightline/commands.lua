@@ -34,6 +34,18 @@ M.subcommands = {
     run = function(args, opts) return require('sightline.change').command(args, opts) end,
     range = true,
   },
+  reveal = {
+    run = function(args)
+      local ok, msg = require('sightline.reveal').command(args)
+      if ok then
+        return true
+      end
+      return nil, msg
+    end,
+    complete = function(arglead)
+      return require('sightline.reveal').complete(arglead, vim.fn.getcmdline())
+    end,
+  },
   plan = { run = function(args) return sl().plan(args[1] or 'toggle') end, complete = fixed(ON_OFF) },
   autoaccept = { run = function(args) return sl().autoaccept(args[1] or 'toggle') end, complete = fixed(ON_OFF) },
 }

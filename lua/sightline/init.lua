@@ -99,6 +99,17 @@ function M.change(opts)
   return require('sightline.change').change(opts)
 end
 
+---Show a code range with a transient highlight; never moves a cursor or the selection.
+---Returns "OK…" or an error text (the seed's contract); never throws.
+function M.reveal(opts)
+  return require('sightline.reveal').reveal(opts)
+end
+
+---Open a file in the editor window, move the cursor and select (the opposite of reveal).
+function M.go_to_position(opts)
+  return require('sightline.reveal').go_to_position(opts)
+end
+
 ---Set plan mode: 'on' | 'off' | 'toggle'.
 function M.plan(value)
   return M._switch('agent.mode', value, function(s) return s.mode == 'plan' end, function(on)

@@ -128,6 +128,16 @@ def _history_open(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.history_open(_str(params, "path"))}
 
 
+@method("resolve.python")
+def _resolve_python(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    from sightline import pyresolve
+
+    try:
+        return pyresolve.resolve_request(params)
+    except pyresolve.ResolveError as err:
+        raise Refused(str(err)) from None
+
+
 @method("transcript.full")
 def _transcript(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"transcript": core.session.transcript.full()}

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from sightline.tools import command, plan, read, write
+from sightline.tools import command, plan, read, view, write
 from sightline.tools.base import Tool
 
 
 def default_registry() -> list[Tool]:
-    tools: list[Tool] = [*read.TOOLS, *write.TOOLS, *command.TOOLS, *plan.TOOLS]
+    tools: list[Tool] = [
+        *read.TOOLS,
+        *write.TOOLS,
+        *command.TOOLS,
+        *plan.TOOLS,
+        view.REVEAL,
+        view.GO_TO,
+    ]
     return tools

@@ -1,0 +1,126 @@
+"""Parsing `@ext:<name>` and `@<path>` mentions, and cleaning text for display.
+
+The user's text is never rewritten: these helpers only find what it mentions.
+A mention starts a token: it follows the start of the text, whitespace or an
+opening bracket/quote, so `foo@ext:x` and `a@b.com` are not mentions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+MentionKind = Literal["extension", "file"]
+
+# What may stand right before the `@` of a mention (besides start of text).
+_BEFORE = r"""(?<![^\s(\[{"'`])"""
+# What may follow an extension name: end, whitespace or punctuation.  Trailing
+# dots are sentence punctuation ("see @ext:foo."), not part of the name.
+_EXT_RE = re.compile(_BEFORE + r"""@ext:([a-z0-9][a-z0-9._-]*?)\.*(?=$|[\s,;:!?)\]}"'`])""")
+# A path runs to the first unescaped whitespace; `\x` stands for x (`\ ` = space).
+_FILE_RE = re.compile(_BEFORE + r"@((?:\\.|[^\s\\])+)", re.DOTALL)
+_TRAILING_PUNCT = ".,;:!?)]}\"'`"
+_UNESCAPE_RE = re.compile(r"\\(.)", re.DOTALL)
+_ESCAPE_RE = re.compile(r"([\\\s])")
+# ANSI escape sequences (CSI/OSC) and other control characters: a manifest's
+# description must not be able to drive the user's terminal or break a menu.
+_ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|.)?")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SPACE_RE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Mention:
+    kind: MentionKind
+    value: str  # extension name, or the path with escapes removed
+    token: str  # exactly as typed, e.g. "@ext:foo" or "@my\\ file.txt"
+    part: int  # index of the text part it was found in
+    start: int  # offset of "@" in that part
+
+
+def parse_mentions(texts: str | Sequence[str]) -> list[Mention]:
+    """All mentions in the text part(s), first occurrence of each, in the order typed."""
+    parts = [texts] if isinstance(texts, str) else list(texts)
+    found: list[Mention] = []
+    for index, text in enumerate(parts):
+        found.extend(_mentions_in(text, index))
+    found.sort(key=lambda m: (m.part, m.start))
+    seen: set[tuple[MentionKind, str]] = set()
+    unique: list[Mention] = []
+    for m in found:
+        if (m.kind, m.value) not in seen:
+            seen.add((m.kind, m.value))
+            unique.append(m)
+    return unique
+
+
+def _mentions_in(text: str, part: int) -> list[Mention]:
+    out: list[Mention] = []
+    ext_starts: set[int] = set()
+    for m in _EXT_RE.finditer(text):
+        ext_starts.add(m.start())
+        out.append(Mention("extension", m.group(1), "@ext:" + m.group(1), part, m.start()))
+    for m in _FILE_RE.finditer(text):
+        raw = m.group(1)
+        # "@ext:…" is never a file, even when the name after it is not valid.
+        if m.start() in ext_starts or raw.startswith("ext:"):
+            continue
+        raw = _strip_trailing_punct(raw)
+        path = unescape_path(raw)
+        if path:
+            out.append(Mention("file", path, "@" + raw, part, m.start()))
+    return out
+
+
+def _strip_trailing_punct(raw: str) -> str:
+    # "see @src/a.py." means src/a.py; an escaped character is kept ("@x\.").
+    while raw and raw[-1] in _TRAILING_PUNCT and not _ends_escaped(raw):
+        raw = raw[:-1]
+    return raw
+
+
+def _ends_escaped(raw: str) -> bool:
+    backslashes = len(raw) - 1 - len(raw[:-1].rstrip("\\"))
+    return backslashes % 2 == 1
+
+
+def extension_mentions(texts: str | Sequence[str]) -> list[str]:
+    """Mentioned extension names, each once, in order."""
+    return [m.value for m in parse_mentions(texts) if m.kind == "extension"]
+
+
+def file_mentions(texts: str | Sequence[str]) -> list[str]:
+    """Mentioned paths (escapes removed), each once, in order."""
+    return [m.value for m in parse_mentions(texts) if m.kind == "file"]
+
+
+def escape_path(path: str) -> str:
+    """The form a path takes after `@`: whitespace and backslashes escaped with `\\`."""
+    return _ESCAPE_RE.sub(r"\\\1", path)
+
+
+def unescape_path(token: str) -> str:
+    """Inverse of escape_path; a lone trailing backslash is kept as is."""
+    return _UNESCAPE_RE.sub(r"\1", token)
+
+
+def strip_mentions(text: str) -> str:
+    """The text without its `@ext:` tokens, whitespace tidied (for titles and summaries).
+
+    File mentions stay: they are part of what the user asked about.
+    """
+    return _SPACE_RE.sub(" ", _EXT_RE.sub("", text)).strip()
+
+
+def clean_display_text(text: str | None, max_chars: int | None = None) -> str:
+    """One safe line for menus and listings: no escapes or control characters, whitespace
+    collapsed, cut to `max_chars` with an ellipsis."""
+    if not text:
+        return ""
+    text = _CONTROL_RE.sub("", _ANSI_RE.sub("", text.replace("\t", " ")))
+    text = _SPACE_RE.sub(" ", text).strip()
+    if max_chars is not None and len(text) > max_chars:
+        text = text[: max(max_chars - 1, 0)].rstrip() + "…"
+    return text

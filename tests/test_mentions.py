@@ -1,0 +1,116 @@
+"""Parsing @ext:<name> and @<path> mentions; cleaning text for display."""
+
+from __future__ import annotations
+
+import pytest
+
+from sightline.mentions import (
+    clean_display_text,
+    escape_path,
+    extension_mentions,
+    file_mentions,
+    parse_mentions,
+    strip_mentions,
+    unescape_path,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("@ext:foo explain this", ["foo"]),
+        ("use @ext:foo and @ext:bar.baz", ["foo", "bar.baz"]),
+        ("see @ext:foo.", ["foo"]),
+        ("see @ext:foo... and", ["foo"]),
+        ("(@ext:foo), [@ext:bar]", ["foo", "bar"]),
+        ('"@ext:foo" `@ext:bar`', ["foo", "bar"]),
+        ("@ext:foo,@ext:bar", ["foo"]),  # the second is glued to a comma, i.e. inside a word
+        ("line one\n@ext:k8s-tools_2", ["k8s-tools_2"]),
+        ("@ext:foo's rules", ["foo"]),
+    ],
+)
+def test_extension_mentions(text: str, names: list[str]) -> None:
+    assert extension_mentions(text) == names
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "foo@ext:x",  # inside a word
+        "mail a@b.com",  # an e-mail address
+        "user@ext:foo.com",  # an address whose domain starts like a mention
+        "@ext:Foo",  # not a valid name
+        "@ext:",  # nothing after it
+        "@ext:-x",  # names start with a letter or digit
+        "@ext:foo@bar",  # glued to something else
+        "@ext:foo/bar",
+    ],
+)
+def test_not_extension_mentions(text: str) -> None:
+    assert extension_mentions(text) == []
+
+
+def test_repeats_are_dropped_keeping_first_seen_order() -> None:
+    text = "@ext:b then @ext:a, again @ext:b and @ext:a."
+    assert extension_mentions(text) == ["b", "a"]
+
+
+def test_mentions_across_text_parts_keep_part_order() -> None:
+    found = parse_mentions(["@src/a.py @ext:one", "@ext:two @ext:one @src/a.py @b.txt"])
+    assert [(m.kind, m.value, m.part) for m in found] == [
+        ("file", "src/a.py", 0),
+        ("extension", "one", 0),
+        ("extension", "two", 1),
+        ("file", "b.txt", 1),
+    ]
+
+
+def test_mention_records_token_and_offset() -> None:
+    [m] = parse_mentions("hi @ext:foo.")
+    assert (m.token, m.start) == ("@ext:foo", 3)
+    [f] = parse_mentions("x @my\\ file.txt!")
+    assert (f.kind, f.value, f.token, f.start) == ("file", "my file.txt", "@my\\ file.txt", 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "paths"),
+    [
+        ("look at @src/main.py please", ["src/main.py"]),
+        ("@README.md.", ["README.md"]),
+        ("(see @docs/a.md)", ["docs/a.md"]),
+        ("@my\\ notes/file\\ 1.txt and @b", ["my notes/file 1.txt", "b"]),
+        ("@a.py @./a.py @a.py", ["a.py", "./a.py"]),
+        ("@/abs/path.txt", ["/abs/path.txt"]),
+        ("trailing backslash @dir\\", ["dir"]),
+        ("escaped dot kept @name\\.", ["name."]),
+    ],
+)
+def test_file_mentions(text: str, paths: list[str]) -> None:
+    assert file_mentions(text) == paths
+
+
+@pytest.mark.parametrize("text", ["a@b.com", "x@y", "@ext:foo", "@ext:Bad", "@ alone", "@", "@."])
+def test_not_file_mentions(text: str) -> None:
+    assert file_mentions(text) == []
+
+
+@pytest.mark.parametrize("path", ["plain.txt", "a b/c  d.txt", "back\\slash", "tab\there", ""])
+def test_escape_round_trip(path: str) -> None:
+    escaped = escape_path(path)
+    assert escaped.replace("\\ ", "").count(" ") == 0  # every space is escaped
+    assert unescape_path(escaped) == path
+    if path:
+        assert file_mentions(f"see @{escaped} now") == [path]
+
+
+def test_strip_mentions_removes_only_extension_tokens() -> None:
+    assert strip_mentions("  @ext:foo  explain   @src/a.py @ext:bar. ") == "explain @src/a.py"
+    assert strip_mentions("mail a@b.com") == "mail a@b.com"
+
+
+def test_clean_display_text() -> None:
+    assert clean_display_text(None) == ""
+    assert clean_display_text("  two\n lines\t here ") == "two lines here"
+    assert clean_display_text("\x1b[1;31mred\x1b[0m \x1b]0;title\x07ok\x00\x7f") == "red ok"
+    assert clean_display_text("abcdefghij", 6) == "abcde…"
+    assert clean_display_text("abc", 6) == "abc"

@@ -58,6 +58,6 @@ def test_update_plan_renders_a_checklist_kept_with_the_conversation(
     assert {"type": "plan", "steps": STEPS} in records
 
     nv.command("Sightline reset")
-    assert not contains_block(transcript(nv), CHECKLIST)
+    wait_for(lambda: not contains_block(transcript(nv), CHECKLIST), what="the cleared transcript")
     assert nv.exec_lua("return require('sightline').open_conversation(...)", str(path))
     wait_for(lambda: contains_block(transcript(nv), CHECKLIST), what="the plan after reopening")

@@ -62,11 +62,12 @@ end
 
 ---Close the current undo block, so the next change is an undo step of its own.
 ---@param buf integer
-local function undo_break(buf)
+function M.undo_break(buf)
   api.nvim_buf_call(buf, function()
     vim.cmd('let &g:undolevels = &g:undolevels')
   end)
 end
+local undo_break = M.undo_break
 
 ---`:checktime` the buffer without any prompt. An unmodified buffer with 'autoread' is
 ---reloaded silently (so nothing on disk is lost); otherwise a change on disk is reported.

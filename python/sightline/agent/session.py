@@ -367,16 +367,18 @@ class Session:
         with self._lock:
             if self.turn is not turn:
                 return  # already finished by stop()/reset()
+            # The transcript is complete before the state says idle: a push in between must
+            # never show an idle turn with its last lines missing.
+            self.transcript.end_reply()
+            elapsed = time.monotonic() - turn.started
+            if status in ("done", "limit"):
+                summary = f"─ {elapsed:.1f} s"
+                if self.tokens["input"] or self.tokens["output"]:
+                    summary += f" · {self.tokens['input']} in · {self.tokens['output']} out"
+                    if self.tokens["cache_read"]:
+                        summary += f" · {self.tokens['cache_read']} from cache"
+                self.transcript.add_note(summary)
             self.turn = None
-        self.transcript.end_reply()
-        elapsed = time.monotonic() - turn.started
-        if status in ("done", "limit"):
-            summary = f"─ {elapsed:.1f} s"
-            if self.tokens["input"] or self.tokens["output"]:
-                summary += f" · {self.tokens['input']} in · {self.tokens['output']} out"
-                if self.tokens["cache_read"]:
-                    summary += f" · {self.tokens['cache_read']} from cache"
-            self.transcript.add_note(summary)
         self.ui.event("SightlineTurnEnd", {"turn": turn.id, "status": status})
         self.ui.flush()
 

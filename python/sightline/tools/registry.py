@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sightline.tools import command, plan, read, view, write
+from sightline.tools import command, plan, read, selection, view, write
 from sightline.tools.base import Tool
 
 
@@ -12,6 +12,7 @@ def default_registry() -> list[Tool]:
         *write.TOOLS,
         *command.TOOLS,
         *plan.TOOLS,
+        selection.REPLACE_SELECTION,
         view.REVEAL,
         view.GO_TO,
     ]

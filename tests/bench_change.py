@@ -7,12 +7,9 @@ of the change, so RPC scheduling of the measuring client does not count, the cor
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
+from tests.benchutil import child, child_env, wait  # noqa: E402
 from tests.fakeapi import FakeAnthropic, text, tool_use  # noqa: E402
 
-NVIM = str(Path(sys.executable).parent / "nvim")
 TARGET_MS = 50.0
 
 SETUP = """
@@ -44,42 +41,6 @@ assert(require('sightline').decide('accept'))
 """
 
 
-def _child(tmp: str, server: FakeAnthropic) -> Any:
-    import pynvim
-
-    cfg = {
-        "python": sys.executable,
-        "provider": {"name": "anthropic", "base_url": server.base_url, "retries": 0},
-    }
-    env = {
-        "SIGHTLINE_ROOT": str(ROOT),
-        "SIGHTLINE_TEST_CONFIG": json.dumps(cfg),
-        "ANTHROPIC_API_KEY": "bench-key",
-    }
-    for name in ("DATA", "CONFIG", "STATE", "CACHE"):
-        env[f"XDG_{name}_HOME"] = os.path.join(tmp, name.lower())
-    old = dict(os.environ)
-    os.environ.update(env)
-    try:
-        init = str(ROOT / "tests" / "minimal_init.lua")
-        return pynvim.attach(
-            "child", argv=[NVIM, "--embed", "--headless", "-n", "-i", "NONE", "-u", init]
-        )
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
-
-
-def _wait(pred: Any, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = pred()
-        if value:
-            return value
-        time.sleep(0.005)
-    raise TimeoutError
-
-
 def _state(nv: Any) -> str:
     return str(nv.exec_lua("return require('sightline').status().state"))
 
@@ -87,7 +48,8 @@ def _state(nv: Any) -> str:
 def bench(runs: int = 7) -> list[dict[str, Any]]:
     samples: list[float] = []
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as server:
-        nv = _child(tmp, server)
+        provider = {"name": "anthropic", "base_url": server.base_url, "retries": 0}
+        nv = child(child_env(tmp, {"provider": provider}, ANTHROPIC_API_KEY="bench-key"))
         try:
             size = nv.exec_lua(SETUP)
             for i in range(runs):
@@ -102,15 +64,15 @@ def bench(runs: int = 7) -> list[dict[str, Any]]:
                     "end_col": len(line.encode()),
                 }
                 assert nv.exec_lua("return {require('sightline').send(...)}", "go", rng) == [True]
-                _wait(lambda: _state(nv) == "awaiting_decision")
+                wait(lambda: _state(nv) == "awaiting_decision")
                 nv.api.buf_set_lines(0, 0, 0, False, ["moved by an edit above"])
                 nv.exec_lua(ACCEPT)
-                dt = _wait(
+                dt = wait(
                     lambda: nv.exec_lua("local b = _G.bench return b.t1 and (b.t1 - b.t0) / 1e6")
                 )
                 samples.append(float(dt))
                 assert nv.api.buf_get_lines(0, row + 1, row + 2, False) == [f"replaced {i}"]
-                _wait(lambda: _state(nv) == "idle")
+                wait(lambda: _state(nv) == "idle")
         finally:
             nv.exec_lua("require('sightline.host').shutdown()")
             nv.close()

@@ -7,19 +7,20 @@ fails the build; the table says which targets are met.
 from __future__ import annotations
 
 import importlib
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT))
 NVIM = str(Path(sys.executable).parent / "nvim")
+
+from tests.benchutil import child, child_env, wait  # noqa: E402
 
 Row = dict[str, Any]
 
@@ -71,7 +72,7 @@ def bench_startup(runs: int = 21) -> list[Row]:
             with_total.append(total)
             own.append(sourcing)
             without_total.append(_startup(False, log)[0])
-        nv = _child(_isolated_env(tmp, "echo"))
+        nv = child(child_env(tmp, {"provider": {"name": "echo"}}))
         try:
             started = _children(nv.call("getpid"))
         finally:
@@ -100,56 +101,17 @@ def bench_startup(runs: int = 21) -> list[Row]:
     ]
 
 
-def _child(env: dict[str, str]) -> Any:
-    import pynvim
-
-    old = dict(os.environ)
-    os.environ.update(env)
-    try:
-        init = str(ROOT / "tests" / "minimal_init.lua")
-        return pynvim.attach(
-            "child", argv=[NVIM, "--embed", "--headless", "-n", "-i", "NONE", "-u", init]
-        )
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
-
-
-def _isolated_env(tmp: str, provider: str) -> dict[str, str]:
-    import json
-
-    env = {
-        "SIGHTLINE_ROOT": str(ROOT),
-        "SIGHTLINE_TEST_CONFIG": json.dumps(
-            {"python": sys.executable, "provider": {"name": provider}}
-        ),
-    }
-    for name in ("DATA", "CONFIG", "STATE", "CACHE"):
-        env[f"XDG_{name}_HOME"] = os.path.join(tmp, name.lower())
-    return env
-
-
-def _wait(pred: Callable[[], Any], timeout: float = 20) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = pred()
-        if value:
-            return value
-        time.sleep(0.002)
-    raise TimeoutError
-
-
 def _chat_once(tmp: str) -> float:
     """ms from :Sightline chat on a cold core to a typed character landing in the composer."""
-    nv = _child(_isolated_env(tmp, "echo"))
+    nv = child(child_env(tmp, {"provider": {"name": "echo"}}))
     try:
         t0 = time.perf_counter()
         nv.command("Sightline chat")
         nv.input("x")
         buf = nv.exec_lua("return require('sightline.pane').buffers().composer")
-        _wait(lambda: nv.api.buf_get_lines(buf, 0, -1, False) == ["x"])
+        wait(lambda: nv.api.buf_get_lines(buf, 0, -1, False) == ["x"])
         elapsed = (time.perf_counter() - t0) * 1000
-        _wait(lambda: nv.exec_lua("return require('sightline').status().state") == "idle")
+        wait(lambda: nv.exec_lua("return require('sightline').status().state") == "idle")
         return elapsed
     finally:
         nv.exec_lua("require('sightline.host').shutdown()")
@@ -180,10 +142,10 @@ def _rss_mb(pid: int) -> float:
 def bench_memory(turns: int = 200) -> list[Row]:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
-        nv = _child(_isolated_env(tmp, "anthropic"))
+        nv = child(child_env(tmp, {"provider": {"name": "anthropic"}}))
         try:
             ping = "return require('sightline.host').request('core.ping')"
-            _wait(lambda: nv.exec_lua(ping)["sdk_loaded"])
+            wait(lambda: nv.exec_lua(ping)["sdk_loaded"])
             pid = nv.exec_lua(ping)["pid"]
             rows.append(
                 {
@@ -196,12 +158,12 @@ def bench_memory(turns: int = 200) -> list[Row]:
         finally:
             nv.exec_lua("require('sightline.host').shutdown()")
             nv.close()
-        nv = _child(_isolated_env(tmp, "echo"))
+        nv = child(child_env(tmp, {"provider": {"name": "echo"}}))
         try:
             rss = []
             for i in range(turns):
                 nv.exec_lua("assert(require('sightline').send(...))", f"turn {i} " + "x" * 200)
-                _wait(lambda: nv.exec_lua("return require('sightline').status().state") == "idle")
+                wait(lambda: nv.exec_lua("return require('sightline').status().state") == "idle")
                 if i in (19, turns - 1):
                     rss.append(
                         _rss_mb(
@@ -235,6 +197,9 @@ def collect() -> list[Row]:
 
 
 def main() -> None:
+    import logging
+
+    logging.getLogger("asyncio").setLevel(logging.ERROR)  # pynvim child teardown noise
     rows = collect()
     width = max(len(r["bench"]) for r in rows)
     vwidth = max(len(str(r["value"])) for r in rows)

@@ -5,15 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tests.agent_util import claude
 from tests.conftest import capture_notify, status, transcript, wait_for, wait_idle
 from tests.fakeapi import FakeAnthropic, fake_api, hold
 
 __all__ = ["fake_api"]
-
-
-def claude(nvim_factory: Any, server: FakeAnthropic, **cfg: Any) -> Any:
-    provider = {"name": "anthropic", "base_url": server.base_url, "retries": 0}
-    return nvim_factory({"provider": provider, **cfg}, env={"ANTHROPIC_API_KEY": "k-test"})
 
 
 def setup_file(nv: Any, ws: Path) -> None:

@@ -8,15 +8,11 @@ from typing import Any
 import pytest
 
 from sightline.scope import fence_for
+from tests.agent_util import claude
 from tests.conftest import status, wait_for, wait_idle
 from tests.fakeapi import FakeAnthropic, fake_api, hold
 
 __all__ = ["fake_api"]
-
-
-def claude(nvim_factory: Any, server: FakeAnthropic, **cfg: Any) -> Any:
-    provider = {"name": "anthropic", "base_url": server.base_url, "retries": 0}
-    return nvim_factory({"provider": provider, **cfg}, env={"ANTHROPIC_API_KEY": "k-test"})
 
 
 def open_file(nv: Any, path: Path, content: str) -> int:

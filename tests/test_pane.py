@@ -109,7 +109,7 @@ def test_reset_starts_a_new_conversation(nvim: Any) -> None:
     wait_idle(nvim)
     first = nvim.exec_lua("return require('sightline.host').status().conversation")
     nvim.command("Sightline reset")
-    assert transcript(nvim) == [""]
+    wait_for(lambda: transcript(nvim) == [""], what="the cleared transcript")
     nvim.exec_lua("assert(require('sightline').send('two'))")
     wait_idle(nvim)
     assert nvim.exec_lua("return require('sightline.host').status().conversation") != first

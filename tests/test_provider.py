@@ -123,8 +123,7 @@ def test_stop_mid_stream_closes_it_and_applies_nothing_more(
     assert status(nv)["state"] == "idle"
     assert fake_api.disconnected.wait(5), "the stream should be closed"
     fake_api.release()
-    before = transcript(nv)
-    assert "■ Stopped." in before
+    before = wait_for(lambda: "■ Stopped." in (t := transcript(nv)) and t, what="the stop note")
     send(nv, "next")
     wait_idle(nv)
     after = transcript(nv)

@@ -84,7 +84,7 @@ def test_replace_is_one_undo_step_and_returns_the_new_range(nvim: Any) -> None:
     buf = setup_buf(nvim, ["keep", "old one", "old two", "keep"])
     nvim.command("let &undolevels = &undolevels")
     got = nvim.exec_lua(
-        "return require('sightline.scope').replace(...)",
+        "return require('sightline.scope').replace(...).range",
         rng(buf, 1, 0, 2, 7),
         "old one\nold two",
         "new\nlines\nhere",
@@ -92,7 +92,7 @@ def test_replace_is_one_undo_step_and_returns_the_new_range(nvim: Any) -> None:
     assert got == rng(buf, 1, 0, 3, 4)
     assert nvim.api.buf_get_lines(buf, 0, -1, False) == ["keep", "new", "lines", "here", "keep"]
     got2 = nvim.exec_lua(
-        "return require('sightline.scope').replace(...)", got, "new\nlines\nhere", "second"
+        "return require('sightline.scope').replace(...).range", got, "new\nlines\nhere", "second"
     )
     assert got2 == rng(buf, 1, 0, 1, 6)
     nvim.command("undo")

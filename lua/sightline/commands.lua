@@ -29,6 +29,7 @@ M.subcommands = {
   history = { run = function() return sl().history() end },
   accept = { run = function(args) return sl().decide('accept', table.concat(args, ' ')) end },
   reject = { run = function(args) return sl().decide('reject', table.concat(args, ' ')) end },
+  compare = { run = function() return sl().compare() end },
   change = {
     run = function(args, opts) return require('sightline.change').command(args, opts) end,
     range = true,

@@ -99,6 +99,7 @@ function M.ensure()
   end
   S.chan = job
   S.status = vim.tbl_extend('force', S.status, { state = 'starting' })
+  S.status.seq = nil -- a new core numbers its statuses afresh
   vim.rpcnotify(job, 'core.init', {
     config = config_for_core(),
     workspace = vim.fn.getcwd(-1, -1),
@@ -148,6 +149,11 @@ function M.status()
 end
 
 function M._set_status(status)
+  -- A pushed update is built before a later request's answer but may be applied after it:
+  -- the core numbers its statuses, and an older one never overwrites a newer one.
+  if status.seq and S.status.seq and status.seq < S.status.seq then
+    return
+  end
   local before = S.status.state
   S.status = status
   if status.conversation_path ~= nil then

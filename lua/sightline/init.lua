@@ -79,6 +79,20 @@ function M.decide(decision, reason)
   return res and true or nil, err
 end
 
+---Open the compare view of the proposal that waits: a tab with before and after side by side.
+---Edits made in the after side are what gets applied on accept.
+---@return boolean? ok, string? err
+function M.compare()
+  if not host().running() then
+    return nil, 'sightline: nothing to compare: no edit is waiting for a decision'
+  end
+  local res, err = host().request('agent.compare')
+  if not res then
+    return nil, err
+  end
+  return require('sightline.review').compare(res.proposal)
+end
+
 ---Change with Agent: open the instruction dialog for a flat range (default: the last visual
 ---selection). Sending starts a turn that can change that text and nothing else.
 function M.change(opts)

@@ -87,6 +87,7 @@ local function set_keys(buf)
   map(buf, { 'n', 'i' }, keys.stop, sl('stop'), 'sightline: stop the turn')
   map(buf, 'n', keys.accept, sl('decide', 'accept'), 'sightline: accept the proposal')
   map(buf, 'n', keys.reject, sl('decide', 'reject'), 'sightline: reject the proposal')
+  map(buf, 'n', keys.compare, sl('compare'), 'sightline: compare the proposal side by side')
   if buf == S.tbuf then
     local chips = function(how)
       return function()
@@ -228,7 +229,8 @@ function M.apply(delta)
 end
 
 local function winbar_text(status)
-  local parts = { 'sightline', status.provider or '', status.mode or 'normal' }
+  local mode = status.mode == 'plan' and 'plan mode' or 'normal'
+  local parts = { 'sightline', status.provider or '', mode }
   if status.autoaccept then
     table.insert(parts, 'autoaccept')
   end
@@ -237,9 +239,16 @@ local function winbar_text(status)
     local secs = (vim.uv.now() - S.since) / 1000
     return ('%%#SightlineWorking#%s working %.1fs%%* · %s'):format(SPINNER[S.frame], secs, head)
   elseif status.state == 'awaiting_decision' then
+    -- The review bar: what waits and the keys that decide it (a command is allowed or denied).
     local keys = require('sightline.config').get().pane.keys
-    return ('%%#SightlineWarning#● %s%%* · %s accept · %s reject · %s'):format(
-      (status.pending or 'waiting'):gsub('%%', '%%%%'), keys.accept, keys.reject, head)
+    local command = status.pending_kind == 'command'
+    local bar = ('%s %s · %s %s'):format(keys.accept, command and 'allow' or 'accept',
+      keys.reject, command and 'deny' or 'reject')
+    if not command and keys.compare then
+      bar = bar .. (' · %s compare'):format(keys.compare)
+    end
+    return ('%%#SightlineWarning#● %s%%* · %s · %s'):format(
+      (status.pending or 'waiting'):gsub('%%', '%%%%'), bar:gsub('%%', '%%%%'), head)
   end
   return head
 end

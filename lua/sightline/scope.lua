@@ -10,22 +10,6 @@ local api = vim.api
 ---@field end_row integer 0-based, inclusive row of the exclusive end position
 ---@field end_col integer byte column, exclusive
 
-local UNCHANGEABLE = { terminal = 'a terminal', help = 'a help buffer', prompt = 'a prompt buffer', quickfix = 'a quickfix list' }
-
----Why a buffer cannot take an edit, or nil.
-function M.unchangeable(buf)
-  local bt = vim.bo[buf].buftype
-  if UNCHANGEABLE[bt] then
-    return ('buffer %d is %s'):format(buf, UNCHANGEABLE[bt])
-  end
-  if not vim.bo[buf].modifiable then
-    return ('buffer %d is not modifiable'):format(buf)
-  end
-  if vim.bo[buf].readonly then
-    return ('buffer %d is read-only'):format(buf)
-  end
-end
-
 local function int(v)
   return type(v) == 'number' and v == math.floor(v)
 end
@@ -51,9 +35,12 @@ function M.check(r)
     if row < 0 or row >= count then
       return nil, ('%s_row %d is outside the buffer (rows 0..%d)'):format(k, row, count - 1)
     end
-    local len = #api.nvim_buf_get_lines(buf, row, row + 1, true)[1]
-    if col < 0 or col > len then
-      return nil, ('%s_col %d is outside row %d (columns 0..%d)'):format(k, col, row, len)
+    local line = api.nvim_buf_get_lines(buf, row, row + 1, true)[1]
+    if col < 0 or col > #line then
+      return nil, ('%s_col %d is outside row %d (columns 0..%d)'):format(k, col, row, #line)
+    end
+    if col < #line and vim.str_utf_start(line, col + 1) ~= 0 then
+      return nil, ('%s_col %d is inside a multibyte character of row %d'):format(k, col, row)
     end
   end
   if r.end_row < r.start_row or (r.end_row == r.start_row and r.end_col < r.start_col) then
@@ -78,9 +65,9 @@ function M.describe(r)
     return nil, err
   end
   local buf = range.buffer
-  local why = M.unchangeable(buf)
+  local why = require('sightline.buffers').unchangeable(buf)
   if why then
-    return nil, why
+    return nil, ('buffer %d %s'):format(buf, why)
   end
   local text = text_of(range)
   if vim.trim(text) == '' then
@@ -223,26 +210,38 @@ function M.anchor(r, text)
   return { buffer = buf, start_row = at[1], start_col = at[2], end_row = end_row, end_col = end_col }
 end
 
----Re-anchor and replace in one step (one undo step). Returns the range of the new text.
----@return sightline.Range? range, string? err
+---Re-anchor and replace in one step: one undo step, then the save rule of every agent edit
+---(review.begin/finish). Returns the range of the new text and how the save went.
+---@return {range: sightline.Range, applied: table}? result, string? err
 function M.replace(r, old_text, new_text)
+  local buf = r.buffer
+  if not api.nvim_buf_is_valid(buf) or not api.nvim_buf_is_loaded(buf) then
+    return nil, 'the buffer of the selection is gone'
+  end
+  local why = require('sightline.buffers').unchangeable(buf)
+  if why then
+    return nil, 'the buffer ' .. why
+  end
+  local review = require('sightline.review')
+  local state = review.begin(buf)
   local range, err = M.anchor(r, old_text)
   if not range then
     return nil, err
   end
-  local why = M.unchangeable(range.buffer)
-  if why then
-    return nil, why
-  end
   local lines = vim.split(new_text, '\n', { plain = true })
-  -- A fresh undo step even when several agent edits land without a keystroke between.
-  api.nvim_buf_call(range.buffer, function()
-    vim.cmd('let &l:undolevels = &l:undolevels')
-  end)
-  api.nvim_buf_set_text(range.buffer, range.start_row, range.start_col, range.end_row, range.end_col, lines)
+  review.undo_break(buf)
+  api.nvim_buf_set_text(buf, range.start_row, range.start_col, range.end_row, range.end_col, lines)
   local end_row = range.start_row + #lines - 1
   local end_col = #lines == 1 and range.start_col + #lines[1] or #lines[#lines]
-  return { buffer = range.buffer, start_row = range.start_row, start_col = range.start_col, end_row = end_row, end_col = end_col }
+  return {
+    range = { buffer = buf, start_row = range.start_row, start_col = range.start_col, end_row = end_row, end_col = end_col },
+    applied = review.finish(buf, state),
+  }
+end
+
+---The whole buffer, for a proposal's before/after (not a hot path).
+function M.lines(buf)
+  return api.nvim_buf_get_lines(buf, 0, -1, true)
 end
 
 return M

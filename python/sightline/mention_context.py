@@ -36,27 +36,25 @@ def context_parts(
     return build_parts_for_mentions(mentions, active, workspace, read_file=read_file, limits=limits)
 
 
-# Whole lines up to max bytes of the loaded buffer showing `path` (compared by real
-# path, so a symlinked name matches), or nil when no loaded buffer shows it.
+# Whole lines up to max bytes of the loaded buffer of `path` (found as the read tools
+# find it), or nil when the file is not loaded.
 _BUFFER_TEXT = """
 local path, max = ...
 local api = vim.api
-for _, buf in ipairs(api.nvim_list_bufs()) do
-  local name = api.nvim_buf_is_loaded(buf) and api.nvim_buf_get_name(buf) or ''
-  if name ~= '' and (name == path or vim.uv.fs_realpath(name) == path) then
-    local out, size, row, count = {}, 0, 0, api.nvim_buf_line_count(buf)
-    while row < count and size <= max do
-      for _, line in ipairs(api.nvim_buf_get_lines(buf, row, math.min(row + 256, count), false)) do
-        out[#out + 1] = line
-        size = size + #line + 1
-        if size > max then break end
-      end
-      row = row + 256
-    end
-    return table.concat(out, '\\n') .. '\\n'
-  end
+local buf = require('sightline.buffers').find(path)
+if not buf or not api.nvim_buf_is_loaded(buf) then
+  return nil
 end
-return nil
+local out, size, row, count = {}, 0, 0, api.nvim_buf_line_count(buf)
+while row < count and size <= max do
+  for _, line in ipairs(api.nvim_buf_get_lines(buf, row, math.min(row + 256, count), false)) do
+    out[#out + 1] = line
+    size = size + #line + 1
+    if size > max then break end
+  end
+  row = row + 256
+end
+return table.concat(out, '\\n') .. '\\n'
 """
 
 

@@ -1,7 +1,7 @@
 """Resolve a member key and a syntax scope in Python source to the lines they cover now.
 
 Neovim ships no Python tree-sitter parser, so reveal asks the core, which uses the stdlib's
-`ast`. The semantics match the Lua (tree-sitter) resolver in lua/sightline/resolve.lua:
+`ast`. The semantics match the Lua (tree-sitter) resolver in lua/sightline/resolve/:
 
 * `member_key` is `name` or a dotted path `Outer.name`; it matches definitions (functions,
   classes, simple assignments) whose nesting path ends with those components.

@@ -18,6 +18,7 @@ from typing import Any
 
 from sightline import extension_admin as admin
 from sightline import extensions, secrets
+from sightline.agent.proposals import compare_view
 from sightline.core import Core
 from sightline.errors import Refused
 from sightline.providers.base import ProviderError
@@ -114,6 +115,11 @@ def _decide(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     reason = params.get("reason") or ""
     core.session.gate.decide(_str(params, "decision"), str(reason))
     return {"status": core.session.status()}
+
+
+@method("agent.compare")
+def _compare(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"proposal": compare_view(core.session)}
 
 
 @method("history.list")

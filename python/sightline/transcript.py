@@ -8,7 +8,7 @@ mark `chips` (row, col, end_col, target): code references <CR> navigates to.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +88,15 @@ class Transcript:
                 self._push("")
             for line in text.split("\n"):
                 self._push(line, group)
+
+    def add_lines(self, lines: Sequence[tuple[str, str | None]]) -> None:
+        """A block of lines of its own, each painted with its group (a diff, a checklist)."""
+        with self._lock:
+            self._in_reply = False
+            self._separate()
+            for text, group in lines:
+                for line in text.split("\n"):
+                    self._push(line, group)
 
     def end_reply(self) -> None:
         with self._lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -28,7 +29,8 @@ from sightline.providers.base import (
     TextDelta,
 )
 from sightline.scope import Selection
-from sightline.tools.base import Tool, ToolResult, tools_for
+from sightline.tools.base import Tool, ToolResult, call_label, tools_for
+from sightline.tools.plan import checklist
 from sightline.transcript import Transcript
 from sightline.ui import Ui
 
@@ -117,6 +119,7 @@ class Session:
         self.tokens = {"input": 0, "output": 0, "cache_read": 0}
         self._provider: Provider | None = None
         self._turn_ids = 0
+        self._status_seq = itertools.count(1)  # lets the Lua mirror drop out-of-order statuses
         self._lock = threading.RLock()
 
     # -- status -------------------------------------------------------------------------------
@@ -136,6 +139,7 @@ class Session:
         pending = self.gate.pending
         turn = self.turn
         return {
+            "seq": next(self._status_seq),
             "state": self.state(),
             "provider": self.cfg.provider.name,
             "model": self.cfg.provider.model if self.cfg.provider.name != "echo" else "echo",
@@ -333,8 +337,10 @@ class Session:
                 f"✗ refused tool {name} (not available here)", "SightlineError"
             )
         else:
+            args = dict(call.get("input") or {})
+            self.transcript.add_note(f"• {call_label(name, args)}")
             try:
-                result = tool.handler(turn, dict(call.get("input") or {}))
+                result = tool.handler(turn, args)
             except Refused as err:
                 result = ToolResult(err.message, True)
             except Exception as err:
@@ -361,16 +367,18 @@ class Session:
         with self._lock:
             if self.turn is not turn:
                 return  # already finished by stop()/reset()
+            # The transcript is complete before the state says idle: a push in between must
+            # never show an idle turn with its last lines missing.
+            self.transcript.end_reply()
+            elapsed = time.monotonic() - turn.started
+            if status in ("done", "limit"):
+                summary = f"─ {elapsed:.1f} s"
+                if self.tokens["input"] or self.tokens["output"]:
+                    summary += f" · {self.tokens['input']} in · {self.tokens['output']} out"
+                    if self.tokens["cache_read"]:
+                        summary += f" · {self.tokens['cache_read']} from cache"
+                self.transcript.add_note(summary)
             self.turn = None
-        self.transcript.end_reply()
-        elapsed = time.monotonic() - turn.started
-        if status in ("done", "limit"):
-            summary = f"─ {elapsed:.1f} s"
-            if self.tokens["input"] or self.tokens["output"]:
-                summary += f" · {self.tokens['input']} in · {self.tokens['output']} out"
-                if self.tokens["cache_read"]:
-                    summary += f" · {self.tokens['cache_read']} from cache"
-            self.transcript.add_note(summary)
         self.ui.event("SightlineTurnEnd", {"turn": turn.id, "status": status})
         self.ui.flush()
 
@@ -434,6 +442,8 @@ class Session:
         self.conversation = history.Conversation.load(path)
         self.transcript.clear()
         render_records(self.transcript, self.conversation.records)
+        plans = [r for r in self.conversation.records if r.get("type") == "plan"]
+        self.plan = list(plans[-1].get("steps", [])) if plans else []
         self.ui.flush()
 
 
@@ -448,9 +458,14 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
                 if block.get("type") == "text":
                     transcript.append_text(block["text"])
                 elif block.get("type") == "tool_use":
-                    transcript.add_note(f"• {block.get('name')}")
+                    label = call_label(str(block.get("name")), dict(block.get("input") or {}))
+                    transcript.add_note(f"• {label}")
             transcript.end_reply()
         elif kind == "event" and record.get("event") == "error":
             transcript.add_note("✗ " + str(record.get("text", "")), "SightlineError")
         elif kind == "event" and record.get("event") == "stopped":
             transcript.add_note("■ Stopped.", "SightlineWarning")
+        elif kind == "plan":
+            transcript.add_lines(checklist(list(record.get("steps", []))))
+        elif kind == "proposal":
+            transcript.add_lines([(str(t), g) for t, g in record.get("lines", [])])

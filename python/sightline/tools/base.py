@@ -67,3 +67,19 @@ def allowed_kinds(mode: str, scoped: bool) -> frozenset[Kind]:
 def tools_for(registry: Iterable[Tool], mode: str, scoped: bool) -> list[Tool]:
     kinds = allowed_kinds(mode, scoped)
     return [tool for tool in registry if tool.kind in kinds]
+
+
+# The argument that says what a call is about, in the order looked for.
+_LABEL_KEYS = ("path", "command", "pattern", "glob")
+
+
+def call_label(name: str, args: dict[str, Any]) -> str:
+    """One line naming a tool call for the transcript, e.g. `read_file src/app.py`."""
+    for key in _LABEL_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            first = value.splitlines()[0] if value.strip() else value
+            if len(first) > 80:
+                first = first[:79] + "…"
+            return f"{name} {first}"
+    return name

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from sightline.tools import view
+from sightline.tools import command, plan, read, selection, view, write
 from sightline.tools.base import Tool
 
 
 def default_registry() -> list[Tool]:
-    tools: list[Tool] = [view.REVEAL, view.GO_TO]
+    tools: list[Tool] = [
+        *read.TOOLS,
+        *write.TOOLS,
+        *command.TOOLS,
+        *plan.TOOLS,
+        selection.REPLACE_SELECTION,
+        view.REVEAL,
+        view.GO_TO,
+    ]
     return tools

@@ -1,0 +1,93 @@
+---@mod sightline.buffers  Buffers by path, for the core's tools: find, load, read a range, judge.
+---The core works on buffers, never around them: a file that is loaded is read and edited
+---through its buffer, so the agent sees (and changes) what the user sees.
+local M = {}
+local api = vim.api
+
+---The buffer (loaded or not) whose file is `path`, an absolute path with symlinks resolved.
+---@param path string
+---@return integer?
+function M.find(path)
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    local name = api.nvim_buf_get_name(b)
+    if name ~= '' and (name == path or vim.fn.resolve(name) == path) then
+      return b
+    end
+  end
+  return nil
+end
+
+---Load the buffer of `path` for an edit (created unlisted: it becomes listed once edited).
+---A file open in another Neovim loads read-only and never prompts: bufload() skips the
+---SwapExists dialog (and the autocmd) and reports E325, which marks the buffer here.
+---@param path string
+---@return integer? buf, string? err
+function M.load(path)
+  local buf = M.find(path) or vim.fn.bufadd(path)
+  if not api.nvim_buf_is_loaded(buf) then
+    local ok, err = pcall(vim.fn.bufload, buf)
+    if not ok and tostring(err):find('E325', 1, true) and api.nvim_buf_is_loaded(buf) then
+      vim.b[buf].sightline_swap = true
+      vim.bo[buf].readonly = true
+    elseif not ok then
+      return nil, tostring(err)
+    end
+  end
+  return buf
+end
+
+---Why the buffer cannot take an edit, or nil when it can.
+---@param buf integer
+---@return string?
+function M.unchangeable(buf)
+  local bo = vim.bo[buf]
+  if bo.buftype == 'terminal' then
+    return 'is a terminal buffer'
+  elseif bo.buftype == 'help' then
+    return 'is a help buffer'
+  elseif bo.buftype == 'quickfix' or bo.buftype == 'prompt' then
+    return ('is a %s buffer'):format(bo.buftype)
+  elseif vim.b[buf].sightline_swap then
+    return 'is open in another Neovim (a swap file exists), so it was loaded read-only'
+  elseif bo.readonly then
+    return "is read-only ('readonly')"
+  elseif not bo.modifiable then
+    return "is not modifiable ('nomodifiable')"
+  end
+  return nil
+end
+
+---A file-backed buffer: a normal buffer whose file exists on disk. Only these are saved.
+---@param buf integer
+---@return boolean
+function M.has_file(buf)
+  local name = api.nvim_buf_get_name(buf)
+  return vim.bo[buf].buftype == '' and name ~= '' and vim.fn.filereadable(name) == 1
+end
+
+---Lines [first, last) of the loaded buffer of `path` (at most `max` of them), or nil when the
+---file is not loaded (the core then reads the disk).
+---@param path string
+---@param first integer 0-based
+---@param last integer exclusive, -1 for the end
+---@param max integer
+---@return table?
+function M.read(path, first, last, max)
+  local buf = M.find(path)
+  if not buf or not api.nvim_buf_is_loaded(buf) then
+    return nil
+  end
+  local total = api.nvim_buf_line_count(buf)
+  if last < 0 or last > total then
+    last = total
+  end
+  first = math.min(first, total)
+  last = math.max(first, math.min(last, first + max))
+  return {
+    total = total,
+    lines = api.nvim_buf_get_lines(buf, first, last, false),
+    modified = vim.bo[buf].modified,
+  }
+end
+
+return M

@@ -1,0 +1,196 @@
+"""Proposals and the review gate: every write is shown as a diff and applied only when accepted.
+
+A proposal keeps the whole buffer before and after (for the diff and the compare view). On
+accept the core asks Neovim for the compare view's after side (the user may have edited it),
+reduces the change to one anchored span and has Neovim apply it as one undo step; the
+anchor must still occur exactly once, else the edit is refused as changed since proposed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sightline import diff
+from sightline.errors import Refused
+from sightline.tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from sightline.agent.session import Session, Turn
+
+_ids = itertools.count(1)
+
+REVIEW = "require('sightline.review')"
+
+
+def next_id() -> int:
+    """Ids of what goes to the gate (proposals, commands), as events and the compare view
+    name them."""
+    return next(_ids)
+
+
+# How an accepted proposal is applied: (turn, proposal, the accepted after-text) → result.
+Applier = Callable[["Turn", "Proposal", str], ToolResult]
+
+
+@dataclass
+class Proposal:
+    kind: str  # "edit" | "create"
+    path: str  # workspace-relative, as shown
+    abspath: str
+    before: str
+    after: str
+    anchor_start: int = 0  # the region of `before` the model's edit replaced
+    anchor_end: int = 0
+    # Another way to apply it (Change with Agent re-anchors its selection); default: by kind.
+    applier: Applier | None = field(default=None, compare=False)
+    id: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            self.id = next_id()
+
+    def summary(self) -> str:
+        added, removed = diff.stats(self.before, self.after)
+        verb = "create" if self.kind == "create" else "edit"
+        return f"{verb} {self.path} (+{added} −{removed})"
+
+    def view(self) -> dict[str, Any]:
+        """What the compare view needs."""
+        return {"id": self.id, "path": self.path, "before": self.before, "after": self.after}
+
+
+def compare_view(session: Session) -> dict[str, Any]:
+    """The pending proposal for `:Sightline compare`."""
+    pending = session.gate.pending
+    proposal = pending.data.get("proposal") if pending else None
+    if not isinstance(proposal, Proposal):
+        raise Refused("sightline: nothing to compare: no edit is waiting for a decision")
+    return proposal.view()
+
+
+def review(turn: Turn, proposal: Proposal) -> ToolResult:
+    """Show the proposal, wait for the decision (or autoaccept), apply it; tell the model."""
+    session = turn.session
+    summary = proposal.summary()
+    shown: list[diff.Line] = [(f"✎ {summary}", "SightlineWarning")]
+    shown += diff.compact_diff(proposal.before, proposal.after)
+    session.transcript.add_lines(shown)
+    auto = bool(session.autoaccept)
+    session.ui.event(
+        "SightlineProposal",
+        {
+            "id": proposal.id,
+            "path": proposal.path,
+            "kind": proposal.kind,
+            "summary": summary,
+            "autoaccept": auto,
+        },
+    )
+    if auto:
+        decision, reason = "accept", ""
+    else:
+        item = turn.gate.ask(proposal.kind, summary, {"proposal": proposal})
+        decision, reason = item.decision or "reject", item.reason
+    if decision != "accept" or turn.cancelled():
+        turn.editor.lua(f"{REVIEW}.close_compare(...)", proposal.id)
+        told = f"rejected by the user: {reason}" if reason else "rejected by the user"
+        return _outcome(session, proposal, shown, f"✗ {told}", "SightlineWarning", told, True)
+    edited_lines = turn.editor.lua(f"return {REVIEW}.take_after(...)", proposal.id)
+    after = proposal.after
+    if edited_lines is not None:
+        after = diff.buffer_text(list(edited_lines))
+    result = _apply(turn, proposal, after)
+    note = ("✗ " if result.is_error else "✔ ") + result.content
+    if auto and not result.is_error:
+        note += " (autoaccept)"
+    told = result.content
+    if not result.is_error and after != proposal.after:
+        told += (
+            " The user edited your proposal in the compare view before accepting it: "
+            "read the file again before further edits."
+        )
+    group = "SightlineError" if result.is_error else "SightlineNote"
+    return _outcome(session, proposal, shown, note, group, told, result.is_error)
+
+
+def _outcome(
+    session: Session,
+    proposal: Proposal,
+    shown: list[diff.Line],
+    note: str,
+    group: str,
+    told: str,
+    is_error: bool,
+) -> ToolResult:
+    session.transcript.add_note(note, group)
+    session.record(
+        {
+            "type": "proposal",
+            "id": proposal.id,
+            "kind": proposal.kind,
+            "path": proposal.path,
+            "lines": [[text, hl] for text, hl in [*shown, (note, group)]],
+        }
+    )
+    return ToolResult(told, is_error)
+
+
+_NOT_SAVED = {
+    "nofile": "the buffer has no file, so it was not saved",
+    "modified": (
+        "the buffer had unsaved changes of the user, so it was not saved (it stays modified)"
+    ),
+    "changed_on_disk": (
+        "the file changed on disk since it was loaded, so it was not overwritten "
+        "(the buffer stays modified)"
+    ),
+    "write_failed": "writing the file failed",
+}
+
+
+def _apply(turn: Turn, proposal: Proposal, after: str) -> ToolResult:
+    if proposal.applier is not None:
+        return proposal.applier(turn, proposal, after)
+    rel = proposal.path
+    if proposal.kind == "create":
+        res = turn.editor.lua(
+            f"return {REVIEW}.create(...)", {"path": proposal.abspath, "text": after}
+        )
+    else:
+        if after == proposal.before:
+            return ToolResult(f"accepted, but the accepted text equals {rel}: nothing changed")
+        region = (proposal.anchor_start, proposal.anchor_end)
+        edit = diff.anchored_edit(proposal.before, after, *region)
+        res = turn.editor.lua(
+            f"return {REVIEW}.apply(...)",
+            {
+                "path": proposal.abspath,
+                "anchor": edit.anchor,
+                "rel_start": edit.rel_start,
+                "rel_end": edit.rel_end,
+                "text": edit.text,
+            },
+        )
+    if res.get("stale"):
+        return ToolResult(
+            f"refused: {rel} changed since the proposal: the text to replace now occurs "
+            f"{res.get('count', 0)} times (it must occur exactly once). Nothing was changed; "
+            "read the file again.",
+            True,
+        )
+    return applied_result(rel, res, "created" if proposal.kind == "create" else "changed")
+
+
+def applied_result(rel: str, res: dict[str, Any], done: str = "changed") -> ToolResult:
+    """What the model is told about an apply done by review.lua (its `sightline.Applied`)."""
+    if res.get("error") and not res.get("ok"):
+        return ToolResult(f"refused: {rel} {res['error']}. Nothing was changed.", True)
+    if res.get("saved"):
+        return ToolResult(f"accepted: {rel} was {done} and saved.")
+    why = _NOT_SAVED.get(str(res.get("why")), "it was not saved")
+    if res.get("error"):
+        why += f" ({res['error']})"
+    return ToolResult(f"accepted: {rel} was {done} in its buffer; {why}.")

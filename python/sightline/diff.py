@@ -1,0 +1,171 @@
+"""Pure text diffing for proposals: the changed span, anchored edits, a compact diff to show.
+
+A buffer's text is its lines joined with "\\n" plus a final "\\n" (what the file holds), so an
+edit's span never ends past the last real position of the buffer: both texts end with the
+same newline, and the common suffix always keeps it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+ADD_GROUP = "SightlineDiffAdd"
+DELETE_GROUP = "SightlineDiffDelete"
+HUNK_GROUP = "SightlineNote"
+
+Line = tuple[str, str | None]
+
+
+def buffer_text(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n"
+
+
+def as_buffer_text(text: str) -> str:
+    """A proposed text as a buffer would hold it: always ending with one newline."""
+    return text if text.endswith("\n") else text + "\n"
+
+
+@dataclass(frozen=True)
+class Span:
+    """Replace before[start:end] with `text` (code point offsets)."""
+
+    start: int
+    end: int
+    text: str
+
+
+def changed_span(before: str, after: str) -> Span:
+    """The smallest single span that turns `before` into `after` (common prefix and suffix).
+
+    When both end alike (the final newline) the suffix keeps that character, so the span
+    never ends past the last real position of a buffer.
+    """
+    limit = min(len(before), len(after))
+    reserve = 1 if limit and before[-1] == after[-1] else 0
+    prefix = 0
+    while prefix < limit - reserve and before[prefix] == after[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and before[-1 - suffix] == after[-1 - suffix]:
+        suffix += 1
+    return Span(prefix, len(before) - suffix, after[prefix : len(after) - suffix])
+
+
+@dataclass(frozen=True)
+class AnchoredEdit:
+    """An edit located by text, not by position: `anchor` must occur exactly once in the
+    buffer; bytes [rel_start, rel_end) of it are replaced by `text`.
+
+    Offsets are UTF-8 bytes because Neovim's columns are bytes.
+    """
+
+    anchor: str
+    rel_start: int
+    rel_end: int
+    text: str
+
+
+def anchored_edit(before: str, after: str, anchor_start: int, anchor_end: int) -> AnchoredEdit:
+    """Express before → after as a change inside before[anchor_start:anchor_end].
+
+    The region grows only when the change reaches outside it (an edit made in the compare
+    view); the change inside is reduced to its smallest span.
+    """
+    tail = len(before) - anchor_end
+    inside = (
+        before[:anchor_start] == after[:anchor_start]
+        and len(after) >= anchor_start + tail
+        and before[anchor_end:] == after[len(after) - tail :]
+    )
+    if not inside:
+        whole = changed_span(before, after)
+        anchor_start = min(anchor_start, whole.start)
+        anchor_end = max(anchor_end, whole.end)
+        tail = len(before) - anchor_end
+    region = before[anchor_start:anchor_end]
+    replaced = after[anchor_start : len(after) - tail]
+    span = changed_span(region, replaced)
+    return AnchoredEdit(
+        anchor=region,
+        rel_start=len(region[: span.start].encode()),
+        rel_end=len(region[: span.end].encode()),
+        text=span.text,
+    )
+
+
+def count_occurrences(text: str, needle: str) -> int:
+    """Occurrences of needle, overlapping ones included ("aa" occurs twice in "aaa")."""
+    if not needle:
+        return 0
+    count, at = 0, text.find(needle)
+    while at >= 0:
+        count += 1
+        at = text.find(needle, at + 1)
+    return count
+
+
+def _middle(before: str, after: str, keep: int) -> tuple[int, list[str], list[str]]:
+    """The lines that differ, with `keep` lines around them, and where they start (0-based).
+
+    difflib is quadratic at worst; a proposal changes a few lines of what may be a large
+    file, so only the changed middle is handed to it.
+    """
+    a, b = before.splitlines(), after.splitlines()
+    limit = min(len(a), len(b))
+    prefix = 0
+    while prefix < limit and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    start = max(0, prefix - keep)
+    cut = max(0, suffix - keep)
+    return start, a[start : len(a) - cut], b[start : len(b) - cut]
+
+
+def stats(before: str, after: str) -> tuple[int, int]:
+    """(lines added, lines removed)."""
+    added = removed = 0
+    _, a, b = _middle(before, after, 0)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, False).get_opcodes():
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return added, removed
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def _shift_hunk(line: str, offset: int) -> str:
+    """A hunk header of the middle's diff, renumbered for the whole file."""
+
+    def shift(m: re.Match[str]) -> str:
+        a, b = int(m.group(1)) + offset, int(m.group(3)) + offset
+        return f"@@ -{a}{m.group(2) or ''} +{b}{m.group(4) or ''} @@"
+
+    return _HUNK.sub(shift, line, count=1)
+
+
+def compact_diff(before: str, after: str, context: int = 2, max_lines: int = 60) -> list[Line]:
+    """Unified diff lines (no file header) with the group each line is painted with."""
+    out: list[Line] = []
+    offset, a, b = _middle(before, after, context)
+    for line in difflib.unified_diff(a, b, n=context, lineterm=""):
+        if not out and not line.startswith("@@"):
+            continue  # the "---"/"+++" file header
+        if line.startswith("@@"):
+            out.append((_shift_hunk(line, offset), HUNK_GROUP))
+        elif line.startswith("+"):
+            out.append((line, ADD_GROUP))
+        elif line.startswith("-"):
+            out.append((line, DELETE_GROUP))
+        else:
+            out.append((line, None))
+    if len(out) > max_lines:
+        cut = len(out) - max_lines
+        out = [*out[:max_lines], (f"… {cut} more diff lines (compare to see all)", HUNK_GROUP)]
+    return out

@@ -1,0 +1,182 @@
+"""run_command: asks every time (autoaccept never applies), then runs in the workspace root.
+
+The command runs under /bin/sh in a process group of its own, so a timeout or a stopped turn
+kills it with everything it started. It never sees the provider's key, and the key is
+redacted from its output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sightline import secrets
+from sightline.agent.proposals import next_id
+from sightline.errors import Refused
+from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.tools.output import HeadTail, clip_line
+
+if TYPE_CHECKING:
+    from sightline.agent.session import Turn
+
+MAX_OUTPUT_BYTES = 30_000
+MAX_OUTPUT_LINES = 400
+READER_GRACE_S = 2.0
+
+
+@dataclass
+class Ran:
+    output: str
+    code: int | None
+    seconds: float
+    timed_out: bool = False
+    stopped: bool = False
+
+
+class _Group:
+    """A started command's process group, killed at most once and never after it was reaped
+    (its id could be reused by then)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]):
+        self.proc = proc
+        self._lock = threading.Lock()
+        self._reaped = False
+        self.killed = False
+
+    def kill(self) -> None:
+        with self._lock:
+            if self._reaped:
+                return
+            self.killed = True
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def reaped(self) -> None:
+        with self._lock:
+            self._reaped = True
+
+
+def execute(command: str, cwd: str, timeout_s: float, turn: Turn | None = None) -> Ran:
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        ["/bin/sh", "-c", command],
+        cwd=cwd,
+        env=secrets.scrubbed_env(dict(os.environ)),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group: killpg reaches all it started
+    )
+    group = _Group(proc)
+    if turn is not None:
+        turn.on_cancel(group.kill)
+        if turn.cancelled():
+            group.kill()
+    sink = HeadTail(MAX_OUTPUT_BYTES)
+    assert proc.stdout is not None
+    reader = threading.Thread(target=_drain, args=(proc.stdout, sink), daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        group.kill()
+        proc.wait()
+    # Background processes it left behind would hold the output pipe open and keep the
+    # turn waiting: they do not outlive the command.
+    group.kill()
+    group.reaped()
+    reader.join(READER_GRACE_S)
+    stopped = turn is not None and turn.cancelled()
+    return Ran(
+        output=_clip_lines(secrets.redact(sink.text())),
+        code=None if timed_out or stopped else proc.returncode,
+        seconds=time.monotonic() - started,
+        timed_out=timed_out,
+        stopped=stopped,
+    )
+
+
+def _drain(stream: Any, sink: HeadTail) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        while chunk := stream.read1(65536):
+            sink.feed(chunk)
+
+
+def _clip_lines(text: str) -> str:
+    lines = [clip_line(line) for line in text.splitlines()]
+    if len(lines) <= MAX_OUTPUT_LINES:
+        return "\n".join(lines)
+    head = MAX_OUTPUT_LINES // 4
+    tail = MAX_OUTPUT_LINES - head
+    cut = len(lines) - head - tail
+    return "\n".join([*lines[:head], f"… [{cut} lines of output cut] …", *lines[-tail:]])
+
+
+def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
+    command = args.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise Refused("command: required, a non-empty string")
+    session = turn.session
+    one_line = command.strip().replace("\n", " ⏎ ")
+    summary = "run: " + (one_line if len(one_line) <= 120 else one_line[:119] + "…")
+    # Shown verbatim, every line, before the user decides.
+    shown = [("$ " + line, "SightlineWarning") for line in command.split("\n")]
+    session.transcript.add_lines(shown)
+    session.ui.event(
+        "SightlineProposal",
+        {
+            "id": next_id(),
+            "kind": "command",
+            "summary": summary,
+            "command": command,
+            "autoaccept": False,
+        },
+    )
+    item = turn.gate.ask("command", summary, {"command": command})
+    if item.decision != "accept" or turn.cancelled():
+        told = "denied by the user" + (f": {item.reason}" if item.reason else "")
+        session.transcript.add_note("✗ " + told, "SightlineWarning")
+        return ToolResult(told + "; the command did not run.", True)
+    timeout_s = session.cfg.command_timeout_ms / 1000
+    ran = execute(command, turn.workspace, timeout_s, turn)
+    if ran.timed_out:
+        status = (
+            f"timed out after {timeout_s:g} s (tools.command_timeout_ms); "
+            "the command and everything it started were killed"
+        )
+    elif ran.stopped:
+        status = "stopped with the turn; the command and everything it started were killed"
+    else:
+        status = f"exit code {ran.code}"
+    lines = len(ran.output.splitlines())
+    session.transcript.add_note(f"⏵ {status} · {ran.seconds:.1f} s · {lines} lines of output")
+    body = ran.output if ran.output else "(no output)"
+    return ToolResult(f"{status}\n{body}", ran.timed_out or ran.stopped or ran.code != 0)
+
+
+TOOLS = [
+    Tool(
+        name="run_command",
+        kind=Kind.EXEC,
+        description=(
+            "Run a shell command (/bin/sh -c) in the workspace root, after the user allows it "
+            "(they see it verbatim and may deny it). Output (stdout and stderr together) is "
+            "bounded; the command is killed after tools.command_timeout_ms, and background "
+            "processes do not outlive it. Prefer read_file, list_files and grep for reading."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "The command line."}},
+            "required": ["command"],
+        },
+        handler=run_command,
+    ),
+]

@@ -1,0 +1,178 @@
+"""Confinement to the workspace root, and the list of files in it.
+
+Every path a tool receives goes through resolve(): it is joined to the root, normalised and
+resolved through symlinks, and must still lie inside the (resolved) root. So `..`, an
+absolute path elsewhere and a symlink that leads out are all refused alike.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from sightline.errors import Refused
+
+# Directories never worth listing when the workspace is not a git repository.
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+    }
+)
+GIT_TIMEOUT_S = 10.0
+
+
+def _real(path: str | Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def inside(root: Path, path: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def resolve(workspace: str, path: str) -> Path:
+    """The real path of `path` (relative to the workspace, or absolute inside it); Refused
+    when it leads outside the workspace."""
+    if not isinstance(path, str) or not path.strip():
+        raise Refused("path: expected a non-empty path relative to the workspace root")
+    if "\0" in path:
+        raise Refused("path: contains a NUL byte")
+    root = _real(workspace)
+    candidate = Path(path) if os.path.isabs(path) else Path(workspace) / path
+    real = _real(candidate)
+    if not inside(root, real):
+        raise Refused(f"{path}: outside the workspace ({workspace}); only files in it are allowed")
+    return real
+
+
+def relative(workspace: str, path: Path) -> str:
+    """How a path is shown to the model and the user: relative to the root."""
+    root = _real(workspace)
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return str(path)
+    return str(rel) if str(rel) != "." else "."
+
+
+@lru_cache(maxsize=64)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as a regex over `/`-separated relative paths.
+
+    `*` and `?` stay inside one path segment, `**` spans segments, `[...]` is a class. A
+    pattern without `/` matches the file name at any depth (`*.py`), like a .gitignore line.
+    """
+    if "/" not in pattern:
+        pattern = "**/" + pattern
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            end = pattern.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def glob_match(pattern: str, rel_path: str) -> bool:
+    return glob_regex(pattern.removeprefix("./")).match(rel_path) is not None
+
+
+@dataclass
+class Listing:
+    files: list[str]
+    complete: bool  # False when the walk stopped at its limit
+
+
+def list_files(workspace: str, glob: str | None = None, limit: int = 50_000) -> Listing:
+    """Workspace files (relative, sorted): git's view when it is a repository (tracked and
+    untracked, ignored ones left out), else a walk that skips tool and VCS directories.
+    Files whose real path leads outside the workspace are left out."""
+    root = _real(workspace)
+    names = _git_files(root)
+    complete = True
+    if names is None:
+        names, complete = _walk(root, limit)
+    files = []
+    for name in names:
+        if glob and not glob_match(glob, name):
+            continue
+        path = root / name
+        if path.is_symlink() and not inside(root, _real(path)):
+            continue
+        if path.is_file():
+            files.append(name)
+    files.sort()
+    if len(files) > limit:
+        files, complete = files[:limit], False
+    return Listing(files, complete)
+
+
+def _git_files(root: Path) -> list[str] | None:
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "-co", "--exclude-standard"],
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=True,
+            stdin=subprocess.DEVNULL,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = {n for n in out.decode(errors="surrogateescape").split("\0") if n}
+    return sorted(names)
+
+
+def _walk(root: Path, limit: int) -> tuple[list[str], bool]:
+    names: list[str] = []
+    for name in _iter_walk(root):
+        if len(names) >= limit:
+            return names, False
+        names.append(name)
+    return names, True
+
+
+def _iter_walk(root: Path) -> Iterator[str]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        base = Path(dirpath).relative_to(root)
+        for filename in sorted(filenames):
+            yield str(base / filename) if str(base) != "." else filename

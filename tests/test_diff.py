@@ -1,0 +1,137 @@
+"""Pure diff logic of proposals: the changed span, anchored edits, counts, the compact diff."""
+
+from __future__ import annotations
+
+import pytest
+
+from sightline import diff
+
+
+def apply_anchored(text: str, edit: diff.AnchoredEdit) -> str:
+    """What review.lua does, in bytes: find the anchor once, replace the span inside it."""
+    data, anchor = text.encode(), edit.anchor.encode()
+    assert data.count(anchor) >= 1
+    at = data.find(anchor)
+    out = data[: at + edit.rel_start] + edit.text.encode() + data[at + edit.rel_end :]
+    return out.decode()
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "span"),
+    [
+        ("abc\n", "abc\n", diff.Span(3, 3, "")),
+        ("x = 1\ny = 2\n", "x = 1\ny = 3\n", diff.Span(10, 11, "3")),
+        ("a\nb\n", "a\nb\nc\n", diff.Span(3, 3, "\nc")),
+        ("aaa\n", "aa\n", diff.Span(2, 3, "")),  # prefix and suffix never overlap
+        ("", "new\n", diff.Span(0, 0, "new\n")),
+    ],
+)
+def test_changed_span_is_common_prefix_and_suffix(before: str, after: str, span: diff.Span) -> None:
+    got = diff.changed_span(before, after)
+    assert got == span
+    assert before[: got.start] + got.text + before[got.end :] == after
+
+
+def test_span_never_ends_past_the_final_newline() -> None:
+    # Appending a line must not put the span at (line_count, 0): nvim_buf_set_text refuses it.
+    before, after = "one\ntwo\n", "one\ntwo\nthree\n"
+    span = diff.changed_span(before, after)
+    assert span.end <= len(before) - 1
+
+
+def test_anchored_edit_is_the_smallest_span_inside_old_string() -> None:
+    before = "def f():\n    return 1\n\ndef g():\n    return 1\n"
+    old, new = "def g():\n    return 1", "def g():\n    return 2"
+    at = before.find(old)
+    after = before[:at] + new + before[at + len(old) :]
+    edit = diff.anchored_edit(before, after, at, at + len(old))
+    assert edit.anchor == old
+    assert (edit.rel_start, edit.rel_end, edit.text) == (len(old) - 1, len(old), "2")
+    assert apply_anchored(before, edit) == after
+
+
+def test_anchored_edit_offsets_are_utf8_bytes() -> None:
+    before = "café = 'crème'\n"
+    at = before.find("'crème'")
+    after = before.replace("'crème'", "'brûlée'")
+    edit = diff.anchored_edit(before, after, at, at + len("'crème'"))
+    assert edit.rel_start == 1  # after the quote
+    assert edit.rel_end == len("'crèm".encode())  # the common suffix "e'" stays
+    assert apply_anchored(before, edit) == after
+
+
+def test_anchored_edit_region_grows_for_a_change_outside_it() -> None:
+    # The user edited the compare view's after side outside the model's old_string.
+    before = "a = 1\nb = 2\nc = 3\n"
+    at = before.find("b = 2")
+    after = "a = 10\nb = 20\nc = 3\n"
+    edit = diff.anchored_edit(before, after, at, at + len("b = 2"))
+    assert "b = 2" in edit.anchor and edit.anchor != "b = 2"
+    assert apply_anchored(before, edit) == after
+
+
+def test_anchored_edit_keeps_old_string_as_anchor_when_a_neighbour_matches() -> None:
+    # "axxb" with the first x removed: the whole-text span would pick the second x.
+    before, after = "axxb\n", "axb\n"
+    edit = diff.anchored_edit(before, after, 1, 2)
+    assert edit.anchor == "x"
+    assert apply_anchored(before, edit) == after
+
+
+def test_count_occurrences_counts_overlapping() -> None:
+    assert diff.count_occurrences("aaa", "aa") == 2
+    assert diff.count_occurrences("x = 1\nx = 1\n", "x = 1") == 2
+    assert diff.count_occurrences("abc", "d") == 0
+    assert diff.count_occurrences("abc", "") == 0
+
+
+def test_buffer_text_round_trip() -> None:
+    assert diff.buffer_text(["a", "b"]) == "a\nb\n"
+    assert diff.as_buffer_text("a\nb") == "a\nb\n"
+    assert diff.as_buffer_text("a\n") == "a\n"
+
+
+def test_compact_diff_groups_and_header_skipped() -> None:
+    before = "-- lua comment\nkeep\nold\n"
+    after = "keep\nnew\n"
+    got = diff.compact_diff(before, after)
+    assert got[0][1] == diff.HUNK_GROUP and got[0][0].startswith("@@")
+    assert ("--- lua comment", diff.DELETE_GROUP) in got  # a deleted "-- …" line, not a header
+    assert ("-old", diff.DELETE_GROUP) in got
+    assert ("+new", diff.ADD_GROUP) in got
+    assert (" keep", None) in got
+    assert diff.stats(before, after) == (1, 2)
+
+
+def test_compact_diff_is_bounded() -> None:
+    before = "".join(f"{i}\n" for i in range(200))
+    after = "".join(f"{i}!\n" for i in range(200))
+    got = diff.compact_diff(before, after, max_lines=10)
+    assert len(got) == 11
+    assert got[-1][0].startswith("… ") and "more diff lines" in got[-1][0]
+
+
+def test_compact_diff_of_a_large_file_numbers_hunks_for_the_whole_file() -> None:
+    before = "".join(f"line {i}\n" for i in range(1, 100_001))
+    after = before.replace("line 50000\n", "line 50000 changed\n")
+    import difflib
+
+    expected = [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), n=2, lineterm="")
+    ][2:]
+    assert [text for text, _ in diff.compact_diff(before, after)] == expected
+    assert diff.stats(before, after) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("", "a\nb\n"), ("a\nb\n", ""), ("a\n", "a\nb\n"), ("x\na\n", "a\n"), ("a\nb\nc\n", "a\nc\n")],
+)
+def test_compact_diff_headers_match_difflib(before: str, after: str) -> None:
+    import difflib
+
+    expected = list(
+        difflib.unified_diff(before.splitlines(), after.splitlines(), n=2, lineterm="")
+    )[2:]
+    assert [text for text, _ in diff.compact_diff(before, after)] == expected

@@ -30,8 +30,8 @@ def add_extension(d: extensions.ExtensionDirs, name: str, description: str) -> N
 
 def words(result: dict[str, object]) -> list[str]:
     items = result["items"]
-    assert isinstance(items, list)
-    return [item["word"] for item in items]
+    assert isinstance(items, dict)
+    return list(items["word"])
 
 
 def test_start_is_a_byte_column_and_items_rank(tmp_path: Path) -> None:
@@ -45,7 +45,24 @@ def test_start_is_a_byte_column_and_items_rank(tmp_path: Path) -> None:
     assert result["start"] == len("é → ".encode())
     assert words(result) == ["@ext:browser-tools", "@src/browser.py"]
     assert words(comp.candidates(str(ws), token="ext:")) == ["@ext:browser-tools"]
-    assert comp.candidates(str(ws), before="a@bro") == {"start": -1, "items": []}
+    none = comp.candidates(str(ws), before="a@bro")
+    assert none["start"] == -1 and words(none) == []
+
+
+def test_items_travel_as_columns(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path / "ws", ["my notes.md"])
+    d = dirs(tmp_path)
+    add_extension(d, "notes", "Note\x1b[31m taking")
+    comp = ComposerCompletion(d)
+    comp.warm(str(ws))
+    assert comp.wait_idle(10)
+    assert comp.candidates(str(ws), token="no")["items"] == {
+        "word": ["@ext:notes", "@my\\ notes.md"],
+        "abbr": ["@ext:notes", "my notes.md"],
+        "menu": ["Note taking", "file"],
+        "info": ["Note taking", ""],
+        "kind": ["extension", "file"],
+    }
 
 
 def test_extensions_are_read_again_at_each_new_mention(tmp_path: Path) -> None:

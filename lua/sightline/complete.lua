@@ -45,7 +45,30 @@ function M.query(before)
   if not res then
     return -1, {}
   end
-  return res.start, res.items, res.cpu_ms
+  return res.start, M.items(res.items), res.cpu_ms
+end
+
+---Neovim complete-items from the core's columns (one list per field, best first).
+---equal = 1: Neovim must not filter the core's fuzzy matches by prefix; dup = 1: it skips
+---its de-duplication, which is quadratic.
+---@param cols { word: string[], abbr: string[], menu: string[], info: string[], kind: string[] }
+---@return table[]
+function M.items(cols)
+  local out = {}
+  for i, word in ipairs(cols.word) do
+    local kind = cols.kind[i]
+    out[i] = {
+      word = word,
+      abbr = cols.abbr[i],
+      menu = cols.menu[i],
+      info = cols.info[i],
+      kind = kind == 'extension' and 'ext' or 'file',
+      dup = 1,
+      equal = 1,
+      user_data = { sightline = kind },
+    }
+  end
+  return out
 end
 
 ---'omnifunc' of the composer (<C-x><C-o>).

@@ -9,7 +9,6 @@ local S = {
   last = nil, ---@type string? the text before the cursor the open menu was computed for
   pending = nil, ---@type table[]? items found by the omnifunc's first call, for its second
   items = {}, ---@type table[] the items of the menu we opened last
-  engine = nil, ---@type string? 'cmp' | 'blink' when a completion engine owns the menu
 }
 
 ---For `make bench` and tests: when the last list was handed to Neovim (hrtime), its size,
@@ -139,7 +138,7 @@ end
 ---The core's items as LSP CompletionItems for the engines. The core has filtered and
 ---ranked them already: `filterText` is what the engine matches its input against (so it
 ---keeps every item) and `sortText` keeps the core's order.
----@param items table[] complete-items from the core
+---@param items table[] complete-items (see M.items)
 ---@param row integer 0-based line
 ---@param start integer byte column of the `@`
 ---@param col integer byte column of the cursor
@@ -186,8 +185,7 @@ function M.attach(buf)
   vim.bo[buf].omnifunc = "v:lua.require'sightline.complete'.omnifunc"
   local group = api.nvim_create_augroup('sightline.complete.' .. buf, { clear = true })
   api.nvim_create_autocmd('BufEnter', { group = group, buffer = buf, callback = function() M.warm() end })
-  S.engine = register_engines(buf)
-  if S.engine then
+  if register_engines(buf) then
     return -- its menu opens on `@` (our trigger character); two menus would fight
   end
   -- noinsert: the best item is preselected but typing goes on undisturbed.

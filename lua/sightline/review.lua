@@ -100,6 +100,19 @@ end
 ---@field stale? boolean the anchor no longer occurs exactly once
 ---@field count? integer how often it occurs
 
+---A normal :write, so the user's own autocmds (format on save…) run.
+---@param buf integer
+---@return sightline.Applied
+local function write(buf)
+  local ok, err = pcall(api.nvim_buf_call, buf, function()
+    vim.cmd('silent write')
+  end)
+  if not ok then
+    return { ok = true, saved = false, why = 'write_failed', error = tostring(err) }
+  end
+  return { ok = true, saved = true }
+end
+
 ---The save rule: write a file-backed buffer the user had no unsaved changes in.
 ---A normal :write, so the user's own autocmds (format on save…) run.
 ---@param buf integer
@@ -114,13 +127,7 @@ local function save(buf, was_modified, changed_on_disk)
   elseif was_modified then
     return { ok = true, saved = false, why = 'modified' }
   end
-  local ok, err = pcall(api.nvim_buf_call, buf, function()
-    vim.cmd('silent write')
-  end)
-  if not ok then
-    return { ok = true, saved = false, why = 'write_failed', error = tostring(err) }
-  end
-  return { ok = true, saved = true }
+  return write(buf)
 end
 
 ---Before an agent edit of `buf`: `:checktime` it and note whether the user had unsaved
@@ -200,13 +207,7 @@ function M.create(spec)
   api.nvim_buf_set_text(buf, 0, 0, 0, 0, vim.split(text, '\n', { plain = true }))
   vim.bo[buf].buflisted = true
   vim.fn.mkdir(vim.fn.fnamemodify(spec.path, ':h'), 'p')
-  local ok, werr = pcall(api.nvim_buf_call, buf, function()
-    vim.cmd('silent write')
-  end)
-  if not ok then
-    return { ok = true, saved = false, why = 'write_failed', error = tostring(werr) }
-  end
-  return { ok = true, saved = true }
+  return write(buf)
 end
 
 -- The compare view ------------------------------------------------------------------------

@@ -143,10 +143,7 @@ function M.change(opts)
   end
   local range, err
   if opts and opts.buffer ~= nil then
-    range, err = require('sightline.scope').check(opts)
-    if range and vim.api.nvim_buf_is_valid(range.buffer) then
-      range.buffer = opts.buffer == 0 and api.nvim_get_current_buf() or opts.buffer
-    end
+    range, err = require('sightline.scope').check(opts) -- resolves buffer 0 itself
   else
     range, err = M.last_selection(opts and opts.buffer)
   end

@@ -13,6 +13,18 @@ local buffers = require('sightline.buffers')
 ---@field missing? boolean no buffer and no file for the path
 ---@field error? string why the buffer cannot be edited
 
+---The buffer of `path`, loaded if needed, or why an agent edit cannot go there.
+---@param path string
+---@param failed string how a failed load is told ('could not be loaded', …)
+---@return integer? buf, string? err
+local function editable(path, failed)
+  local buf, err = buffers.load(path)
+  if not buf then
+    return nil, failed .. ': ' .. tostring(err)
+  end
+  return buf, buffers.unchangeable(buf)
+end
+
 ---The buffer an edit proposal targets, loaded if needed; unchangeable buffers are refused.
 ---@param path string absolute, symlinks resolved
 ---@return sightline.Target
@@ -20,11 +32,7 @@ function M.target(path)
   if not buffers.find(path) and vim.fn.filereadable(path) == 0 then
     return { missing = true }
   end
-  local buf, err = buffers.load(path)
-  if not buf then
-    return { error = 'could not be loaded: ' .. tostring(err) }
-  end
-  local why = buffers.unchangeable(buf)
+  local buf, why = editable(path, 'could not be loaded')
   if why then
     return { error = why }
   end
@@ -159,11 +167,7 @@ end
 ---@param spec sightline.EditSpec
 ---@return sightline.Applied
 function M.apply(spec)
-  local buf, err = buffers.load(spec.path)
-  if not buf then
-    return { error = 'could not be loaded: ' .. tostring(err) }
-  end
-  local why = buffers.unchangeable(buf)
+  local buf, why = editable(spec.path, 'could not be loaded')
   if why then
     return { error = why }
   end
@@ -194,11 +198,7 @@ function M.create(spec)
       return { error = 'has a buffer with text in it (not saved yet); not overwritten' }
     end
   end
-  local buf, err = buffers.load(spec.path)
-  if not buf then
-    return { error = 'could not be created: ' .. tostring(err) }
-  end
-  local why = buffers.unchangeable(buf)
+  local buf, why = editable(spec.path, 'could not be created')
   if why then
     return { error = why }
   end

@@ -34,6 +34,16 @@ def test_finder_only_marks_existing_workspace_files(tmp_path: Path) -> None:
     assert line.encode()[col:end_col] == b"src/app.py:3-5"
 
 
+def test_finder_marks_at_mentions_of_existing_files(tmp_path: Path) -> None:
+    (tmp_path / "my notes.md").write_text("x\n")
+    find = reference_finder(str(tmp_path))
+    line = "é read @my\\ notes.md and @missing.md, not @ext:tools"
+    (chip,) = find(line)
+    col, end_col, target = chip
+    assert line.encode()[col:end_col] == b"@my\\ notes.md"
+    assert target == {"file_path": "my notes.md", "start_line": 1, "end_line": 1}
+
+
 def chip_rows(nv: Any, needle: str) -> int:
     lines = transcript(nv)
     return next(i for i, line in enumerate(lines) if needle in line) + 1

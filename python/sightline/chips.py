@@ -1,4 +1,5 @@
-"""Code references in the transcript (chips): `path:line`, `path:start-end` the agent writes.
+"""Code references in the transcript (chips): `path:line`, `path:start-end` the agent writes,
+and files mentioned with `@path`.
 
 Found here, in the core; the pane only paints them and navigates on <CR>.
 """
@@ -9,6 +10,8 @@ import os
 import re
 from collections.abc import Callable
 from typing import Any
+
+from sightline.mentions import parse_mentions
 
 REFERENCE = re.compile(
     r"(?<![\w/.@-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]+):(\d+)(?:[-–](\d+))?(?![\w])"
@@ -38,6 +41,12 @@ def reference_finder(workspace: str) -> Callable[[str], list[Chip]]:
             col = len(line[: m.start()].encode())
             end_col = col + len(m.group(0).encode())
             chips.append((col, end_col, {"file_path": path, "start_line": start, "end_line": end}))
+        if "@" in line:
+            for mention in parse_mentions(line):
+                if mention.kind == "file" and is_file(mention.value):
+                    col = len(line[: mention.start].encode())
+                    target = {"file_path": mention.value, "start_line": 1, "end_line": 1}
+                    chips.append((col, col + len(mention.token.encode()), target))
         return chips
 
     return find

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 NVIM = str(Path(sys.executable).parent / "nvim")
 
-from tests.benchutil import child, child_env, wait  # noqa: E402
+from tests.benchutil import child, wait  # noqa: E402
 
 Row = dict[str, Any]
 
@@ -72,7 +72,7 @@ def bench_startup(runs: int = 21) -> list[Row]:
             with_total.append(total)
             own.append(sourcing)
             without_total.append(_startup(False, log)[0])
-        nv = child(child_env(tmp, {"provider": {"name": "echo"}}))
+        nv = child(tmp, {"provider": {"name": "echo"}})
         try:
             started = _children(nv.call("getpid"))
         finally:
@@ -103,7 +103,7 @@ def bench_startup(runs: int = 21) -> list[Row]:
 
 def _chat_once(tmp: str) -> float:
     """ms from :Sightline chat on a cold core to a typed character landing in the composer."""
-    nv = child(child_env(tmp, {"provider": {"name": "echo"}}))
+    nv = child(tmp, {"provider": {"name": "echo"}})
     try:
         t0 = time.perf_counter()
         nv.command("Sightline chat")
@@ -142,7 +142,7 @@ def _rss_mb(pid: int) -> float:
 def bench_memory(turns: int = 200) -> list[Row]:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
-        nv = child(child_env(tmp, {"provider": {"name": "anthropic"}}))
+        nv = child(tmp, {"provider": {"name": "anthropic"}})
         try:
             ping = "return require('sightline.host').request('core.ping')"
             wait(lambda: nv.exec_lua(ping)["sdk_loaded"])
@@ -158,7 +158,7 @@ def bench_memory(turns: int = 200) -> list[Row]:
         finally:
             nv.exec_lua("require('sightline.host').shutdown()")
             nv.close()
-        nv = child(child_env(tmp, {"provider": {"name": "echo"}}))
+        nv = child(tmp, {"provider": {"name": "echo"}})
         try:
             rss = []
             for i in range(turns):

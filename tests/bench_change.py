@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
-from tests.benchutil import child, child_env, wait  # noqa: E402
+from tests.benchutil import child, wait  # noqa: E402
 from tests.fakeapi import FakeAnthropic, text, tool_use  # noqa: E402
 
 TARGET_MS = 50.0
@@ -49,7 +49,7 @@ def bench(runs: int = 7) -> list[dict[str, Any]]:
     samples: list[float] = []
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as server:
         provider = {"name": "anthropic", "base_url": server.base_url, "retries": 0}
-        nv = child(child_env(tmp, {"provider": provider}, ANTHROPIC_API_KEY="bench-key"))
+        nv = child(tmp, {"provider": provider}, ANTHROPIC_API_KEY="bench-key")
         try:
             size = nv.exec_lua(SETUP)
             for i in range(runs):

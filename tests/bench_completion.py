@@ -233,7 +233,7 @@ def _wait_listed(nv: Any, workspace: Path, timeout: float = 120) -> tuple[float,
 
 def bench_composer(n: int = N_PATHS, repeat: int = 3) -> list[Row]:
     """End to end through the composer of a child Neovim (see the module docstring)."""
-    from tests.benchutil import child, child_env
+    from tests.benchutil import child
 
     # A RAM disk when there is one: 100 000 files take seconds to make there rather than
     # half a minute (only the background listing, not a target, would run faster).
@@ -246,7 +246,7 @@ def bench_composer(n: int = N_PATHS, repeat: int = 3) -> list[Row]:
         keys: list[tuple[float, float]] = []
         listing: list[float] = []
         for _ in range(repeat):
-            nv = child(child_env(tmp, {"provider": {"name": "echo"}}))
+            nv = child(tmp, {"provider": {"name": "echo"}})
             try:
                 nv.exec_lua(_ON_KEY)
                 nv.command(f"cd {workspace}")

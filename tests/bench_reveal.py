@@ -6,7 +6,6 @@ Run alone: python -m tests.bench_reveal (or through `make bench`)."""
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
@@ -14,8 +13,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pynvim
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
@@ -48,16 +45,9 @@ def _medians_us(
 
 
 def _start(workspace: str) -> Any:
-    env = dict(os.environ, SIGHTLINE_ROOT=str(ROOT), SIGHTLINE_TEST_CONFIG="{}")
-    old = dict(os.environ)
-    os.environ.update(env)
-    try:
-        argv = [NVIM, "--embed", "--headless", "-n", "-i", "NONE"]
-        argv += ["-u", str(ROOT / "tests" / "minimal_init.lua"), "--cmd", f"cd {workspace}"]
-        return pynvim.attach("child", argv=argv)
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
+    from tests import child
+
+    return child.start({}, extra_argv=("--cmd", f"cd {workspace}"))
 
 
 def bench() -> list[dict[str, Any]]:

@@ -2,40 +2,31 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-NVIM = str(Path(sys.executable).parent / "nvim")
+from tests import child as _child
+
+ROOT = _child.ROOT
+NVIM = _child.NVIM
 
 
-def child_env(tmp: str, config: dict[str, Any], **extra: str) -> dict[str, str]:
-    """Environment for a child Neovim: the plugin, `config` as g:sightline, XDG dirs in tmp."""
-    cfg = {"python": sys.executable, **config}
-    env = {"SIGHTLINE_ROOT": str(ROOT), "SIGHTLINE_TEST_CONFIG": json.dumps(cfg), **extra}
+def child_env(tmp: str, **extra: str) -> dict[str, str]:
+    """Environment for a child Neovim: XDG dirs in tmp, plus `extra`."""
+    env = {"SIGHTLINE_ROOT": str(ROOT), **extra}
     for name in ("DATA", "CONFIG", "STATE", "CACHE"):
         env[f"XDG_{name}_HOME"] = os.path.join(tmp, name.lower())
+        os.makedirs(env[f"XDG_{name}_HOME"], exist_ok=True)
     return env
 
 
-def child(env: dict[str, str]) -> Any:
-    """An embedded headless Neovim with the plugin (tests/minimal_init.lua)."""
-    import pynvim
-
-    old = dict(os.environ)
-    os.environ.update(env)
-    try:
-        init = str(ROOT / "tests" / "minimal_init.lua")
-        argv = [NVIM, "--embed", "--headless", "-n", "-i", "NONE", "-u", init]
-        return pynvim.attach("child", argv=argv)
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
+def child(tmp: str, config: dict[str, Any], *extra_argv: str, **extra_env: str) -> Any:
+    """An embedded headless Neovim in tmp's XDG dirs whose init.lua calls setup(config),
+    as the README says (tests/child.py)."""
+    env = child_env(tmp, **extra_env)
+    return _child.start(config, env, extra_argv=extra_argv, init_dir=env["XDG_CONFIG_HOME"])
 
 
 def wait(pred: Callable[[], Any], timeout: float = 60.0) -> Any:

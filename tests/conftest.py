@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pynvim
 import pytest
 
 # pynvim's child sessions log a harmless "Loop ... is closed" from asyncio on teardown.
@@ -21,7 +18,10 @@ logging.getLogger("asyncio").setLevel(logging.ERROR)
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-NVIM = str(Path(sys.executable).parent / "nvim")
+from tests import child  # noqa: E402
+from tests.screen import Screen  # noqa: E402
+
+NVIM = child.NVIM
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
@@ -52,35 +52,22 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return ws
 
 
-def start_nvim(config: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Any:
-    """An embedded headless Neovim with the plugin on the runtimepath; `config` is g:sightline."""
-    cfg = {"python": sys.executable, **(config or {})}
-    old = dict(os.environ)
-    os.environ["SIGHTLINE_TEST_CONFIG"] = json.dumps(cfg)
-    os.environ.update(env or {})
-    try:
-        argv = [
-            NVIM,
-            "--embed",
-            "--headless",
-            "-n",
-            "-i",
-            "NONE",
-            "-u",
-            str(ROOT / "tests" / "minimal_init.lua"),
-        ]
-        return pynvim.attach("child", argv=argv)
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
+def start_nvim(
+    config: dict[str, Any] | None = None, env: dict[str, str] | None = None, **kw: Any
+) -> Any:
+    """A child Neovim whose init.lua calls `require('sightline').setup(config)` as the README
+    says; `g=` sets `vim.g.sightline` instead or as well (only for tests about it)."""
+    return child.start(config, env, **kw)
 
 
 @pytest.fixture
 def nvim_factory(isolated_env: Path) -> Iterator[Callable[..., Any]]:
     started: list[Any] = []
 
-    def factory(config: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Any:
-        nv = start_nvim(config, env)
+    def factory(
+        config: dict[str, Any] | None = None, env: dict[str, str] | None = None, **kw: Any
+    ) -> Any:
+        nv = start_nvim(config, env, **kw)
         started.append(nv)
         return nv
 
@@ -96,6 +83,27 @@ def nvim_factory(isolated_env: Path) -> Iterator[Callable[..., Any]]:
 def nvim(nvim_factory: Callable[..., Any]) -> Any:
     """A child Neovim with the echo provider."""
     return nvim_factory({"provider": {"name": "echo"}})
+
+
+@pytest.fixture
+def screen_factory() -> Iterator[Callable[..., Screen]]:
+    """Attach a UI (ext_linegrid) to a child: `screen_factory(nv, width, height)`."""
+    screens: list[Screen] = []
+
+    def factory(nv: Any, width: int = 100, height: int = 30) -> Screen:
+        screen = Screen.attach(nv, width, height)
+        screens.append(screen)
+        return screen
+
+    yield factory
+    for screen in screens:
+        screen.close()
+
+
+@pytest.fixture
+def screen(nvim: Any, screen_factory: Callable[..., Screen]) -> Screen:
+    """The echo child with a 100x30 UI attached."""
+    return screen_factory(nvim)
 
 
 CAPTURE_NOTIFY = """

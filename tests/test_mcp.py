@@ -16,7 +16,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.conftest import NVIM, ROOT, wait_for
+from tests import child
+from tests.child import NVIM
+from tests.conftest import ROOT, wait_for
 
 MARKS = "return vim.api.nvim_buf_get_extmarks(0, require('sightline.reveal').ns, 0, -1, {})"
 
@@ -36,9 +38,9 @@ def listening(isolated_env: Path, tmp_path: Path) -> Iterator[tuple[str, Any]]:
     """(socket, pynvim connection) of a headless Neovim with code.txt open."""
     (isolated_env / "code.txt").write_text("".join(f"line {i}\n" for i in range(1, 201)))
     sock = str(tmp_path / "nvim.sock")
-    argv = [NVIM, "--headless", "-n", "-i", "NONE", "-u", str(ROOT / "tests" / "minimal_init.lua")]
+    init = child.write_init(child.init_lua({"provider": {"name": "echo"}}), tmp_path)
     proc = subprocess.Popen(
-        [*argv, "--listen", sock, "code.txt"],
+        child.argv(init, "--listen", sock, "code.txt", embed=False),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

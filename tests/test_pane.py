@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.conftest import capture_notify, status, transcript, wait_for, wait_idle
+from tests.screen import Screen
 
 
 def pane_windows(nv: Any) -> dict[str, int]:
@@ -157,3 +158,11 @@ def test_stop_without_a_turn_is_a_message_not_an_error(nvim: Any) -> None:
     notes = capture_notify(nvim)
     nvim.command("Sightline stop")
     assert notes()[0]["msg"] == "sightline: no turn is running"
+
+
+def test_typed_prompt_and_echo_reply_are_on_screen(nvim: Any, screen: Screen) -> None:
+    nvim.input(":Sightline chat<CR>")
+    screen.wait_for(lambda s: s.mode == "insert", what="Insert mode in the composer")
+    nvim.input("hello from the keyboard<C-s>")
+    screen.wait_text("echo: hello from the keyboard")
+    assert screen.find("hello from the keyboard") is not None

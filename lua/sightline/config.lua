@@ -122,14 +122,17 @@ local function validate(cfg, node, path, unknown)
 end
 
 local current ---@type table?
+local last_opts ---@type table?
 
 ---Merge defaults ⊕ vim.g.sightline ⊕ opts and validate.
 ---@return table? cfg, string? err, string[] unknown
 function M.build(opts)
   local g = vim.g.sightline
   local layers = { vim.deepcopy(defaults), {} }
-  for _, layer in ipairs({ g, opts }) do
-    if layer ~= nil and type(layer) ~= 'table' then
+  -- Not ipairs: with vim.g.sightline unset the list starts with a hole and ipairs would stop
+  -- before opts, ignoring the README's setup() for every user.
+  for _, layer in ipairs({ g or false, opts or false }) do
+    if layer and type(layer) ~= 'table' then
       return nil, ('sightline: expected a table of options, got %s'):format(type(layer)), {}
     end
     if layer then
@@ -149,14 +152,20 @@ function M.build(opts)
 end
 
 ---Every setup() starts again from the defaults.
----@return boolean ok, string? err
+---@return boolean ok, string? err, string[] unknown
 function M.setup(opts)
-  local cfg, err = M.build(opts)
+  local cfg, err, unknown = M.build(opts)
   if not cfg then
-    return false, err
+    return false, err, unknown
   end
   current = cfg
-  return true
+  last_opts = opts
+  return true, nil, unknown
+end
+
+---The options of the last setup() that took effect (for :checkhealth), or nil.
+function M.last_opts()
+  return last_opts
 end
 
 ---The effective configuration (setup() if it ran, else defaults ⊕ vim.g.sightline).

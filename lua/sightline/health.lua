@@ -41,7 +41,7 @@ function M.check()
   end
 
   local config = require('sightline.config')
-  local cfg, err, unknown = config.build(nil)
+  local cfg, err, unknown = config.build(config.last_opts())
   if err then
     h.error('configuration: ' .. err)
   else

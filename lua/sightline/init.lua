@@ -9,14 +9,25 @@ end
 ---@param opts table?
 ---@return boolean? ok, string? err
 function M.setup(opts)
-  local ok, err = require('sightline.config').setup(opts)
+  local config = require('sightline.config')
+  local ok, err, unknown = config.setup(opts)
   if not ok then
     vim.notify(err, vim.log.levels.ERROR)
     return nil, err
   end
+  if #unknown > 0 then
+    local lines = vim.tbl_map(function(path)
+      return path .. ': unknown option'
+    end, unknown)
+    vim.notify(table.concat(lines, '\n'), vim.log.levels.WARN)
+  end
   require('sightline.highlights').apply()
-  require('sightline.keymaps').apply(require('sightline.config').get().mappings)
-  host().configure()
+  require('sightline.keymaps').apply(config.get().mappings, true)
+  -- Only a running core needs the new configuration; never load the host for it.
+  local running = package.loaded['sightline.host']
+  if running then
+    running.configure()
+  end
   return true
 end
 

@@ -10,9 +10,20 @@ local plugs = {
 
 local applied = {} ---@type table<string, {mode: string, lhs: string}>
 
+local by_setup = false
+
 ---Set the default keys. `mappings` is the `mappings` option (a table or false); at start-up
 ---the plugin passes vim.g.sightline's raw value, so the config module need not load.
-function M.apply(mappings)
+---Once setup() has applied its keys (`from_setup`), the start-up call changes nothing:
+---a user's init.lua runs setup() before Neovim sources plugin/sightline.lua.
+---@param mappings table|false|nil
+---@param from_setup boolean?
+function M.apply(mappings, from_setup)
+  if from_setup then
+    by_setup = true
+  elseif by_setup then
+    return
+  end
   for name, m in pairs(applied) do
     -- Remove only what is still ours: the user may have mapped the key since.
     if vim.fn.maparg(m.lhs, m.mode) == plugs[name].plug then

@@ -1,9 +1,27 @@
-"""The core's view of the user's configuration (validated on the Lua side; read tolerantly here)."""
+"""The core's view of the user's configuration.
+
+The Lua side validates what the user wrote (lua/sightline/config.lua); the core checks again
+what arrives over RPC, because anything may: `from_dict` raises ConfigError naming the key
+(`provider.max_tokens: expected a positive integer, got a string`) and never anything else.
+Unknown keys are the Lua side's business and are ignored.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+# A vim/libuv timer cannot wait longer than this either; Python's waits overflow above it.
+MAX_MS = 2**31 - 1
+# The largest whole number a Lua number holds exactly.
+MAX_COUNT = 2**53
+MAX_TEXT = 4096
+
+
+class ConfigError(ValueError):
+    """A config value has the wrong type or range; the text names its key path."""
 
 
 @dataclass(frozen=True)
@@ -27,18 +45,125 @@ class CoreConfig:
     command_timeout_ms: int = 120000
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> CoreConfig:
-        """Build from the Lua config table; unknown keys are the Lua side's business."""
-        prov = raw.get("provider") or {}
-        known = ProviderConfig.__dataclass_fields__
-        provider = ProviderConfig(**{k: v for k, v in prov.items() if k in known and v is not None})
-        mentions = raw.get("mentions") or {}
-        tools = raw.get("tools") or {}
+    def from_dict(cls, raw: object) -> CoreConfig:
+        """Build from the Lua config table; raise ConfigError saying which key is wrong."""
+        root = _Table(raw, "config")
+        prov = root.table("provider")
+        defaults = ProviderConfig()
+        provider = ProviderConfig(
+            name=prov.text("name", defaults.name),
+            model=prov.text("model", defaults.model),
+            max_tokens=prov.count("max_tokens", defaults.max_tokens),
+            base_url=prov.optional_text("base_url"),
+            api_key_cmd=prov.command("api_key_cmd"),
+            timeout_ms=prov.ms("timeout_ms", defaults.timeout_ms),
+            retries=prov.count("retries", defaults.retries, minimum=0, maximum=10),
+        )
+        mentions = root.table("mentions")
+        tools = root.table("tools")
         return cls(
             provider=provider,
-            autoaccept=bool(raw.get("autoaccept", False)),
-            max_file_bytes=int(mentions.get("max_file_bytes", 65536)),
-            max_total_bytes=int(mentions.get("max_total_bytes", 262144)),
-            max_iterations=int(tools.get("max_iterations", 25)),
-            command_timeout_ms=int(tools.get("command_timeout_ms", 120000)),
+            autoaccept=root.flag("autoaccept", False),
+            max_file_bytes=mentions.count("max_file_bytes", 65536),
+            max_total_bytes=mentions.count("max_total_bytes", 262144),
+            max_iterations=tools.count("max_iterations", 25),
+            command_timeout_ms=tools.ms("command_timeout_ms", 120000),
         )
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return type(value).__name__
+
+
+class _Table:
+    """One config table and its key path, with typed getters; nil (None) is the default."""
+
+    def __init__(self, raw: object, path: str):
+        self.path = path
+        if raw is None or (isinstance(raw, list | tuple) and not raw):
+            raw = {}  # absent, or an empty Lua table (sent as an empty list)
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{path}: expected a table, got {_kind(raw)}")
+        self.raw: Mapping[Any, Any] = raw
+
+    def _fail(self, key: str, expected: str, value: object) -> ConfigError:
+        where = key if self.path == "config" else f"{self.path}.{key}"
+        return ConfigError(f"{where}: expected {expected}, got {_kind(value)}")
+
+    def table(self, key: str) -> _Table:
+        value = self.raw.get(key)
+        if value is not None and not isinstance(value, Mapping | list | tuple):
+            raise self._fail(key, "a table", value)
+        if isinstance(value, list | tuple) and value:
+            raise self._fail(key, "a table of named values", value)
+        return _Table(value, key if self.path == "config" else f"{self.path}.{key}")
+
+    def text(self, key: str, default: str) -> str:
+        value = self.raw.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, str) or not value or len(value) > MAX_TEXT:
+            raise self._fail(key, f"a non-empty string of at most {MAX_TEXT} characters", value)
+        return value
+
+    def optional_text(self, key: str) -> str | None:
+        value = self.raw.get(key)
+        return None if value is None else self.text(key, "")
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.raw.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self._fail(key, "true or false", value)
+        return value
+
+    def count(self, key: str, default: int, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
+        value = self.raw.get(key)
+        if value is None:
+            return default
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # Lua has one number type
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            what = "a positive integer" if minimum == 1 else f"a whole number ≥ {minimum}"
+            raise self._fail(key, what, value)
+        if value > maximum:
+            raise self._fail(key, f"a whole number ≤ {maximum}", value)
+        return value
+
+    def ms(self, key: str, default: int) -> int:
+        """A duration in milliseconds: any positive number (Lua allows fractions)."""
+        value = self.raw.get(key)
+        if value is None:
+            return default
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or value != value or value <= 0:  # value != value: NaN
+            raise self._fail(key, "a positive number of milliseconds", value)
+        if value > MAX_MS:
+            raise self._fail(key, f"at most {MAX_MS} milliseconds", value)
+        return max(1, int(math.ceil(value)))
+
+    def command(self, key: str) -> str | list[str] | None:
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str) and value and len(value) <= MAX_TEXT:
+            return value
+        if (
+            isinstance(value, list | tuple)
+            and value
+            and len(value) <= 256
+            and all(isinstance(a, str) and len(a) <= MAX_TEXT for a in value)
+        ):
+            return list(value)
+        raise self._fail(key, "a command (a string, or a list of strings)", value)

@@ -11,7 +11,7 @@ from sightline import history, paths, scope
 from sightline.agent.session import Session
 from sightline.chips import reference_finder
 from sightline.composer import ComposerCompletion
-from sightline.config import CoreConfig
+from sightline.config import ConfigError, CoreConfig
 from sightline.context import ContextLimits
 from sightline.editor import Editor
 from sightline.errors import Refused
@@ -28,8 +28,13 @@ class Core:
         self.session = Session(editor, self.cfg, os.getcwd(), default_registry())
         self.completion = ComposerCompletion()
 
-    def configure(self, raw: dict[str, Any], workspace: str | None = None) -> None:
-        self.cfg = CoreConfig.from_dict(raw)
+    def configure(self, raw: object, workspace: str | None = None) -> None:
+        """Apply the Lua config table; a bad one is refused whole and changes nothing."""
+        try:
+            cfg = CoreConfig.from_dict(raw)
+        except ConfigError as err:
+            raise Refused(f"config: {err}") from None
+        self.cfg = cfg
         self.session.cfg = self.cfg
         self.session.autoaccept = self.cfg.autoaccept
         self.session._provider = None

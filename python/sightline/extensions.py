@@ -29,9 +29,15 @@ log = logging.getLogger(__name__)
 MANIFEST_FILE = "sightline-extension.json"
 DEFAULT_CONTEXT_FILE = "SIGHTLINE.md"
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*")
+MAX_NAME_CHARS = 255  # a folder name
 # A manifest is a few hundred bytes; the cap only stops a hostile file from
 # being loaded whole into memory by `status()`.
 MAX_MANIFEST_BYTES = 1 << 20
+# A manifest is a flat object; deeper JSON is refused before anything reads it (the
+# decoder itself gives up with RecursionError somewhere below Python's stack limit).
+MAX_MANIFEST_DEPTH = 32
+MAX_VERSION_CHARS = 100
+MAX_DESCRIPTION_CHARS = 1000
 # Folders never copied by `install`: version-control and bytecode caches.
 _INSTALL_IGNORE = shutil.ignore_patterns(".git", "__pycache__")
 
@@ -179,13 +185,37 @@ def load_manifest(folder: Path | str) -> Manifest:
         raise ManifestError(f"{MANIFEST_FILE} is not UTF-8 text") from None
     except json.JSONDecodeError as e:
         raise ManifestError(f"{MANIFEST_FILE} is not valid JSON: {e}") from None
+    except RecursionError:
+        raise ManifestError(_too_deep()) from None
     return parse_manifest(data, folder)
+
+
+def _too_deep() -> str:
+    return f"{MANIFEST_FILE} is nested deeper than {MAX_MANIFEST_DEPTH} levels"
+
+
+def _depth(data: object) -> int:
+    """How deep lists and objects nest in decoded JSON (iterative: no recursion limit)."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        value, level = stack.pop()
+        children = (
+            value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        )
+        if isinstance(value, dict | list):
+            deepest = max(deepest, level)
+            if deepest > MAX_MANIFEST_DEPTH:
+                break
+            stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def parse_manifest(data: object, folder: Path | str) -> Manifest:
     """Validate decoded manifest JSON; context files are checked against `folder`."""
     if not isinstance(data, dict):
         raise ManifestError(f"{MANIFEST_FILE} must hold a JSON object")
+    if _depth(data) > MAX_MANIFEST_DEPTH:
+        raise ManifestError(_too_deep())
     name = data.get("name")
     if name is None:
         raise ManifestError('missing "name"')
@@ -195,8 +225,10 @@ def parse_manifest(data: object, folder: Path | str) -> Manifest:
     version = data.get("version")
     if version is None:
         raise ManifestError('missing "version"')
-    if not isinstance(version, str) or not version.strip():
+    if not isinstance(version, str) or not clean_display_text(version):
         raise ManifestError('"version" must be a non-empty string')
+    if len(version) > MAX_VERSION_CHARS:
+        raise ManifestError(f'"version" must be at most {MAX_VERSION_CHARS} characters')
     description = data.get("description")
     if description is not None and not isinstance(description, str):
         raise ManifestError('"description" must be a string')
@@ -205,7 +237,7 @@ def parse_manifest(data: object, folder: Path | str) -> Manifest:
         check_inside(Path(folder), rel)
     return Manifest(
         name=name,
-        version=version.strip(),
+        version=clean_display_text(version),
         description=_optional_text(description),
         context_files=context_files,
     )
@@ -214,13 +246,14 @@ def parse_manifest(data: object, folder: Path | str) -> Manifest:
 def _optional_text(value: str | None) -> str | None:
     # One safe line (no terminal escapes) for every consumer: menus, the
     # listing, the model.  A blank description is no description.
-    return clean_display_text(value) or None
+    return clean_display_text(value, MAX_DESCRIPTION_CHARS) or None
 
 
 def check_name(name: str) -> None:
-    if not NAME_PATTERN.fullmatch(name):
+    if not NAME_PATTERN.fullmatch(name) or len(name) > MAX_NAME_CHARS:
+        shown = repr(name) if len(name) <= 80 else repr(name[:80] + "…")
         raise ManifestError(
-            f"invalid name {name!r}: use lowercase letters, digits, '.', '_' and '-',"
+            f"invalid name {shown}: use lowercase letters, digits, '.', '_' and '-',"
             " starting with a letter or digit"
         )
 
@@ -239,12 +272,16 @@ def check_inside(folder: Path, rel: str) -> Path:
     The resolution follows symlinks, so a link pointing out of the folder is
     refused as well as `..` and absolute paths.  Missing files are fine here.
     """
+    shown = repr(rel) if len(rel) <= 80 else repr(rel[:80] + "…")
     if os.path.isabs(rel) or rel.startswith("~"):
-        raise ManifestError(f"context file {rel!r} must be a path relative to the extension")
-    root = real_path(folder)
-    target = real_path(root / rel)
+        raise ManifestError(f"context file {shown} must be a path relative to the extension")
+    try:
+        root = real_path(folder)
+        target = real_path(root / rel)
+    except (OSError, ValueError):  # NUL, a name no file system takes, too long
+        raise ManifestError(f"context file {shown} is not a usable file name") from None
     if not target.is_relative_to(root):
-        raise ManifestError(f"context file {rel!r} is outside the extension folder")
+        raise ManifestError(f"context file {shown} is outside the extension folder")
     return target
 
 
@@ -311,7 +348,7 @@ def load_state(path: Path, *, strict: bool = False) -> EnableState:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return EnableState({}, {})
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         if strict:
             raise ExtensionError(f"cannot read {path}: {e}; fix or delete it") from None
         log.warning("ignoring unreadable extension state %s: %s", path, e)
@@ -378,6 +415,10 @@ def _load(folder_name: str, folder: Path) -> tuple[Manifest | None, str | None]:
         manifest = load_manifest(folder)
     except ManifestError as e:
         return None, str(e)
+    except Exception as e:
+        # A bug, but one broken extension must never break the listing or the others.
+        log.exception("reading the manifest in %s failed", folder)
+        return None, f"{MANIFEST_FILE} cannot be read: {type(e).__name__} (details in the log)"
     if manifest.name != folder_name:
         # Listed, enabled and uninstalled by folder name: the two must agree.
         return None, f"name {manifest.name!r} does not match the folder name {folder_name!r}"

@@ -30,6 +30,12 @@ KINDS: dict[str, tuple[type[ast.stmt], ...]] = {
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
+# Bounds on one request: Python files are far smaller, member keys far shorter, and scopes
+# cannot nest deeper than Python's 100 levels of indentation.
+MAX_SOURCE_CHARS = 1 << 22
+MAX_MEMBER_KEY_CHARS = 1024
+MAX_SCOPE_STEPS = 128
+
 
 class ResolveError(ValueError):
     """Resolution failed; the message says what could not be resolved."""
@@ -118,25 +124,43 @@ def _members(tree: ast.Module) -> list[_Member]:
     return out
 
 
+def _short(value: str, limit: int = 80) -> str:
+    """A value quoted for an error line, cut so that the line stays short."""
+    return repr(value if len(value) <= limit else value[:limit] + "…")
+
+
+def _scalar(value: object) -> str:
+    """A non-text value for an error line: small scalars as they are, else their type."""
+    if isinstance(value, int) and abs(value) > 10**18:
+        return "a very large number"  # str() of a huge int is refused (and slow)
+    if value is None or isinstance(value, bool | int | float):
+        return _short(str(value)).strip("'")
+    return type(value).__name__
+
+
 def check_scope(raw: object) -> list[Step]:
     """Validate a syntax_scope value (a list of {kind, index_in_parent} mappings)."""
     if raw is None:
         return []
     if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
         raise ResolveError("syntax_scope must be a list of {kind, index_in_parent} steps")
+    if len(raw) > MAX_SCOPE_STEPS:
+        raise ResolveError(f"syntax_scope has more than {MAX_SCOPE_STEPS} steps")
     steps: list[Step] = []
     for i, item in enumerate(raw, 1):
         kind = item.get("kind") if isinstance(item, Mapping) else None
         index = item.get("index_in_parent") if isinstance(item, Mapping) else None
         if kind not in KINDS:
+            got = _short(kind) if isinstance(kind, str) else _scalar(kind)
             raise ResolveError(
-                f"syntax_scope step {i}: kind must be one of {', '.join(KINDS)}, got {kind!r}"
+                f"syntax_scope step {i}: kind must be one of {', '.join(KINDS)}, got {got}"
             )
         if isinstance(index, float) and index.is_integer():
             index = int(index)
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            got = _scalar(index)
             raise ResolveError(
-                f"syntax_scope step {i}: index_in_parent must be a whole number ≥ 0, got {index!r}"
+                f"syntax_scope step {i}: index_in_parent must be a whole number ≥ 0, got {got}"
             )
         steps.append(Step(str(kind), index))
     return steps
@@ -162,7 +186,12 @@ def _resolve(
     try:
         tree = ast.parse(text)
     except SyntaxError as e:
-        raise ResolveError(f"cannot parse the file: {e.msg} (line {e.lineno})") from e
+        raise ResolveError(f"cannot parse the file: {e.msg} (line {e.lineno})") from None
+    except (RecursionError, MemoryError):
+        # CPython's parser gives up on deep nesting with one of these (`-` * 10**5, `((((…`).
+        raise ResolveError("cannot parse the file: it is nested too deeply") from None
+    except ValueError as e:  # NUL bytes; lone surrogates cannot be encoded for the parser
+        raise ResolveError(f"cannot parse the file: {e}") from None
     source = text.encode("utf-8", "surrogatepass").split(b"\n")
     roots: list[tuple[ast.AST, str]] = [(tree, "the file")]
     if member_key:
@@ -173,7 +202,7 @@ def _resolve(
             if parts and m.path[-len(parts) :] == parts
         ]
         if not roots:
-            raise ResolveError(f"member_key {member_key!r} not found in the file")
+            raise ResolveError(f"member_key {_short(member_key)} not found in the file")
     found: list[tuple[int, int]] = []
     first_error: ResolveError | None = None
     for node, where in roots:
@@ -213,9 +242,13 @@ def resolve_request(params: Mapping[str, object]) -> dict[str, int]:
     near_line = params.get("near_line")
     if not isinstance(text, str):
         raise ResolveError("text must be a string")
+    if len(text) > MAX_SOURCE_CHARS:
+        raise ResolveError(f"text is longer than {MAX_SOURCE_CHARS} characters")
     if member_key is not None and not isinstance(member_key, str):
         raise ResolveError("member_key must be a string")
-    if near_line is not None and not isinstance(near_line, int):
+    if member_key is not None and len(member_key) > MAX_MEMBER_KEY_CHARS:
+        raise ResolveError(f"member_key is longer than {MAX_MEMBER_KEY_CHARS} characters")
+    if near_line is not None and (not isinstance(near_line, int) or isinstance(near_line, bool)):
         raise ResolveError("near_line must be a whole number")
     start, end = _resolve(text, member_key, check_scope(params.get("syntax_scope")), near_line)
     return {"start_line": start, "end_line": end}

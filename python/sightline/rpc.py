@@ -1,7 +1,10 @@
 """The request table: unpack flat params, call the core, map errors to messages.
 
 Every handler answers `{"ok": true, ...}` or `{"ok": false, "error": "<one line>"}`;
-the Lua host turns that into `result` or `nil, message`.
+the Lua host turns that into `result` or `nil, message`.  Each method declares the shape of
+its params (sightline.params); `dispatch` checks them before the handler runs, so a handler
+only sees declared params of the declared types, and bad input answers
+`<method>: <param>: expected …`.  An internal error is a bug (tests/test_fuzz_rpc.py).
 """
 
 from __future__ import annotations
@@ -17,31 +20,61 @@ from pathlib import Path
 from typing import Any
 
 from sightline import extension_admin as admin
-from sightline import extensions, secrets
+from sightline import extensions, pyresolve, scope, secrets
+from sightline.agent.gate import DECISIONS
 from sightline.agent.proposals import compare_view
+from sightline.agent.session import MODES
 from sightline.core import Core
 from sightline.errors import Refused
+from sightline.params import (
+    Choice,
+    Directory,
+    FilePath,
+    Flag,
+    Int,
+    Invalid,
+    Items,
+    Spec,
+    Table,
+    Text,
+    check_params,
+)
 from sightline.providers.base import ProviderError
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Core, dict[str, Any]], Any]
 METHODS: dict[str, Handler] = {}
+SCHEMAS: dict[str, dict[str, Spec]] = {}
+
+# Bounds far above real use that keep one request from holding the core for long.
+MAX_PROMPT_CHARS = 1 << 22
+MAX_LINE_CHARS = 1 << 20
+MAX_NAME_CHARS = 255
+
+# The workspace a request is about (the editor's cwd); absent = the session's.
+WORKSPACE = Directory()
+RANGE = {key: Int(min=0) for key in scope.RANGE_KEYS}
 
 
-def method(name: str) -> Callable[[Handler], Handler]:
+def method(name: str, /, **schema: Spec) -> Callable[[Handler], Handler]:
+    """Register a handler with the shape of its params: name=Spec for each one it reads."""
+
     def register(fn: Handler) -> Handler:
         METHODS[name] = fn
+        SCHEMAS[name] = schema
         return fn
 
     return register
 
 
-def _str(params: dict[str, Any], key: str) -> str:
-    value = params.get(key)
-    if not isinstance(value, str):
-        raise Refused(f"{key}: expected a string")
-    return value
+@contextlib.contextmanager
+def _named(name: str) -> Iterator[None]:
+    """A refusal of the core names the method, as the params check does."""
+    try:
+        yield
+    except Refused as err:
+        raise Refused(f"{name}: {err.message}") from None
 
 
 @method("core.ping")
@@ -51,11 +84,12 @@ def _ping(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"pid": os.getpid(), "sdk_loaded": loaded}
 
 
-@method("core.init")
+@method("core.init", config=Table(), workspace=WORKSPACE, conversation=FilePath())
 def _init(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    core.configure(params.get("config") or {}, params.get("workspace"))
+    with _named("core.init"):
+        core.configure(params.get("config", {}), params.get("workspace"))
     path = params.get("conversation")
-    if isinstance(path, str) and path:
+    if path:
         try:
             core.history_open(path)
         except Refused as err:
@@ -66,13 +100,16 @@ def _init(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.session.status()}
 
 
-@method("core.configure")
+@method("core.configure", config=Table())
 def _configure(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    core.configure(params.get("config") or {})
+    with _named("core.configure"):
+        core.configure(params.get("config", {}))
     return {"status": core.session.status()}
 
 
-@method("agent.send")
+@method(
+    "agent.send", text=Text(required=True, max_chars=MAX_PROMPT_CHARS), workspace=WORKSPACE, **RANGE
+)
 def _send(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return core.send(params)
 
@@ -94,26 +131,26 @@ def _status(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.session.status()}
 
 
-@method("agent.mode")
+@method("agent.mode", mode=Choice(required=True, values=MODES))
 def _mode(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    core.session.set_mode(_str(params, "mode"))
+    core.session.set_mode(params["mode"])
     return {"status": core.session.status()}
 
 
-@method("agent.autoaccept")
+@method("agent.autoaccept", value=Flag(required=True))
 def _autoaccept(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    value = params.get("value")
-    if not isinstance(value, bool):
-        raise Refused("autoaccept: expected true or false")
-    core.session.autoaccept = value
+    core.session.autoaccept = params["value"]
     core.session.ui.schedule()
     return {"status": core.session.status()}
 
 
-@method("agent.decide")
+@method(
+    "agent.decide",
+    decision=Choice(required=True, values=DECISIONS),
+    reason=Text(max_chars=MAX_LINE_CHARS),
+)
 def _decide(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    reason = params.get("reason") or ""
-    core.session.gate.decide(_str(params, "decision"), str(reason))
+    core.session.gate.decide(params["decision"], params.get("reason", ""))
     return {"status": core.session.status()}
 
 
@@ -127,15 +164,19 @@ def _history_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"conversations": core.history_list()}
 
 
-@method("history.open")
+@method("history.open", path=FilePath(required=True))
 def _history_open(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    return {"status": core.history_open(_str(params, "path"))}
+    return {"status": core.history_open(params["path"])}
 
 
-@method("resolve.python")
+@method(
+    "resolve.python",
+    text=Text(required=True, max_chars=pyresolve.MAX_SOURCE_CHARS),
+    member_key=Text(max_chars=pyresolve.MAX_MEMBER_KEY_CHARS),
+    syntax_scope=Items(max_items=pyresolve.MAX_SCOPE_STEPS),
+    near_line=Int(),
+)
 def _resolve_python(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    from sightline import pyresolve
-
     try:
         return pyresolve.resolve_request(params)
     except pyresolve.ResolveError as err:
@@ -150,31 +191,32 @@ def _transcript(core: Core, params: dict[str, Any]) -> dict[str, Any]:
 def _workspace(core: Core, params: dict[str, Any]) -> str:
     """The workspace a request is about: the editor's, sent along, else the session's."""
     value = params.get("workspace")
-    return value if isinstance(value, str) and value else core.session.workspace
+    return value if isinstance(value, str) else core.session.workspace
 
 
-@method("complete.warm")
+@method("complete.warm", workspace=WORKSPACE)
 def _complete_warm(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return core.completion.warm(_workspace(core, params))
 
 
-@method("complete.candidates")
+@method(
+    "complete.candidates",
+    before=Text(max_chars=MAX_LINE_CHARS),
+    token=Text(max_chars=MAX_LINE_CHARS),
+    workspace=WORKSPACE,
+)
 def _complete_candidates(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     """`before` (the line up to the cursor) or `token` (the text after `@`).  `cpu_ms`, the
     core's CPU time for the answer, lets a benchmark tell work from waiting for a CPU."""
     started = time.thread_time()
     before, token = params.get("before"), params.get("token")
-    if not isinstance(before, str) and not isinstance(token, str):
+    if before is None and token is None:
         raise Refused("complete.candidates: expected `before` or `token` (a string)")
-    result = core.completion.candidates(
-        _workspace(core, params),
-        before=before if isinstance(before, str) else None,
-        token=token if isinstance(token, str) else None,
-    )
+    result = core.completion.candidates(_workspace(core, params), before=before, token=token)
     return {**result, "cpu_ms": (time.thread_time() - started) * 1000}
 
 
-@method("extensions.list")
+@method("extensions.list", workspace=WORKSPACE)
 def _extensions_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     statuses = extensions.status(_workspace(core, params))
     return {
@@ -183,18 +225,21 @@ def _extensions_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@method("extensions.install")
+EXTENSION_NAME = Text(required=True, max_chars=MAX_NAME_CHARS)
+
+
+@method("extensions.install", path=FilePath(required=True), force=Flag(), workspace=WORKSPACE)
 def _extensions_install(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    # A relative path is the user's, typed in the editor: relative to its workspace.
-    path = Path(_workspace(core, params)) / Path(_str(params, "path")).expanduser()
     with _extension_errors(core):
+        # A relative path is the user's, typed in the editor: relative to its workspace.
+        path = Path(_workspace(core, params)) / Path(params["path"]).expanduser()
         installed = extensions.install(path, force=params.get("force") is True)
     return {"message": admin.installed(installed), "extension": installed.status().to_dict()}
 
 
-@method("extensions.uninstall")
+@method("extensions.uninstall", name=EXTENSION_NAME, workspace=WORKSPACE)
 def _extensions_uninstall(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    name = _str(params, "name")
+    name = params["name"]
     with _extension_errors(core):
         removed = extensions.uninstall(name, workspace=_workspace(core, params))
     return {"message": admin.uninstalled(name, removed)}
@@ -205,7 +250,7 @@ def _switch(core: Core, params: dict[str, Any], enabled: bool) -> dict[str, Any]
     scoped = params.get("workspace_scope") is True
     with _extension_errors(core):
         result = extensions.set_enabled(
-            _str(params, "name"), enabled, workspace=workspace, workspace_scope=scoped
+            params["name"], enabled, workspace=workspace, workspace_scope=scoped
         )
     return {
         "message": admin.switched(result, enabled, workspace, scoped),
@@ -213,12 +258,15 @@ def _switch(core: Core, params: dict[str, Any], enabled: bool) -> dict[str, Any]
     }
 
 
-@method("extensions.enable")
+SWITCH = {"name": EXTENSION_NAME, "workspace": WORKSPACE, "workspace_scope": Flag()}
+
+
+@method("extensions.enable", **SWITCH)
 def _extensions_enable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return _switch(core, params, True)
 
 
-@method("extensions.disable")
+@method("extensions.disable", **SWITCH)
 def _extensions_disable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return _switch(core, params, False)
 
@@ -242,7 +290,15 @@ def dispatch(core: Core, name: str, args: list[Any]) -> dict[str, Any]:
     handler = METHODS.get(name)
     if handler is None:
         return {"ok": False, "error": f"unknown request {name!r}"}
-    params = args[0] if args and isinstance(args[0], dict) else {}
+    raw = args[0] if args else {}
+    if isinstance(raw, list | tuple) and not raw:
+        raw = {}  # an empty Lua table is sent as an empty list
+    if not isinstance(raw, dict):
+        return {"ok": False, "error": f"{name}: expected a table of named params"}
+    try:
+        params = check_params(SCHEMAS[name], raw)
+    except Invalid as err:
+        return {"ok": False, "error": f"{name}: {err}"}
     try:
         result = handler(core, params)
     except (Refused, ProviderError) as err:

@@ -151,7 +151,8 @@ class _Table:
             raise self._fail(key, "a positive number of milliseconds", value)
         if value > MAX_MS:
             raise self._fail(key, f"at most {MAX_MS} milliseconds", value)
-        return max(1, int(math.ceil(value)))
+        whole: int = math.ceil(value)
+        return max(1, whole)
 
     def command(self, key: str) -> str | list[str] | None:
         value = self.raw.get(key)

@@ -16,6 +16,7 @@ from sightline.context import ContextLimits
 from sightline.editor import Editor
 from sightline.errors import Refused
 from sightline.mention_context import buffer_reader, context_parts
+from sightline.providers import REGISTRY
 from sightline.tools.registry import default_registry
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,9 @@ class Core:
             cfg = CoreConfig.from_dict(raw)
         except ConfigError as err:
             raise Refused(f"config: {err}") from None
+        if cfg.provider.name not in REGISTRY:
+            names = ", ".join(sorted(REGISTRY))
+            raise Refused(f"config: provider.name: expected one of {names}")
         self.cfg = cfg
         self.session.cfg = self.cfg
         self.session.autoaccept = self.cfg.autoaccept

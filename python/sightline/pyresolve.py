@@ -183,6 +183,8 @@ def _follow(root: ast.AST, steps: list[Step], source: list[bytes], where: str) -
 def _resolve(
     text: str, member_key: str | None, steps: list[Step], near_line: int | None
 ) -> tuple[int, int]:
+    if not member_key and not steps:
+        raise ResolveError("nothing to resolve: give a member_key or a syntax_scope")
     try:
         tree = ast.parse(text)
     except SyntaxError as e:

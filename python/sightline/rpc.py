@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import sys
 import time
 import traceback
@@ -25,6 +26,7 @@ from sightline.agent.gate import DECISIONS
 from sightline.agent.proposals import compare_view
 from sightline.agent.session import MODES
 from sightline.core import Core
+from sightline.editor import EditorError
 from sightline.errors import Refused
 from sightline.params import (
     Choice,
@@ -286,27 +288,43 @@ def _extension_errors(core: Core) -> Iterator[None]:
         core.completion.forget_extensions()
 
 
+MAX_ERROR_CHARS = 1000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _refusal(text: str) -> dict[str, Any]:
+    """The answer for a refused request: one line (a name may hold a newline), bounded,
+    without the key."""
+    line = _CONTROL.sub(lambda m: repr(m.group())[1:-1], secrets.redact(text))
+    if len(line) > MAX_ERROR_CHARS:
+        line = line[: MAX_ERROR_CHARS - 1] + "…"
+    return {"ok": False, "error": line}
+
+
 def dispatch(core: Core, name: str, args: list[Any]) -> dict[str, Any]:
     handler = METHODS.get(name)
     if handler is None:
-        return {"ok": False, "error": f"unknown request {name!r}"}
+        return _refusal(f"unknown request {name!r}")
     raw = args[0] if args else {}
     if isinstance(raw, list | tuple) and not raw:
         raw = {}  # an empty Lua table is sent as an empty list
     if not isinstance(raw, dict):
-        return {"ok": False, "error": f"{name}: expected a table of named params"}
+        return _refusal(f"{name}: expected a table of named params")
     try:
         params = check_params(SCHEMAS[name], raw)
     except Invalid as err:
-        return {"ok": False, "error": f"{name}: {err}"}
+        return _refusal(f"{name}: {err}")
     try:
         result = handler(core, params)
     except (Refused, ProviderError) as err:
-        return {"ok": False, "error": secrets.redact(err.message)}
+        return _refusal(err.message)
+    except EditorError as err:  # Neovim refused a call; its text is safe to show
+        return _refusal(f"{name}: {err}")
     except Exception as err:
         log.error("request %s failed:\n%s", name, traceback.format_exc())
-        text = f"internal error in {name}: {type(err).__name__}: {err} (details in the log)"
-        return {"ok": False, "error": secrets.redact(text)}
+        return _refusal(
+            f"internal error in {name}: {type(err).__name__}: {err} (details in the log)"
+        )
     out = {"ok": True}
     if isinstance(result, dict):
         out.update(result)

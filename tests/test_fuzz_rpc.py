@@ -1,0 +1,351 @@
+"""Every RPC method, fuzzed: any params answer ok, or a clear one-line refusal.
+
+The rule (rpc.py): each method declares the shape of its params and `dispatch` checks them
+before the handler runs; an `internal error` answer is a bug. A Core is built on the
+in-memory FakeEditor, in isolated XDG dirs; an audit hook refuses (and records) every write
+outside the test's tmp dirs while the fuzz runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sightline import extensions, rpc
+from sightline.agent.gate import DECISIONS
+from sightline.agent.session import MODES
+from sightline.core import Core
+from tests.fake_editor import FakeEditor
+
+# -- writes outside the sandbox ----------------------------------------------------------------
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_PATH_EVENTS = {
+    "os.mkdir": (0,),
+    "os.rename": (0, 1),
+    "os.remove": (0,),
+    "os.rmdir": (0,),
+    "os.symlink": (1,),
+    "os.link": (1,),
+    "os.truncate": (0,),
+    "os.chmod": (0,),
+    "shutil.rmtree": (0,),
+    "shutil.copyfile": (1,),
+}
+
+
+class Sandbox:
+    """Audit hooks cannot be removed: one per process, armed only while an example runs
+    (hypothesis keeps files of its own)."""
+
+    roots: ClassVar[tuple[str, ...]] = ()
+    violations: ClassVar[list[str]] = []
+    installed: ClassVar[bool] = False
+
+    @classmethod
+    def arm(cls, *roots: Path) -> None:
+        if not cls.installed:
+            sys.addaudithook(cls._hook)
+            cls.installed = True
+        cls.violations = []
+        cls.roots = tuple(os.path.realpath(r) for r in roots)
+
+    @classmethod
+    def disarm(cls) -> list[str]:
+        cls.roots = ()
+        return cls.violations
+
+    @classmethod
+    def _hook(cls, event: str, args: tuple[Any, ...]) -> None:
+        if not cls.roots:
+            return
+        if event == "open":
+            path, mode, flags = args
+            writing = (
+                any(c in mode for c in "wax+") if isinstance(mode, str) else flags & _WRITE_FLAGS
+            )
+            targets = [path] if writing else []
+        elif event in _PATH_EVENTS:
+            targets = [args[i] for i in _PATH_EVENTS[event]]
+        else:
+            return
+        for target in targets:
+            if isinstance(target, int) or target is None:
+                continue  # an open file descriptor: its opening was checked
+            where = os.path.realpath(os.fsdecode(target))
+            if where == os.devnull:
+                continue  # subprocess's DEVNULL
+            if not any(where == r or where.startswith(r + os.sep) for r in cls.roots):
+                cls.violations.append(f"{event} {where}")
+                raise PermissionError(f"test sandbox: no writes outside the tmp dirs ({where})")
+
+
+# -- the core under test ------------------------------------------------------------------------
+
+
+class World:
+    def __init__(self, root: Path):
+        self.root = root
+        self.ws = root / "ws"
+        (self.ws / "src").mkdir(parents=True)
+        (self.ws / "src" / "a.py").write_text("def f():\n    if x:\n        pass\n")
+        (self.ws / "notes.txt").write_text("notes\n")
+        self.other = root / "other"
+        self.other.mkdir()
+        user_exts = root / "xdg" / "data" / "sightline" / "extensions"
+        self.good = make_extension(user_exts, "good")
+        self.deep = make_extension(user_exts, "deep")
+        deep_manifest = "[" * 50_000 + "]" * 50_000
+        (self.deep / extensions.MANIFEST_FILE).write_text(deep_manifest)
+        self.source = make_extension(root / "src-exts", "fresh")
+        self.editor = FakeEditor()
+        self.core = Core(self.editor)
+        self.core.set_workspace(str(self.ws))
+
+    def settle(self) -> None:
+        """Stop a running turn and let its thread end, so examples do not pile up."""
+        self.core.session.stop()
+        deadline = time.monotonic() + 5
+        while self.core.session.turn is not None and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+
+def make_extension(root: Path, name: str) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    manifest = {"name": name, "version": "1.0.0", "description": f"{name} things"}
+    (folder / extensions.MANIFEST_FILE).write_text(json.dumps(manifest))
+    (folder / "SIGHTLINE.md").write_text(f"{name} knows things.\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    root = tmp_path_factory.mktemp("fuzz")
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("DATA", "CONFIG", "STATE", "CACHE"):
+            d = root / "xdg" / name.lower()
+            d.mkdir(parents=True)
+            mp.setenv(f"XDG_{name}_HOME", str(d))
+        for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
+            mp.delenv(var, raising=False)
+        mp.chdir(root / "xdg")
+        w = World(root)
+        mp.chdir(w.ws)
+        try:
+            yield w
+        finally:
+            w.settle()
+            w.core.completion.wait_idle(5)
+
+
+# -- generated params -------------------------------------------------------------------------
+
+surrogates = st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1)
+odd_text = st.one_of(
+    st.text(max_size=40),
+    st.text(st.characters(max_codepoint=0x7F), max_size=40),
+    st.builds(lambda a, b: a + "\0" + b, st.text(max_size=8), st.text(max_size=8)),
+    st.builds(lambda a, s: a + s, st.text(max_size=8), surrogates),
+    st.sampled_from([4097, 5000, 70_000, (1 << 20) + 1, (1 << 22) + 1]).map(lambda n: "x" * n),
+)
+
+
+def nested(depth: int) -> Any:
+    value: Any = []
+    for i in range(depth):
+        value = [value] if i % 2 else {"k": value}
+    return value
+
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    odd_text,
+    st.binary(max_size=16),
+)
+json_like = st.recursive(
+    scalars,
+    lambda kids: st.lists(kids, max_size=4)
+    | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+    max_leaves=12,
+)
+anything = st.one_of(json_like, st.sampled_from([100, 5000, 50_000]).map(nested))
+
+
+def path_values(w: World) -> st.SearchStrategy[Any]:
+    return st.sampled_from(
+        [
+            str(w.ws),
+            str(w.other),
+            str(w.ws / "notes.txt"),
+            str(w.ws / "missing"),
+            str(w.source),
+            "src",
+            "",
+            "~",
+            "/" + "a" * 5000,
+            "a/" * 2100,
+            str(w.ws) + "/" + "n" * 300,
+            str(w.ws) + "/x\0y",
+            str(w.ws) + "/\ud800",
+        ]
+    )
+
+
+def sane_dir(w: World, value: Any) -> Any:
+    # An existing directory outside the sandbox (`/`, `/tmp`) is a valid workspace; walking it
+    # would only cost time, so the fuzz stays in its own.
+    if isinstance(value, str) and value and "\0" not in value:
+        try:
+            if os.path.isdir(value) and not value.startswith(str(w.root)):
+                return str(w.other)
+        except (OSError, ValueError):
+            pass
+    return value
+
+
+def config_values() -> st.SearchStrategy[Any]:
+    provider = st.fixed_dictionaries(
+        {},
+        optional={
+            "name": st.sampled_from(["echo", "nope", ""]) | anything,
+            "model": st.sampled_from(["m"]) | anything,
+            "max_tokens": st.sampled_from([1, 8192, 0, -1, 1.5, 2**60]) | anything,
+            "base_url": anything,
+            "api_key_cmd": st.sampled_from(["true", ["echo", "k"], []]) | anything,
+            "timeout_ms": st.sampled_from([1, 0.5, 1e300, float("nan"), 2**40]) | anything,
+            "retries": st.integers(-2, 12) | anything,
+        },
+    )
+    section = st.dictionaries(
+        st.sampled_from(
+            ["max_file_bytes", "max_total_bytes", "max_iterations", "command_timeout_ms"]
+        ),
+        st.integers(-1, 1 << 20) | anything,
+    )
+    config = st.fixed_dictionaries(
+        {},
+        optional={
+            "provider": provider | anything,
+            "mentions": section | anything,
+            "tools": section | anything,
+            "autoaccept": st.booleans() | anything,
+            "pane": anything,
+        },
+    )
+    return config | anything
+
+
+def param_values(w: World, name: str) -> st.SearchStrategy[Any]:
+    texts = st.one_of(
+        odd_text,
+        st.sampled_from(["hi", "@ext:good hi", "@ext:deep x", "@src/a.py", "@notes.txt @missing"]),
+    )
+    plausible: dict[str, st.SearchStrategy[Any]] = {
+        "config": config_values(),
+        "workspace": path_values(w).map(lambda v: sane_dir(w, v)),
+        "path": path_values(w),
+        "conversation": path_values(w),
+        "text": texts,
+        "name": st.sampled_from(["good", "deep", "fresh", "../x", "Nope", "a" * 300]),
+        "mode": st.sampled_from([*MODES, "x"]),
+        "decision": st.sampled_from([*DECISIONS, "x"]),
+        "reason": odd_text,
+        "before": texts.map(lambda t: "see @" + t),
+        "token": texts,
+        "member_key": st.sampled_from(["f", "a.b", "x" * 2000, ""]),
+        "syntax_scope": st.lists(
+            st.fixed_dictionaries(
+                {"kind": st.sampled_from(["if", "for", "x"]), "index_in_parent": st.integers(-1, 3)}
+            ),
+            max_size=3,
+        ),
+        "near_line": st.integers(-5, 10),
+    }
+    for key in ("buffer", "start_row", "start_col", "end_row", "end_col"):
+        plausible[key] = st.integers(-1, 3)
+    for key in ("value", "force", "workspace_scope"):
+        plausible[key] = st.booleans()
+    return plausible.get(name, anything) | anything
+
+
+@st.composite
+def requests(draw: st.DrawFn, w: World, name: str) -> list[Any]:
+    shape = draw(st.sampled_from(["params", "params", "params", "none", "empty", "other"]))
+    if shape == "none":
+        return []
+    if shape == "empty":
+        return [[]]
+    if shape == "other":
+        return [draw(anything)]
+    params: dict[Any, Any] = {}
+    for key in rpc.SCHEMAS[name]:
+        if draw(st.booleans()):
+            value = draw(param_values(w, key))
+            params[key] = sane_dir(w, value) if key == "workspace" else value
+    params.update(draw(st.dictionaries(st.text(max_size=6), anything, max_size=2)))
+    if name == "resolve.python" and draw(st.booleans()):
+        params["text"] = draw(
+            st.sampled_from(["x = (" * 200_000, "a" + ".b" * 200_000, "def f(:\n", "-" * 10**5])
+        )
+    return [params]
+
+
+def check_answer(name: str, answer: Any) -> None:
+    assert isinstance(answer, dict), answer
+    assert answer.get("ok") in (True, False), answer
+    # What pynvim would send back to Neovim: it must pack.
+    msgpack.packb(answer, unicode_errors="surrogateescape")
+    if answer["ok"]:
+        return
+    error = answer.get("error")
+    assert isinstance(error, str) and error.strip(), answer
+    assert "\n" not in error and len(error) <= rpc.MAX_ERROR_CHARS, error[:300]
+    assert "internal error" not in error, error
+    assert "Traceback" not in error, error
+
+
+def test_every_method_declares_its_params() -> None:
+    assert set(rpc.SCHEMAS) == set(rpc.METHODS)
+
+
+@pytest.mark.parametrize("name", sorted(rpc.METHODS))
+def test_fuzz_method(world: World, name: str) -> None:
+    @settings(
+        max_examples=40,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(args=requests(world, name))
+    def run(args: list[Any]) -> None:
+        Sandbox.arm(world.root)
+        try:
+            answer = rpc.dispatch(world.core, name, args)
+        finally:
+            world.settle()
+            violations = Sandbox.disarm()
+        check_answer(name, answer)
+        assert violations == []
+
+    run()
+    assert not [t for t in threading.enumerate() if t.name.startswith("turn-") and t.is_alive()]
+
+
+def test_unknown_method_is_refused(world: World) -> None:
+    answer = rpc.dispatch(world.core, "no.such", [{}])
+    assert answer == {"ok": False, "error": "unknown request 'no.such'"}

@@ -179,8 +179,9 @@ scalars = st.one_of(
 )
 json_like = st.recursive(
     scalars,
-    lambda kids: st.lists(kids, max_size=4)
-    | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+    lambda kids: (
+        st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4)
+    ),
     max_leaves=12,
 )
 anything = st.one_of(json_like, st.sampled_from([100, 5000, 50_000]).map(nested))
@@ -349,3 +350,89 @@ def test_fuzz_method(world: World, name: str) -> None:
 def test_unknown_method_is_refused(world: World) -> None:
     answer = rpc.dispatch(world.core, "no.such", [{}])
     assert answer == {"ok": False, "error": "unknown request 'no.such'"}
+
+
+# -- the instances the hostile test found (issue 10 §6) -------------------------------------
+
+
+def refusal(world: World, name: str, params: Any) -> str:
+    answer = rpc.dispatch(world.core, name, [params])
+    check_answer(name, answer)
+    assert answer["ok"] is False, answer
+    return str(answer["error"])
+
+
+@pytest.mark.parametrize("name", ["core.init", "core.configure"])
+@pytest.mark.parametrize(
+    ("config", "error"),
+    [
+        ("x", "config: expected a table, got a string"),
+        ({"provider": 5}, "config: provider: expected a table, got a number"),
+        ({"provider": {"max_tokens": "8k"}}, "provider.max_tokens: expected a positive integer"),
+        ({"provider": {"name": "nope"}}, "config: provider.name: expected one of anthropic, echo"),
+        ({"tools": {"command_timeout_ms": float("inf")}}, "tools.command_timeout_ms: expected"),
+        ({"autoaccept": "yes"}, "config: autoaccept: expected true or false, got a string"),
+    ],
+)
+def test_a_bad_config_is_refused_and_changes_nothing(
+    world: World, name: str, config: Any, error: str
+) -> None:
+    before = world.core.cfg
+    assert refusal(world, name, {"config": config}).startswith(f"{name}: ")
+    assert error in refusal(world, name, {"config": config})
+    assert world.core.cfg is before
+
+
+def test_a_good_config_applies() -> None:
+    core = Core(FakeEditor())
+    config = {"provider": {"name": "echo", "max_tokens": 100.0, "timeout_ms": 1.5}, "pane": 1}
+    assert rpc.dispatch(core, "core.configure", [{"config": config}])["ok"] is True
+    assert (core.cfg.provider.max_tokens, core.cfg.provider.timeout_ms) == (100, 2)
+
+
+def test_an_empty_workspace_is_refused(world: World) -> None:
+    workspace = world.core.session.workspace
+    for params, error in [
+        ({"workspace": ""}, "core.init: workspace: expected a non-empty string"),
+        ({"workspace": "rel"}, "core.init: workspace: expected an absolute path"),
+        ({"workspace": str(world.ws / "notes.txt")}, "expected an existing directory"),
+    ]:
+        assert error in refusal(world, "core.init", params)
+    assert error in refusal(world, "agent.send", {"text": "hi", "workspace": "/nope"})
+    assert world.core.session.workspace == workspace
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [("history.open", "path"), ("extensions.install", "path"), ("core.init", "conversation")],
+)
+def test_very_long_paths_are_refused(world: World, name: str, key: str) -> None:
+    long = "/" + "a" * 5000
+    assert refusal(world, name, {key: long}) == (
+        f"{name}: {key}: expected at most 4096 characters, got 5001"
+    )
+    wide = "/tmp" + ("/" + "é" * 120) * 18  # 2182 characters, 4342 bytes
+    assert refusal(world, name, {key: wide}) == (
+        f"{name}: {key}: expected a path shorter than 4096 bytes, got 4342"
+    )
+    assert refusal(world, name, {key: "/tmp/" + "n" * 300}) == (
+        f"{name}: {key}: expected a path whose every name is at most 255 bytes"
+    )
+
+
+def test_huge_resolve_input_is_refused(world: World) -> None:
+    big = "x = 1\n" * 1_000_000
+    assert refusal(world, "resolve.python", {"text": big, "member_key": "x"}) == (
+        "resolve.python: text: expected at most 4194304 characters, got 6000000"
+    )
+    key = "a." * 5000
+    assert refusal(world, "resolve.python", {"text": "a = 1\n", "member_key": key}) == (
+        "resolve.python: member_key: expected at most 1024 characters, got 10000"
+    )
+    assert refusal(
+        world, "resolve.python", {"text": "x = " + "(" * 200_000, "member_key": "x"}
+    ) == ("cannot parse the file: too many nested parentheses (line 1)")
+    for deep in ["x = a" + ".b" * 200_000, "x = " + "-" * 100_000 + "1"]:
+        assert refusal(world, "resolve.python", {"text": deep, "member_key": "x"}) == (
+            "cannot parse the file: it is nested too deeply"
+        )

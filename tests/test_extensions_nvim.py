@@ -95,3 +95,41 @@ def test_completion(nvim: Any, isolated_env: Path, tmp_path: Path) -> None:
     assert complete(nvim, "Sightline extension disable f") == ["foo"]
     assert complete(nvim, "Sightline extension enable bar ") == ["--workspace"]
     assert complete(nvim, "Sightline extension uninstall ") == ["foo"]  # installed ones only
+
+
+def test_a_manifest_nested_50000_deep_is_reported_and_the_others_work(
+    nvim_factory: Any, screen_factory: Any, isolated_env: Path
+) -> None:
+    """Issue 10 §6: it broke the listing and every @ext send with a RecursionError, even
+    while disabled. Now it is listed with its error and skipped; `@ext:good` still works."""
+    import json
+
+    from tests.conftest import transcript, wait_for, wait_idle
+
+    user = Path(os.environ["XDG_DATA_HOME"]) / "sightline" / "extensions"
+    make_extension(user, "good", "Good helper")
+    deep = make_extension(user, "deep", "Deep one")
+    (deep / "sightline-extension.json").write_text("[" * 50_000 + "]" * 50_000)
+    nv = nvim_factory({"provider": {"name": "echo"}})
+    screen = screen_factory(nv, 120, 30)
+    nv.command("Sightline extension disable deep")  # broken even while disabled
+    nv.input(":Sightline extensions<CR>")
+    screen.wait_text("error: sightline-extension.json is nested deeper than 32 levels")
+    rows = [line.rstrip() for line in screen.lines()]
+    assert any(r.split()[:4] == ["good", "1.0.0", "active", "user"] for r in rows), rows
+    assert any(r.split()[:4] == ["deep", "-", "error", "user"] for r in rows), rows
+    shown = "\n".join(rows)
+    assert "Traceback" not in shown and "RecursionError" not in shown and "E5108" not in shown
+    nv.input("<CR>")
+    nv.command("Sightline chat")
+    assert nv.exec_lua("return {require('sightline').send('@ext:good @ext:deep hi')}") == [True]
+    wait_for(lambda: "echo: @ext:good @ext:deep hi" in transcript(nv), 10, "the echo")
+    wait_idle(nv)
+    path = Path(nv.exec_lua("return require('sightline.host').status().conversation_path"))
+    user_record = [json.loads(r) for r in path.read_text().splitlines()][1]
+    parts = [c["text"] for c in user_record["content"]]
+    assert parts[0] == "@ext:good @ext:deep hi"
+    assert any("good knows things." in p for p in parts[1:]), parts
+    assert not any("deep" in p for p in parts[1:]), parts
+    screen.wait_text("echo: @ext:good @ext:deep hi")
+    assert "Traceback" not in screen.text() and "internal error" not in screen.text()

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import re
+import stat
 import time
 import uuid
 from collections.abc import Iterator
@@ -172,7 +173,11 @@ def store_path(directory: Path, raw: str) -> Path:
         raise ValueError(f"not a conversation of the history store: {err}") from None
     if path.parent != store or path.suffix != ".jsonl":
         raise ValueError(f"not a conversation of the history store ({store}): {raw}")
-    if not path.is_file():
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        regular = False
+    if not regular:  # a FIFO or device would block the core on open
         raise ValueError(f"no such conversation: {raw}")
     return path
 

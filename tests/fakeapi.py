@@ -68,6 +68,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import select
 import socket
 import sys
@@ -149,7 +150,7 @@ class TextBlock:
 @dataclass(frozen=True)
 class ToolUseBlock:
     name: str
-    input: Mapping[str, Any]
+    input: Any  # a Mapping normally; any JSON to play a broken model
     id: str
     chunks: int = 3
 
@@ -222,11 +223,11 @@ def text(content: str, chunks: int = 3) -> TextBlock:
     return TextBlock(content, chunks)
 
 
-def tool_use(
-    name: str, input: Mapping[str, Any], id: str | None = None, chunks: int = 3
-) -> ToolUseBlock:
-    """A tool_use block whose JSON input arrives as `chunks` input_json_delta pieces."""
-    return ToolUseBlock(name, dict(input), id or f"toolu_fake_{next(_tool_ids):04d}", chunks)
+def tool_use(name: str, input: Any, id: str | None = None, chunks: int = 3) -> ToolUseBlock:
+    """A tool_use block whose JSON input arrives as `chunks` input_json_delta pieces (any
+    JSON value: a non-object plays a broken model)."""
+    value = dict(input) if isinstance(input, Mapping) else input
+    return ToolUseBlock(name, value, id or f"toolu_fake_{next(_tool_ids):04d}", chunks)
 
 
 def reply(
@@ -314,7 +315,7 @@ def _estimate_tokens(value: Any) -> int:
 def _block_json(block: Block) -> JSON:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
-    return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+    return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
 
 
 def _usage(reply_: Reply, request: JSON) -> JSON:
@@ -352,7 +353,8 @@ def _block_events(index: int, block: Block) -> Iterator[Event]:
     else:
         start = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
         # The real API opens with an empty partial_json; clients must tolerate it.
-        pieces = ["", *_split(json.dumps(dict(block.input)), block.chunks)]
+        # Any JSON: a hostile or broken model may send a non-object input.
+        pieces = ["", *_split(json.dumps(block.input), block.chunks)]
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
     yield (
         "content_block_start",
@@ -410,6 +412,7 @@ def validation_error(body: Any) -> str | None:
         messages = body["messages"]
         _check_roles(messages)
         _check_content(messages)
+        _check_tool_blocks(messages)
         _check_tool_pairing(messages)
         _check_cache_control(body)
     except _Invalid as err:
@@ -478,6 +481,40 @@ def _texts(msg: JSON) -> list[str]:
 
 def _ids(msg: JSON, block_type: str, key: str) -> list[str]:
     return [str(b.get(key)) for b in _blocks(msg) if b.get("type") == block_type]
+
+
+def _check_tool_blocks(messages: list[JSON]) -> None:
+    """tool_use ids are unique in the request, inputs are objects; in a user message the
+    tool_result blocks come first, one per tool_use_id."""
+    seen: set[str] = set()
+    for i, msg in enumerate(messages):
+        blocks = _blocks(msg)
+        for j, block in enumerate(blocks):
+            where = f"messages.{i}.content.{j}"
+            if block.get("type") == "tool_use":
+                if msg["role"] != "assistant":
+                    raise _Invalid(f"{where}: tool_use blocks are only allowed in assistant turns")
+                tid, name = block.get("id"), block.get("name")
+                if not isinstance(tid, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", tid):
+                    raise _Invalid(f"{where}.id: String should match pattern '^[a-zA-Z0-9_-]+$'")
+                if not isinstance(name, str) or not name:
+                    raise _Invalid(f"{where}.name: Field required")
+                if not isinstance(block.get("input"), dict):
+                    raise _Invalid(f"{where}.input: Input should be a valid dictionary")
+                if tid in seen:
+                    raise _Invalid(f"`tool_use` ids must be unique: {tid}")
+                seen.add(tid)
+            elif block.get("type") == "tool_result":
+                if msg["role"] != "user":
+                    raise _Invalid(f"{where}: tool_result blocks are only allowed in user turns")
+                if any(b.get("type") != "tool_result" for b in blocks[:j]):
+                    raise _Invalid(
+                        f"messages.{i}: tool_result blocks must come first in the content "
+                        "array, before any other content"
+                    )
+        results = _ids(msg, "tool_result", "tool_use_id")
+        if len(results) != len(set(results)):
+            raise _Invalid(f"messages.{i}: each `tool_use` may have only one `tool_result`")
 
 
 def _check_tool_pairing(messages: list[JSON]) -> None:

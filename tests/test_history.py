@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,127 @@ def test_history_command_picks_with_vim_ui_select(nvim: Any) -> None:
     nvim.command("Sightline history")
     assert "pick me" in nvim.exec_lua("return _G.picked")
     wait_for(lambda: "echo: pick me" in transcript(nvim))
+
+
+# -- history files are data (issue 10 §2) -------------------------------------------------------
+
+
+def store(isolated_env: Path) -> Path:
+    d = isolated_env.parent / "xdg" / "data" / "sightline" / "history"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def test_only_files_of_the_store_are_opened_and_nothing_is_written(
+    nvim: Any, isolated_env: Path
+) -> None:
+    source = isolated_env / "app.py"
+    source.write_bytes(b"print('hi')")  # no final newline: opening would append one
+    elsewhere = isolated_env / "conv.jsonl"
+    elsewhere.write_bytes(b'{"type": "meta", "id": "x", "workspace": "/", "created": 1}')
+    link = store(isolated_env) / "link.jsonl"
+    link.symlink_to(source)
+    fifo = store(isolated_env) / "fifo.jsonl"
+    os.mkfifo(fifo)
+    for path in (source, elsewhere, link, fifo, store(isolated_env), "", "../app.py"):
+        res = nvim.exec_lua("return {require('sightline').open_conversation(...)}", str(path))
+        assert res[0] is None and res[1].startswith("sightline"), res
+        res = nvim.exec_lua(
+            "return {require('sightline.host').request('history.open', {path = ...})}", str(path)
+        )
+        assert res[0] is None and "sightline:" in res[1], res
+    assert source.read_bytes() == b"print('hi')"
+    assert elsewhere.read_bytes().endswith(b"1}")
+    for bad in (5, None, {"a": 1}):
+        res = nvim.exec_lua("return {require('sightline').open_conversation(...)}", bad)
+        assert res[0] is None and "expected the path" in res[1]
+
+
+CORRUPT: dict[str, list[dict[str, Any]]] = {
+    "created is not a number": [
+        {"type": "meta", "id": "c1", "workspace": "WS", "created": "yesterday"},
+        {"type": "message", "role": "user", "content": "q", "visible": "q"},
+    ],
+    "blank first prompt": [
+        {"type": "meta", "id": "c2", "workspace": "WS", "created": 2},
+        {"type": "message", "role": "user", "content": "  ", "visible": "  \n"},
+        {"type": "message", "role": "assistant", "content": "string reply"},
+    ],
+    "bad blocks": [
+        {"type": "meta", "id": "c3", "workspace": "WS", "created": 3},
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "text", "text": "ok"}],
+            "visible": "ok",
+        },
+        {"type": "message", "role": "assistant", "content": ["not a block"]},
+        {"type": "message", "role": "assistant", "content": 42},
+        {"type": "message", "role": "robot", "content": "who"},
+        {"type": "proposal", "lines": "diff"},
+        {"type": "plan", "steps": [1, 2]},
+        {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "fine"}]},
+    ],
+}
+
+
+def write_conv(directory: Path, name: str, records: list[dict[str, Any]], ws: str) -> Path:
+    path = directory / f"{name}.jsonl"
+    text = "\n".join(json.dumps(r).replace('"WS"', json.dumps(ws)) for r in records)
+    path.write_text(text + "\n")
+    return path
+
+
+def test_corrupt_files_never_break_the_list_the_reopen_or_the_next_turn(
+    nvim: Any, isolated_env: Path
+) -> None:
+    nvim.exec_lua("assert(require('sightline').send('a good one'))")
+    wait_idle(nvim)
+    nvim.command("Sightline reset")
+    d = store(isolated_env)
+    paths = {
+        k: write_conv(d, f"2025010{i}-000000-bad", v, str(isolated_env))
+        for i, (k, v) in enumerate(CORRUPT.items())
+    }
+    listed = nvim.exec_lua("return require('sightline.host').request('history.list').conversations")
+    by_path = {c["path"]: c for c in listed}
+    assert "a good one" in [c["title"] for c in listed]
+    unreadable = by_path[str(paths["created is not a number"])]
+    assert unreadable["title"].startswith("(unreadable:") and unreadable["unreadable"]
+    assert by_path[str(paths["blank first prompt"])]["title"] == "(untitled)"
+    # :Sightline history lists them all (format_item must not fail on any).
+    nvim.exec_lua(
+        "vim.ui.select = function(items, opts, cb)"
+        " _G.shown = vim.tbl_map(opts.format_item, items) end"
+    )
+    nvim.command("Sightline history")
+    assert len(nvim.exec_lua("return _G.shown")) == len(listed)
+    # The unreadable one is refused with a clear message, nothing written.
+    before = paths["created is not a number"].read_bytes()
+    res = nvim.exec_lua(
+        "return {require('sightline').open_conversation(...)}",
+        str(paths["created is not a number"]),
+    )
+    assert res[0] is None and "unreadable" in res[1]
+    assert paths["created is not a number"].read_bytes() == before
+    # The one with bad records opens, says once what was skipped, and continues.
+    assert nvim.exec_lua(
+        "return require('sightline').open_conversation(...)", str(paths["bad blocks"])
+    )
+    wait_for(lambda: "fine" in transcript(nvim))
+    notes = [line for line in transcript(nvim) if "damaged record" in line]
+    assert len(notes) == 1 and notes[0].startswith("⚠ 5 damaged records")
+    nvim.exec_lua("assert(require('sightline').send('continue'))")
+    wait_idle(nvim)
+    assert "echo: continue" in transcript(nvim)
+    assert nvim.exec_lua(
+        "return require('sightline').open_conversation(...)", str(paths["blank first prompt"])
+    )
+    wait_for(lambda: "string reply" in transcript(nvim))
+
+
+def test_scan_names_each_bad_record_and_keeps_the_good(tmp_path: Path) -> None:
+    path = write_conv(tmp_path, "x", CORRUPT["bad blocks"], "/ws")
+    got = history.scan(path)
+    assert len(got.skipped) == 5 and got.skipped[0].startswith("line 3:")
+    assert [r.get("role") for r in got.records if r["type"] == "message"] == ["user", "assistant"]

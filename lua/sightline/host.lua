@@ -5,10 +5,13 @@ local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h:h:h')
 M.root = root
 
 local STDERR_KEEP = 20
+-- How long a restart waits for the old core to exit before starting the new one: the old
+-- one holds the conversation's lock until it is gone (else the new core opens it read-only).
+local STOP_WAIT_MS = 2000
 
 local S = {
   chan = nil, ---@type integer?
-  job_exit_expected = false,
+  expected = {}, ---@type table<integer, true> jobs stopped on purpose: their exit is no crash
   stderr = {}, ---@type string[]
   conversation = nil, ---@type string? path of the current conversation, reopened by a new core
   status = { state = 'stopped' }, ---@type table
@@ -49,17 +52,29 @@ local function on_stderr(_, data)
   end
 end
 
+---The mirror of a core that is gone: nothing runs and nothing waits for a decision.
+local function stopped_status()
+  local status = vim.deepcopy(S.status)
+  status.state = 'stopped'
+  status.pending = nil -- tbl_extend would ignore a nil value
+  status.pending_kind = nil
+  status.scope = nil
+  return status
+end
+
 local function on_exit(job, code)
+  if S.expected[job] then
+    -- Stopped on purpose (restart, shutdown): the flag is per job, so a later crash of
+    -- another core is still reported.
+    S.expected[job] = nil
+    return
+  end
   if S.chan ~= job then
     return
   end
   local was = S.status.state
   S.chan = nil
-  S.status = vim.tbl_extend('force', S.status, { state = 'stopped', pending = nil })
-  if S.job_exit_expected then
-    S.job_exit_expected = false
-    return
-  end
+  S.status = stopped_status()
   local tail = table.concat(vim.list_slice(S.stderr, math.max(1, #S.stderr - 5)), '\n')
   local msg = ('sightline: the core exited (code %d)%s; the next request starts a new one.'):format(
     code, was == 'working' and ' during a turn' or '')
@@ -165,19 +180,32 @@ function M._set_status(status)
   require('sightline.pane').on_state(S.status, before)
 end
 
----Stop the core (no message).
-function M.shutdown()
-  if S.chan then
-    S.job_exit_expected = true
-    pcall(vim.fn.jobstop, S.chan)
-    S.chan = nil
-    S.status = vim.tbl_extend('force', S.status, { state = 'stopped' })
+---Stop the core (no message). With `wait_ms`, wait at most that long for it to exit.
+---@param wait_ms integer?
+function M.shutdown(wait_ms)
+  local job = S.chan
+  if not job then
+    return
+  end
+  S.expected[job] = true
+  S.chan = nil
+  S.status = stopped_status()
+  local pid_ok, pid = pcall(vim.fn.jobpid, job)
+  pcall(vim.fn.jobstop, job)
+  if wait_ms then
+    -- jobstop sends SIGTERM (a decision waiting in the core does not delay it); bounded.
+    local ok, res = pcall(vim.fn.jobwait, { job }, wait_ms)
+    if (not ok or res[1] == -1) and pid_ok then
+      pcall(vim.uv.kill, pid, 'sigkill')
+      pcall(vim.fn.jobwait, { job }, 100)
+    end
   end
 end
 
----Restart: a new core reloads the current conversation from history.
+---Restart: a new core reloads the current conversation from history. The old core is gone
+---first (bounded wait): it holds the conversation's lock while it lives.
 function M.restart()
-  M.shutdown()
+  M.shutdown(STOP_WAIT_MS)
   return M.ensure()
 end
 

@@ -206,6 +206,10 @@ function M.history()
 end
 
 function M.open_conversation(path)
+  -- The core opens only files of the history store and refuses anything else unchanged.
+  if type(path) ~= 'string' or path == '' then
+    return nil, 'sightline: open_conversation: expected the path of a conversation (a string)'
+  end
   local res, err = host().request('history.open', { path = path })
   if not res then
     return nil, err

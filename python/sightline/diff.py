@@ -89,8 +89,8 @@ def anchored_edit(before: str, after: str, anchor_start: int, anchor_end: int) -
     span = changed_span(region, replaced)
     return AnchoredEdit(
         anchor=region,
-        rel_start=len(region[: span.start].encode()),
-        rel_end=len(region[: span.end].encode()),
+        rel_start=len(region[: span.start].encode(errors="surrogateescape")),
+        rel_end=len(region[: span.end].encode(errors="surrogateescape")),
         text=span.text,
     )
 

@@ -63,7 +63,12 @@ class Transcript:
                 if chip:
                     row = len(self.lines) - 1
                     self.fixed_chips.append(
-                        {"row": row, "col": 0, "end_col": len(note.encode()), "target": chip}
+                        {
+                            "row": row,
+                            "col": 0,
+                            "end_col": len(note.encode(errors="surrogateescape")),
+                            "target": chip,
+                        }
                     )
 
     def append_text(self, text: str) -> None:

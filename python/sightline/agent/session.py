@@ -15,6 +15,7 @@ from typing import Any
 from sightline import history, paths
 from sightline.agent.gate import Gate
 from sightline.agent.prompt import system_prompt
+from sightline.agent.wire import ABANDONED, clean_text, unanswered, wire_messages
 from sightline.chips import reference_finder
 from sightline.config import CoreConfig
 from sightline.editor import Editor
@@ -76,22 +77,6 @@ class Turn:
                 callback()
             except Exception:
                 log.exception("cancel callback failed")
-
-
-def wire_messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Messages for the API: role and content only, consecutive same-role messages merged
-    (a stopped or failed turn leaves a user message without a reply)."""
-    out: list[dict[str, Any]] = []
-    for record in records:
-        if record.get("type") != "message":
-            continue
-        content = record["content"]
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        if out and out[-1]["role"] == record["role"]:
-            out[-1]["content"] = out[-1]["content"] + list(blocks)
-        else:
-            out.append({"role": record["role"], "content": list(blocks)})
-    return out
 
 
 class Session:
@@ -249,7 +234,8 @@ class Session:
         for iteration in range(self.cfg.max_iterations + 1):
             assert self.conversation is not None
             request = Request(
-                system=system_prompt(self.workspace, self.mode, turn.scope is not None),
+                # The workspace path may hold bytes that are not UTF-8 (surrogate escapes).
+                system=clean_text(system_prompt(self.workspace, self.mode, turn.scope is not None)),
                 messages=wire_messages(self.conversation.records),
                 tools=[tool.spec() for tool in tools],
             )
@@ -287,7 +273,7 @@ class Session:
                     "SightlineWarning",
                 )
                 return "limit"
-            results = [self._run_tool(turn, by_name, call) for call in calls]
+            results = self._run_calls(turn, by_name, calls)
             with turn.lock:
                 if turn.cancelled():
                     return "stopped"
@@ -322,12 +308,48 @@ class Session:
         self.tokens["output"] += reply.output_tokens
         self.tokens["cache_read"] += reply.cache_read_tokens
 
+    def _run_calls(
+        self, turn: Turn, by_name: dict[str, Tool], calls: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """One result per call, in order. A call whose id an earlier call of the same reply
+        already used is answered without running (the API requires unique ids; the request
+        gives it a fresh one, see wire.py)."""
+        seen: set[Any] = set()
+        results = []
+        for call in calls:
+            key = call.get("id")
+            if isinstance(key, str) and key not in seen:
+                seen.add(key)
+                results.append(self._run_tool(turn, by_name, call))
+                continue
+            why = "not run: this tool_use has the same id as another call in this reply"
+            if not isinstance(key, str):
+                why = "not run: this tool_use has no id"
+            self.transcript.add_note(f"✗ refused tool {call.get('name')} ({why})", "SightlineError")
+            results.append(
+                {"type": "tool_result", "tool_use_id": key, "content": why, "is_error": True}
+            )
+        return results
+
     def _run_tool(
         self, turn: Turn, by_name: dict[str, Tool], call: dict[str, Any]
     ) -> dict[str, Any]:
         name = str(call.get("name"))
         tool = by_name.get(name)
-        if tool is None:
+        raw_input = call.get("input")
+        if tool is not None and not isinstance(raw_input, dict):
+            # The model's arguments must be a JSON object; anything else is answered with an
+            # error it can read, and the call is not run.
+            got = _json_kind(raw_input)
+            result = ToolResult(
+                f"tool {name} was not run: its input must be a JSON object of arguments "
+                f"(got {got})",
+                True,
+            )
+            self.transcript.add_note(
+                f"✗ refused tool {name} (its input is {got}, not an object)", "SightlineError"
+            )
+        elif tool is None:
             # The policy is enforced here, whatever the model asked for: nothing runs.
             allowed = ", ".join(sorted(by_name)) or "none"
             result = ToolResult(
@@ -337,7 +359,7 @@ class Session:
                 f"✗ refused tool {name} (not available here)", "SightlineError"
             )
         else:
-            args = dict(call.get("input") or {})
+            args = dict(raw_input or {})
             self.transcript.add_note(f"• {call_label(name, args)}")
             try:
                 result = tool.handler(turn, args)
@@ -411,15 +433,13 @@ class Session:
         return True
 
     def _answer_dangling(self, why: str) -> None:
-        """A tool_use recorded without its tool_result would make every later request invalid."""
-        if self.conversation is None:
+        """Record an answer for every tool_use the history leaves unanswered, so the file
+        says what the next request sends (wire.py would answer them anyway)."""
+        if self.conversation is None or self.conversation.read_only:
             return
-        messages = self.conversation.messages()
-        if not messages or messages[-1].get("role") != "assistant":
-            return
-        calls = [b for b in messages[-1]["content"] if b.get("type") == "tool_use"]
+        calls = unanswered(self.conversation.records)
         if calls:
-            self._answer_unrun(calls, f"not completed: {why}")
+            self._answer_unrun(calls, why if why.startswith("not ") else f"not completed: {why}")
 
     def reset(self) -> None:
         self.stop("the conversation was reset")
@@ -431,41 +451,113 @@ class Session:
         self.transcript.clear()
         self.ui.flush()
 
-    def open(self, path: Path) -> None:
-        """Reopen a conversation from history; it continues where it ended."""
+    def open(self, path: Path | str) -> None:
+        """Reopen a conversation from history; it continues where it ended.
+
+        Only files of the history store are opened (opening appends to the file); a call the
+        previous core never finished (it was restarted, killed or Neovim quit while a
+        decision waited) is answered as not completed, and records of a wrong shape are
+        skipped and named once in the transcript."""
         if self.turn is not None:
             raise Refused("a turn is running: stop it before opening another conversation")
-        if not path.is_file():
-            raise Refused(f"no such conversation: {path}")
+        try:
+            found = history.store_path(self.history_dir, str(path))
+            conv = history.Conversation.load(found)
+        except ValueError as err:
+            raise Refused(f"sightline: {err}") from None
         if self.conversation is not None:
             self.conversation.close()
-        self.conversation = history.Conversation.load(path)
+        self.conversation = conv
+        self._answer_dangling(ABANDONED)
         self.transcript.clear()
-        render_records(self.transcript, self.conversation.records)
-        plans = [r for r in self.conversation.records if r.get("type") == "plan"]
-        self.plan = list(plans[-1].get("steps", [])) if plans else []
+        render_records(self.transcript, conv.records)
+        if conv.skipped:
+            n = len(conv.skipped)
+            self.transcript.add_note(
+                f"⚠ {n} damaged record{'s' if n > 1 else ''} of this conversation "
+                f"{'were' if n > 1 else 'was'} skipped ({conv.skipped[0]}"
+                f"{', …' if n > 1 else ''})",
+                "SightlineWarning",
+            )
+        plans = [r for r in conv.records if r.get("type") == "plan"]
+        self.plan = list(plans[-1]["steps"]) if plans else []
         self.ui.flush()
 
 
+def _json_kind(value: Any) -> str:
+    """How the model's JSON value is named in an error (`an array [1, 2]`)."""
+    kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    kind = kinds.get(type(value), "a number" if isinstance(value, int | float) else "a value")
+    if value is None:
+        return kind
+    shown = repr(value)
+    return f"{kind} {shown[:40] + '…' if len(shown) > 40 else shown}"
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+ABANDONED_NOTE = "✗ not completed: the session ended before this call finished"
+
+
 def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> None:
-    """Rebuild the transcript of a conversation reopened from history."""
+    """Rebuild the transcript of a conversation reopened from history. Tolerates any record
+    (they come from a file): what it cannot show it leaves out."""
+    waiting: list[Any] = []  # ids of the last reply's calls with no answer yet
+
+    def abandon() -> None:
+        for _ in waiting:
+            transcript.add_note(ABANDONED_NOTE, "SightlineError")
+        waiting.clear()
+
     for record in records:
+        if not isinstance(record, dict):
+            continue
         kind = record.get("type")
-        if kind == "message" and record.get("role") == "user" and "visible" in record:
-            transcript.add_user(str(record["visible"]), record.get("note"), record.get("chip"))
+        if kind == "message" and record.get("role") == "user":
+            results = [b for b in _blocks(record.get("content")) if b.get("type") == "tool_result"]
+            for block in results:
+                if block.get("tool_use_id") in waiting:
+                    waiting.remove(block["tool_use_id"])
+                    if block.get("content") == ABANDONED:
+                        transcript.add_note(ABANDONED_NOTE, "SightlineError")
+            abandon()  # the next user message answers them, or the request does
+            if isinstance(record.get("visible"), str):
+                note, chip = record.get("note"), record.get("chip")
+                transcript.add_user(
+                    record["visible"],
+                    note if isinstance(note, str) else None,
+                    chip if isinstance(chip, dict) else None,
+                )
         elif kind == "message" and record.get("role") == "assistant":
-            for block in record.get("content", []):
-                if block.get("type") == "text":
+            for block in _blocks(record.get("content")):
+                if block.get("type") == "text" and isinstance(block.get("text"), str):
                     transcript.append_text(block["text"])
                 elif block.get("type") == "tool_use":
-                    label = call_label(str(block.get("name")), dict(block.get("input") or {}))
+                    args = block.get("input")
+                    label = call_label(
+                        str(block.get("name")), args if isinstance(args, dict) else {}
+                    )
                     transcript.add_note(f"• {label}")
+                    waiting.append(block.get("id"))
             transcript.end_reply()
         elif kind == "event" and record.get("event") == "error":
             transcript.add_note("✗ " + str(record.get("text", "")), "SightlineError")
         elif kind == "event" and record.get("event") == "stopped":
             transcript.add_note("■ Stopped.", "SightlineWarning")
-        elif kind == "plan":
-            transcript.add_lines(checklist(list(record.get("steps", []))))
-        elif kind == "proposal":
-            transcript.add_lines([(str(t), g) for t, g in record.get("lines", [])])
+        elif kind == "plan" and isinstance(record.get("steps"), list):
+            steps = [s for s in record["steps"] if isinstance(s, dict)]
+            transcript.add_lines(checklist(steps))
+        elif kind == "proposal" and isinstance(record.get("lines"), list):
+            lines = record["lines"]
+            transcript.add_lines(
+                [
+                    (str(ln[0]), ln[1] if isinstance(ln[1], str) else None)
+                    for ln in lines
+                    if isinstance(ln, list) and len(ln) == 2
+                ]
+            )
+    abandon()

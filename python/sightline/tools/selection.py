@@ -20,11 +20,14 @@ if TYPE_CHECKING:
     from sightline.scope import Selection
 
 SCOPE = "require('sightline.scope')"
+# Buffer text comes from pynvim with bytes that are not UTF-8 as surrogate escapes; byte
+# offsets and slices use the same escapes, so the selection is replaced byte for byte.
+BYTES = "surrogateescape"
 
 
 def _offset(lines: list[str], row: int, col: int) -> int:
     """Byte offset of (row, byte col) in the buffer text (lines joined by newlines)."""
-    return sum(len(line.encode()) + 1 for line in lines[:row]) + col
+    return sum(len(line.encode(errors=BYTES)) + 1 for line in lines[:row]) + col
 
 
 def _locate(turn: Turn, sel: Selection) -> Selection:
@@ -48,11 +51,11 @@ def _replace(turn: Turn, args: dict[str, Any]) -> ToolResult:
     sel = _locate(turn, turn.scope)
     turn.scope = sel
     lines = list(turn.editor.lua(f"return {SCOPE}.lines(...)", sel.buffer))
-    before = buffer_text(lines).encode()
+    before = buffer_text(lines).encode(errors=BYTES)
     start = _offset(lines, sel.start_row, sel.start_col)
     end = _offset(lines, sel.end_row, sel.end_col)
-    after = before[:start] + text.encode() + before[end:]
-    prefix, suffix = before[:start].decode(), before[end:].decode()
+    after = before[:start] + text.encode(errors=BYTES) + before[end:]
+    prefix, suffix = before[:start].decode(errors=BYTES), before[end:].decode(errors=BYTES)
     path = str(turn.editor.lua("return vim.api.nvim_buf_get_name(...)", sel.buffer))
 
     def apply(turn: Turn, proposal: Proposal, accepted: str) -> ToolResult:
@@ -85,8 +88,8 @@ def _replace(turn: Turn, args: dict[str, Any]) -> ToolResult:
         kind="edit",
         path=sel.name,
         abspath=path,
-        before=before.decode(),
-        after=after.decode(),
+        before=before.decode(errors=BYTES),
+        after=after.decode(errors=BYTES),
         applier=apply,
     )
     return review(turn, proposal)

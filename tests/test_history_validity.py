@@ -1,0 +1,358 @@
+"""The rule: the request built from any history the core can write is a valid Messages API
+conversation (the loopback server's validator, which rejects what the real API rejects), and
+a history file of any shape is read without breaking the listing, the reopen or the request.
+
+Property tests over random record sequences (malformed records, duplicate ids, non-object
+inputs, surrogate escapes, a crash at every point), then the named instances."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sightline import history
+from sightline.agent.session import render_records
+from sightline.agent.wire import ABANDONED, unanswered, wire_messages
+from sightline.transcript import Transcript
+from tests import fakeapi as fa
+from tests.agent_util import TURN_TIMEOUT_S, claude, idle, only_result, send
+from tests.conftest import transcript
+from tests.fakeapi import FakeAnthropic, fake_api, validation_error
+
+__all__ = ["fake_api"]
+
+PROMPT = {
+    "type": "message",
+    "role": "user",
+    "content": [{"type": "text", "text": "next prompt"}],
+    "visible": "next prompt",
+}
+
+
+def body(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"model": "claude-test", "max_tokens": 64, "messages": messages}
+
+
+def assert_valid(records: list[Any]) -> list[dict[str, Any]]:
+    """What the next send does: the user's record, then the request from the history."""
+    messages = wire_messages([*records, PROMPT])
+    problem = validation_error(body(messages))
+    assert problem is None, (problem, messages)
+    # Safe on the wire: encodable as the SDK encodes it (no lone surrogates).
+    json.dumps(body(messages), ensure_ascii=False).encode("utf-8")
+    return messages
+
+
+# -- strategies ----------------------------------------------------------------------------------
+
+IDS = st.sampled_from(["toolu_a", "toolu_b", "toolu_c", "bad id!", ""]) | st.none() | st.integers()
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+TEXT = st.sampled_from(["hi", "", "  ", "ok\n", "caf\udce9 \udcff", "\ud800"]) | st.text(max_size=8)
+
+
+def tool_use() -> st.SearchStrategy[Any]:
+    return st.fixed_dictionaries(
+        {"type": st.just("tool_use"), "id": IDS, "name": st.sampled_from(["read_file", "x y"])},
+        optional={"input": JSON},
+    )
+
+
+def tool_result() -> st.SearchStrategy[Any]:
+    return st.fixed_dictionaries(
+        {"type": st.just("tool_result"), "tool_use_id": IDS},
+        optional={
+            "content": TEXT
+            | st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}), max_size=2)
+            | JSON,
+            "is_error": JSON,
+        },
+    )
+
+
+BLOCK = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}),
+    st.fixed_dictionaries({"type": st.just("text")}, optional={"text": JSON}),
+    tool_use(),
+    tool_result(),
+    st.fixed_dictionaries({"type": st.sampled_from(["image", "thinking", "weird"])}),
+    JSON,
+)
+CONTENT = TEXT | st.lists(BLOCK, max_size=4) | JSON
+MESSAGE = st.fixed_dictionaries(
+    {
+        "type": st.just("message"),
+        "role": st.sampled_from(["user", "assistant", "system", None]),
+        "content": CONTENT,
+    },
+    optional={"visible": TEXT | JSON, "note": JSON, "chip": JSON},
+)
+OTHER = st.one_of(
+    st.fixed_dictionaries(
+        {"type": st.just("event"), "event": st.sampled_from(["stopped", "error"])}
+    ),
+    st.fixed_dictionaries({"type": st.just("plan")}, optional={"steps": JSON}),
+    st.fixed_dictionaries({"type": st.just("proposal")}, optional={"lines": JSON}),
+    st.fixed_dictionaries(
+        {"type": st.just("meta")}, optional={"id": JSON, "workspace": JSON, "created": JSON}
+    ),
+    JSON,
+)
+RECORD = MESSAGE | OTHER
+
+
+def turns() -> st.SearchStrategy[list[dict[str, Any]]]:
+    """Histories as a session writes them (prompt, replies with calls, results, stop, error),
+    cut at any point: a crash can come anywhere."""
+
+    @st.composite
+    def build(draw: Any) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        n = 0
+        for _ in range(draw(st.integers(0, 4))):
+            out.append({**PROMPT, "content": [{"type": "text", "text": draw(TEXT) or "p"}]})
+            for _ in range(draw(st.integers(0, 3))):
+                calls = []
+                for _ in range(draw(st.integers(0, 3))):
+                    n += 1
+                    same = draw(st.booleans()) and calls
+                    cid = calls[-1]["id"] if same else f"toolu_{n}"
+                    args = draw(
+                        st.sampled_from([{}, {"path": "a"}, [1, 2], "hello", 5, None, True])
+                    )
+                    calls.append(
+                        {"type": "tool_use", "id": cid, "name": "read_file", "input": args}
+                    )
+                text = [{"type": "text", "text": draw(TEXT)}] if draw(st.booleans()) else []
+                out.append({"type": "message", "role": "assistant", "content": text + calls})
+                if not calls:
+                    break
+                ending = draw(st.sampled_from(["results", "stop", "crash", "error"]))
+                if ending == "results":
+                    results = [
+                        {"type": "tool_result", "tool_use_id": c["id"], "content": "ok"}
+                        for c in calls
+                    ]
+                    out.append({"type": "message", "role": "user", "content": results})
+                elif ending == "stop":
+                    results = [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": c["id"],
+                            "content": "not completed: stopped",
+                            "is_error": True,
+                        }
+                        for c in calls
+                    ]
+                    out.append({"type": "message", "role": "user", "content": results})
+                    out.append({"type": "event", "event": "stopped"})
+                    break
+                elif ending == "error":
+                    out.append({"type": "event", "event": "error", "text": "overloaded"})
+                    break
+                else:
+                    break
+        cut = draw(st.integers(0, len(out)))
+        return out[:cut]
+
+    return build()
+
+
+# -- the rule ------------------------------------------------------------------------------------
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(RECORD, max_size=12))
+def test_any_records_make_a_valid_request(records: list[Any]) -> None:
+    assert_valid(records)
+
+
+@settings(max_examples=300, deadline=None)
+@given(turns())
+def test_sessions_cut_anywhere_make_a_valid_request(records: list[dict[str, Any]]) -> None:
+    assert_valid(records)
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(RECORD, max_size=10))
+def test_any_history_file_lists_reopens_renders_and_continues(
+    tmp_path: Path, records: list[Any]
+) -> None:
+    path = tmp_path / "20250101-000000-fuzz.jsonl"
+    meta = {"type": "meta", "id": "fuzz", "workspace": "/ws", "created": 1.0}
+    lines = [json.dumps(meta)] + [json.dumps(r) for r in records]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+    listed = history.list_conversations(tmp_path, "/ws")  # never raises
+    assert len(listed) <= 1
+    conv = history.Conversation.load(path)
+    try:
+        render_records(Transcript(), conv.records)  # never raises
+        assert_valid(conv.records)
+        assert all(history.check_record(r) is None for r in conv.records)
+    finally:
+        conv.close()
+
+
+# -- the instances -------------------------------------------------------------------------------
+
+
+def reply(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "message", "role": "assistant", "content": list(blocks)}
+
+
+def call(cid: str, args: Any = None) -> dict[str, Any]:
+    return {
+        "type": "tool_use",
+        "id": cid,
+        "name": "read_file",
+        "input": {} if args is None else args,
+    }
+
+
+def answer(*cids: str) -> dict[str, Any]:
+    blocks = [{"type": "tool_result", "tool_use_id": c, "content": "ok"} for c in cids]
+    return {"type": "message", "role": "user", "content": blocks}
+
+
+def test_an_unanswered_call_is_answered_as_not_completed_before_the_next_prompt() -> None:
+    messages = assert_valid([PROMPT, reply({"type": "text", "text": "let me"}, call("toolu_1"))])
+    last = messages[-1]["content"]
+    assert last[0] == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": ABANDONED,
+        "is_error": True,
+    }
+    assert last[1] == {"type": "text", "text": "next prompt"}
+
+
+def test_duplicate_ids_in_one_reply_get_unique_ids_and_their_own_results() -> None:
+    first = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "one"}
+    second = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "two", "is_error": True}
+    messages = assert_valid(
+        [
+            PROMPT,
+            reply(call("toolu_1"), call("toolu_1")),
+            {"type": "message", "role": "user", "content": [first, second]},
+        ]
+    )
+    ids = [b["id"] for b in messages[1]["content"]]
+    assert ids[0] == "toolu_1" and ids[1] != "toolu_1"
+    results = messages[2]["content"][:2]
+    assert [(r["tool_use_id"], r["content"]) for r in results] == [(ids[0], "one"), (ids[1], "two")]
+
+
+def test_non_object_inputs_go_out_as_objects() -> None:
+    for bad in ([1, 2], "hello", 5, None, True):
+        messages = assert_valid([PROMPT, reply(call("toolu_1", bad)), answer("toolu_1")])
+        assert messages[1]["content"][0]["input"] == {}
+
+
+def test_surrogates_become_replacement_characters_on_the_wire_only() -> None:
+    text = "fix caf\udce9 \udcff"
+    record = {"type": "message", "role": "user", "content": [{"type": "text", "text": text}]}
+    messages = wire_messages([record])
+    assert messages[0]["content"][0]["text"] == "fix caf\ufffd \ufffd"
+    assert record["content"][0]["text"] == text  # history keeps the original
+
+
+def test_unanswered_lists_only_calls_after_the_last_user_message() -> None:
+    assert unanswered([PROMPT, reply(call("a")), answer("a"), reply(call("b"), call("c"))]) == [
+        call("b"),
+        call("c"),
+    ]
+    assert unanswered([PROMPT, reply(call("a")), PROMPT]) == []
+
+
+def test_validator_rejects_what_the_api_rejects() -> None:
+    def problem(*messages: dict[str, Any]) -> str | None:
+        return validation_error(body(list(messages)))
+
+    user = {"role": "user", "content": "hi"}
+    use = {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "t1", "name": "n", "input": {}}],
+    }
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}
+    assert problem(user, use, {"role": "user", "content": [result]}) is None
+    twice = {"role": "assistant", "content": use["content"] * 2}
+    assert "unique" in str(problem(user, twice, {"role": "user", "content": [result, result]}))
+    listed = {"role": "assistant", "content": [{**use["content"][0], "input": [1, 2]}]}
+    assert "dictionary" in str(problem(user, listed, {"role": "user", "content": [result]}))
+    late = {"role": "user", "content": [{"type": "text", "text": "x"}, result]}
+    assert "first" in str(problem(user, use, late))
+    assert "only one" in str(problem(user, use, {"role": "user", "content": [result, result]}))
+    assert "without `tool_result`" in str(problem(user, use, user))
+    assert "unexpected" in str(problem({"role": "user", "content": [result]}))
+    assert "non-empty" in str(problem(user, {"role": "assistant", "content": []}, user))
+    assert "alternate" in str(problem(user, user))
+
+
+# -- end to end: the real SDK against the loopback server ----------------------------------------
+
+
+def accepted(server: FakeAnthropic, n: int) -> list[dict[str, Any]]:
+    """The first `n` requests, each one the server (like the real API) accepted."""
+    reqs = server.wait_for_requests(n, TURN_TIMEOUT_S)
+    for req in reqs:
+        assert validation_error(req.body) is None, validation_error(req.body)
+    return [req.body for req in reqs]
+
+
+@pytest.mark.parametrize("bad", [[1, 2], "hello", 5, None, True])
+def test_non_object_input_is_answered_with_an_error_and_the_next_turn_works(
+    nvim_factory: Any, fake_api: FakeAnthropic, bad: Any
+) -> None:
+    fake_api.script(
+        fa.reply(fa.tool_use("read_file", bad, id="toolu_bad")),
+        fa.text("sorry"),
+        fa.text("fine"),
+    )
+    nv = claude(nvim_factory, fake_api)
+    send(nv, "read it")
+    idle(nv)
+    result = only_result(fake_api, 1)
+    assert result["tool_use_id"] == "toolu_bad" and result["is_error"] is True
+    assert "must be a JSON object" in result["content"]
+    assert "refused tool read_file" in "\n".join(transcript(nv))
+    send(nv, "again")
+    idle(nv)
+    assert "fine" in "\n".join(transcript(nv))
+    accepted(fake_api, 3)
+
+
+def test_duplicate_ids_run_once_and_the_conversation_stays_valid(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    (isolated_env / "a.txt").write_text("alpha\n")
+    fake_api.script(
+        fa.reply(
+            fa.tool_use("read_file", {"path": "a.txt"}, id="toolu_dup"),
+            fa.tool_use("read_file", {"path": "a.txt"}, id="toolu_dup"),
+        ),
+        fa.text("read"),
+        fa.text("next"),
+    )
+    nv = claude(nvim_factory, fake_api)
+    send(nv, "read twice")
+    idle(nv)
+    send(nv, "and now")
+    idle(nv)
+    bodies = accepted(fake_api, 3)
+    calls = [b for b in bodies[2]["messages"][1]["content"] if b["type"] == "tool_use"]
+    assert len({c["id"] for c in calls}) == 2
+    results = bodies[1]["messages"][-1]["content"]
+    assert "alpha" in str(results[0]["content"]) and not results[0].get("is_error")
+    assert results[1]["is_error"] is True and "same id" in results[1]["content"]

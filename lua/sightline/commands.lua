@@ -68,6 +68,13 @@ function M.names()
   return names
 end
 
+-- A refusal may quote what was typed: a line of it never floods the message area.
+local function shorten(msg)
+  return (tostring(msg):gsub('[^\n]+', function(line)
+    return #line > 300 and line:sub(1, 300) .. '…' or line
+  end))
+end
+
 ---The :Sightline callback. Refusals show as one message, never a traceback.
 function M.run(opts)
   local args = vim.deepcopy(opts.fargs)
@@ -94,9 +101,9 @@ function M.run(opts)
     local line = (tostring(res):match('^[^\n]*') or '?'):gsub('^.-%.lua:%d+: ', ''):sub(1, 200)
     vim.notify(('sightline: :Sightline %s: internal error: %s'):format(name, line), vim.log.levels.ERROR)
   elseif not res and err then
-    vim.notify(err, vim.log.levels.WARN)
+    vim.notify(shorten(err), vim.log.levels.WARN)
   elseif type(res) == 'string' and not vim.startswith(res, 'OK') then
-    vim.notify(res, vim.log.levels.WARN)
+    vim.notify(shorten(res), vim.log.levels.WARN)
   end
 end
 

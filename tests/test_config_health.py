@@ -6,6 +6,7 @@ in the tests about it (`g=`).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests import child
-from tests.conftest import ROOT, capture_notify, wait_for
+from tests.conftest import ROOT, capture_notify
 from tests.lua_values import BAD_VALUES, LEAKS
 from tests.screen import Screen
 
@@ -99,7 +100,10 @@ def test_checkhealth_never_shows_the_key(nvim_factory: Any) -> None:
 
 # -- setup() never throws ------------------------------------------------------------------
 
-SETUP_EACH_BAD_VALUE = BAD_VALUES + LEAKS + r"""
+SETUP_EACH_BAD_VALUE = (
+    BAD_VALUES
+    + LEAKS
+    + r"""
 local sl, config = require('sightline'), require('sightline.config')
 local out = {}
 for _, v in ipairs(_G.sightline_bad) do
@@ -114,7 +118,8 @@ for _, v in ipairs(_G.sightline_bad) do
   elseif res ~= nil then
     -- Tables of unknown keys are accepted with a warning; anything else must be refused.
     bad = type(value) ~= 'table' and 'accepted' or nil
-  elseif type(value) ~= 'table' and not err:find('^sightline: expected a table of options, got ') then
+  elseif type(value) ~= 'table'
+      and not err:find('^sightline: expected a table of options, got ') then
     bad = 'unclear: ' .. err
   else
     bad = _G.sightline_leak(err)
@@ -129,6 +134,7 @@ for _, v in ipairs(_G.sightline_bad) do
 end
 return out
 """
+)
 
 
 def test_setup_with_any_value_returns_true_or_nil_and_a_message(nvim: Any) -> None:
@@ -156,7 +162,10 @@ def test_setup_of_a_non_table_is_refused_not_thrown(nvim: Any, lua: str, shown: 
 
 # Every leaf of the schema, given every bad value: refused naming its path (config unchanged),
 # or accepted and then exactly what the config holds.
-EACH_LEAF = BAD_VALUES + LEAKS + r"""
+EACH_LEAF = (
+    BAD_VALUES
+    + LEAKS
+    + r"""
 local sl, config = require('sightline'), require('sightline.config')
 local leaves = {}
 local function walk(node, path)
@@ -195,7 +204,9 @@ for _, keys in ipairs(leaves) do
       bad = 'message does not name the path: ' .. err
     else
       bad = _G.sightline_leak(err)
-        or (not vim.deep_equal(config.get(), before) and 'a refused setup() changed the config' or nil)
+      if not bad and not vim.deep_equal(config.get(), before) then
+        bad = 'a refused setup() changed the config'
+      end
     end
     if bad then
       out[#out + 1] = dotted .. ' = ' .. v[1] .. ': ' .. bad
@@ -205,6 +216,7 @@ end
 sl.setup({ provider = { name = 'echo' } })
 return { #leaves, out }
 """
+)
 
 
 def test_every_option_refuses_every_bad_value_naming_its_path(nvim: Any) -> None:
@@ -231,9 +243,7 @@ def test_every_option_refuses_every_bad_value_naming_its_path(nvim: Any) -> None
         ("{mappings = {chat = 5}}", "sightline.mappings.chat: expected key (string up to 50"),
     ],
 )
-def test_named_bad_values_are_refused_with_their_path(
-    nvim: Any, opts: str, message: str
-) -> None:
+def test_named_bad_values_are_refused_with_their_path(nvim: Any, opts: str, message: str) -> None:
     capture_notify(nvim)
     nvim.exec_lua("require('sightline').setup({pane = {width = 0.3}})")
     ok, err = nvim.exec_lua(f"return {{require('sightline').setup({opts})}}")
@@ -264,10 +274,8 @@ def ui_child(isolated_env: Path) -> Iterator[Any]:
     yield start
     for nv, screen in made:
         screen.close()
-        try:
+        with contextlib.suppress(Exception):  # already gone
             nv.close()
-        except Exception:  # noqa: S110 — already gone
-            pass
 
 
 def test_unknown_option_is_warned_on_screen_at_start_up(ui_child: Any) -> None:
@@ -339,7 +347,7 @@ def test_bad_vim_g_sightline_without_setup_is_said_once(nvim_factory: Any) -> No
     for _ in range(3):
         assert nv.exec_lua("return require('sightline.config').get().reveal.open") == "peek"
     (note,) = notes()
-    assert note["msg"].startswith('vim.g.sightline.reveal.open: expected one of peek, window')
+    assert note["msg"].startswith("vim.g.sightline.reveal.open: expected one of peek, window")
 
 
 def test_unknown_keys_of_both_layers_are_warned_with_their_path(nvim_factory: Any) -> None:
@@ -360,7 +368,8 @@ def test_unknown_keys_of_both_layers_are_warned_with_their_path(nvim_factory: An
 def test_empty_setup_loads_neither_config_nor_host(nvim_factory: Any) -> None:
     nv = nvim_factory({}, call_setup=False, extra_init="require('sightline').setup({})")
     loaded = nv.exec_lua(
-        "return {package.loaded['sightline.config'] ~= nil, package.loaded['sightline.host'] ~= nil}"
+        "return {package.loaded['sightline.config'] ~= nil,"
+        " package.loaded['sightline.host'] ~= nil}"
     )
     assert loaded == [False, False]
     assert "<Plug>(sightline-chat)" in nv.call("maparg", "<Leader>ss", "n")

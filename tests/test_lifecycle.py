@@ -108,9 +108,7 @@ def test_quitting_never_reports_the_core_as_crashed(isolated_env: Any, during_tu
     assert "sightline" not in printed, printed
 
 
-def test_core_without_pynvim_says_to_run_make_venv_once(
-    nvim_factory: Any, tmp_path: Path
-) -> None:
+def test_core_without_pynvim_says_to_run_make_venv_once(nvim_factory: Any, tmp_path: Path) -> None:
     """lazy.nvim with `dir =` skips `build`: the interpreter lacks pynvim. The user sees one
     message saying what to run, from a send and from :Sightline chat alike."""
     bare = _python_without_pynvim(tmp_path)

@@ -177,8 +177,11 @@ def test_every_subcommand_refuses_bad_arguments_with_a_message(nvim: Any) -> Non
     ("command", "message"),
     [
         ("Sightline stop now", 'sightline: :Sightline stop takes no arguments, got "now"'),
-        ("Sightline plan maybe", "sightline.plan: expected on, off or toggle, got \"maybe\""),
-        ("Sightline plan on off", 'sightline: :Sightline plan takes at most 1 argument, got "on off"'),
+        ("Sightline plan maybe", 'sightline.plan: expected on, off or toggle, got "maybe"'),
+        (
+            "Sightline plan on off",
+            'sightline: :Sightline plan takes at most 1 argument, got "on off"',
+        ),
         ("Sightline frobnicate", 'sightline: unknown subcommand "frobnicate"'),
     ],
 )

@@ -20,7 +20,7 @@ local function range(v, optional)
     return nil
   end
   if type(v) ~= 'table' then
-    return 'expected a flat range {buffer, start_row, start_col, end_row, end_col}, got ' .. describe(v)
+    return 'opts must be a flat range {buffer, start_row, start_col, end_row, end_col}, got ' .. describe(v)
   end
   for key in pairs(v) do
     if not vim.tbl_contains(RANGE_KEYS, key) then
@@ -43,11 +43,10 @@ end
 
 ---Each parameter kind: a check returning an error text, or nil when the value is fine.
 local kinds = {
+  -- An empty text is the core's to refuse (one rule, one side).
   text = function(v)
     if type(v) ~= 'string' then
       return 'text must be a string, got ' .. describe(v)
-    elseif vim.trim(v) == '' then
-      return 'text is empty'
     end
   end,
   reason = function(v)

@@ -6,10 +6,18 @@ NVIM   := $(VENV)/bin/nvim
 STAMP  := $(VENV)/.installed
 JOBS   ?= auto
 
-.PHONY: venv run test lint typecheck pytest bench doccheck clean
+.PHONY: venv run test lint typecheck pytest bench doccheck helptags clean
 
-# What a plugin manager's build step calls: the core's runtime dependencies only.
-venv: $(VENV)/.runtime
+# What a plugin manager's build step calls: the core's runtime dependencies only, and the
+# help tags (:help sightline).
+venv: $(VENV)/.runtime helptags
+
+# doc/tags with the venv's nvim when there is one, else any nvim on PATH; without a Neovim
+# there is nothing to do, and the build does not fail for it.
+helptags:
+	@nv=$$(test -x $(NVIM) && echo $(NVIM) || command -v nvim || true); \
+	if [ -n "$$nv" ]; then "$$nv" --headless -u NONE -c 'helptags doc' -c q || true; \
+	else echo 'no nvim found: run :helptags doc in the plugin directory for :help sightline'; fi
 $(VENV)/.runtime: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
@@ -35,10 +43,14 @@ pytest: $(STAMP)
 test: lint typecheck pytest
 
 # Neovim with the plugin, isolated config (NVIM_APPNAME), on the sample workspace.
-run: $(STAMP)
+run: $(STAMP) helptags
 	cd examples/workspace && NVIM_APPNAME=sightline-demo \
 	  XDG_CONFIG_HOME=$(CURDIR)/examples/config \
 	  $(CURDIR)/$(NVIM) -c 'lua require("sightline").chat()' README.md
+
+# The help lint the tests run: every tag defined once, every |link| resolves.
+doccheck: $(STAMP)
+	$(PY) -m pytest -n 0 -q tests/test_docs.py
 
 bench: $(STAMP)
 	$(PY) -m tests.bench

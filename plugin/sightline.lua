@@ -39,6 +39,16 @@ vim.api.nvim_create_autocmd('MenuPopup', {
     require('sightline.menu').on_menu_popup()
   end,
 })
+-- Quitting ends the core on purpose: stop it first so its exit is expected, not a crash.
+vim.api.nvim_create_autocmd('VimLeavePre', {
+  group = group,
+  callback = function()
+    local host = package.loaded['sightline.host']
+    if host then
+      host.shutdown()
+    end
+  end,
+})
 vim.api.nvim_create_autocmd('ColorScheme', {
   group = group,
   callback = function()

@@ -58,6 +58,57 @@ def _startup(with_plugin: bool, log: Path) -> tuple[float, float]:
     return total, own
 
 
+def _startup_init(init: Path, log: Path) -> float:
+    """Total start-up ms of one headless start with a user's init.lua."""
+    log.unlink(missing_ok=True)
+    subprocess.run(
+        [
+            NVIM,
+            "--headless",
+            "-n",
+            "-i",
+            "NONE",
+            "-u",
+            str(init),
+            "--startuptime",
+            str(log),
+            "+qa!",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    for line in log.read_text().splitlines():
+        if "NVIM STARTED" in line:
+            return float(line.split()[0])
+    return 0.0
+
+
+def bench_startup_setup(runs: int = 21) -> list[Row]:
+    """The README's init.lua: the plugin on the runtimepath and setup({}), against the same
+    init.lua without the plugin (a runtimepath entry that does not exist)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "startup.log"
+        with_setup, bare = Path(tmp) / "with.lua", Path(tmp) / "bare.lua"
+        with_setup.write_text(
+            f"vim.opt.runtimepath:prepend({str(ROOT)!r})\nrequire('sightline').setup({{}})\n"
+        )
+        bare.write_text("vim.opt.runtimepath:prepend('/nonexistent')\n")
+        totals: tuple[list[float], list[float]] = ([], [])
+        for _ in range(runs):  # interleaved, so drift on a shared machine hits both alike
+            totals[0].append(_startup_init(with_setup, log))
+            totals[1].append(_startup_init(bare, log))
+    added = statistics.median(totals[0]) - statistics.median(totals[1])
+    return [
+        {
+            "bench": f"start-up: init.lua with setup({{}}) − without the plugin (median of {runs})",
+            "value": f"{added:+.3f} ms",
+            "target": "≤ 1 ms",
+            "met": added <= 1.0,
+        }
+    ]
+
+
 def _children(pid: int) -> list[str]:
     path = Path(f"/proc/{pid}/task/{pid}/children")
     return path.read_text().split() if path.exists() else []
@@ -186,7 +237,7 @@ def bench_memory(turns: int = 200) -> list[Row]:
 
 
 def collect() -> list[Row]:
-    rows = bench_startup() + bench_chat_cold() + bench_memory()
+    rows = bench_startup() + bench_startup_setup() + bench_chat_cold() + bench_memory()
     for name in ("bench_reveal", "bench_completion", "bench_change"):
         try:
             module = importlib.import_module(f"tests.{name}")

@@ -19,17 +19,18 @@ end
 ---@field run fun(args: string[], opts: table): (boolean?, string?)
 ---@field complete? fun(arglead: string, args: string[]): string[]
 ---@field range? boolean
+---@field max_args? integer arguments it takes at most (extra words are refused, not ignored)
 
 ---@type table<string, sightline.Subcommand>
 M.subcommands = {
-  chat = { run = function() return sl().chat() end },
-  stop = { run = function() return sl().stop() end },
-  reset = { run = function() return sl().reset() end },
-  restart = { run = function() return sl().restart() end },
-  history = { run = function() return sl().history() end },
+  chat = { run = function() return sl().chat() end, max_args = 0 },
+  stop = { run = function() return sl().stop() end, max_args = 0 },
+  reset = { run = function() return sl().reset() end, max_args = 0 },
+  restart = { run = function() return sl().restart() end, max_args = 0 },
+  history = { run = function() return sl().history() end, max_args = 0 },
   accept = { run = function(args) return sl().decide('accept', table.concat(args, ' ')) end },
   reject = { run = function(args) return sl().decide('reject', table.concat(args, ' ')) end },
-  compare = { run = function() return sl().compare() end },
+  compare = { run = function() return sl().compare() end, max_args = 0 },
   change = {
     run = function(args, opts) return require('sightline.change').command(args, opts) end,
     range = true,
@@ -50,8 +51,12 @@ M.subcommands = {
     run = function(args) return require('sightline.extensions').command(args) end,
     complete = function(arglead, args) return require('sightline.extensions').complete(arglead, args) end,
   },
-  plan = { run = function(args) return sl().plan(args[1] or 'toggle') end, complete = fixed(ON_OFF) },
-  autoaccept = { run = function(args) return sl().autoaccept(args[1] or 'toggle') end, complete = fixed(ON_OFF) },
+  plan = { run = function(args) return sl().plan(args[1] or 'toggle') end, complete = fixed(ON_OFF), max_args = 1 },
+  autoaccept = {
+    run = function(args) return sl().autoaccept(args[1] or 'toggle') end,
+    complete = fixed(ON_OFF),
+    max_args = 1,
+  },
 }
 
 -- `extensions` (the listing) takes the same verbs, like the command line's alias.
@@ -61,6 +66,13 @@ function M.names()
   local names = vim.tbl_keys(M.subcommands)
   table.sort(names)
   return names
+end
+
+-- A refusal may quote what was typed: a line of it never floods the message area.
+local function shorten(msg)
+  return (tostring(msg):gsub('[^\n]+', function(line)
+    return #line > 300 and line:sub(1, 300) .. '…' or line
+  end))
 end
 
 ---The :Sightline callback. Refusals show as one message, never a traceback.
@@ -73,17 +85,25 @@ function M.run(opts)
   end
   local sub = M.subcommands[name]
   if not sub then
-    vim.notify(('sightline: unknown subcommand %q; valid: %s'):format(name, table.concat(M.names(), ', ')),
+    vim.notify(('sightline: unknown subcommand %q; valid: %s'):format(name:sub(1, 60), table.concat(M.names(), ', ')),
+      vim.log.levels.ERROR)
+    return
+  end
+  if sub.max_args and #args > sub.max_args then
+    local takes = sub.max_args == 0 and 'no arguments' or ('at most %d argument'):format(sub.max_args)
+    vim.notify(('sightline: :Sightline %s takes %s, got %q'):format(name, takes, table.concat(args, ' '):sub(1, 60)),
       vim.log.levels.ERROR)
     return
   end
   local ok, res, err = pcall(sub.run, args, opts)
   if not ok then
-    vim.notify('sightline: ' .. tostring(res), vim.log.levels.ERROR)
+    -- A bug, not the user's input: one line without the Lua location or traceback.
+    local line = (tostring(res):match('^[^\n]*') or '?'):gsub('^.-%.lua:%d+: ', ''):sub(1, 200)
+    vim.notify(('sightline: :Sightline %s: internal error: %s'):format(name, line), vim.log.levels.ERROR)
   elseif not res and err then
-    vim.notify(err, vim.log.levels.WARN)
+    vim.notify(shorten(err), vim.log.levels.WARN)
   elseif type(res) == 'string' and not vim.startswith(res, 'OK') then
-    vim.notify(res, vim.log.levels.WARN)
+    vim.notify(shorten(res), vim.log.levels.WARN)
   end
 end
 

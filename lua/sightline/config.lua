@@ -27,35 +27,81 @@ local defaults = {
   tools = { max_iterations = 25, command_timeout_ms = 120000 },
 }
 
+-- How a bad value is named in a message: short, and never a huge string or a table's address.
+local function describe(v)
+  if v == vim.NIL then
+    return 'vim.NIL'
+  end
+  local t = type(v)
+  if t == 'string' then
+    return #v > 40 and vim.inspect(v:sub(1, 40)) .. '…' or vim.inspect(v)
+  elseif t == 'number' or t == 'boolean' then
+    return tostring(v)
+  end
+  return t
+end
+M.describe = describe
+
 local function one_of(values)
   return function(v)
     return vim.tbl_contains(values, v), 'one of ' .. table.concat(values, ', ')
   end
 end
 
-local function positive(v)
-  return type(v) == 'number' and v > 0, 'positive number'
+local function finite(v)
+  return type(v) == 'number' and v == v and v > -math.huge and v < math.huge
 end
 
+-- Counts and sizes go to the core as integers: no fractions, NaN or infinities.
+local function count(lo, hi)
+  return function(v)
+    return finite(v) and v == math.floor(v) and v >= lo and v <= hi, ('whole number in %d..%d'):format(lo, hi)
+  end
+end
+
+local positive = count(1, 2 ^ 31 - 1)
+
+local function text(v)
+  return type(v) == 'string' and v ~= '' and not v:find('[%z\n]'), 'non-empty string without NUL or newline'
+end
+
+-- Neovim refuses a {lhs} longer than 50 bytes (MAXMAPLEN) when the pane maps it.
 local function key_or_false(v)
-  return v == false or type(v) == 'string', 'string or false'
+  return v == false or text(v) and #v <= 50, 'key (string up to 50 bytes) or false'
 end
 
--- Each leaf: { validator, optional }. validator is a type name or a function (vim.validate).
+local function width(v)
+  return finite(v) and (v > 0 and v < 1 or v >= 1 and v <= 1000 and v == math.floor(v)),
+    'fraction of the screen in (0, 1) or a column count 1..1000'
+end
+
+local function command(v)
+  if text(v) then
+    return true
+  end
+  local ok = type(v) == 'table' and #v > 0 and vim.islist(v)
+  for _, part in ipairs(ok and v or {}) do
+    ok = ok and type(part) == 'string' and not part:find('%z')
+  end
+  return ok, 'command string or non-empty list of strings'
+end
+
+-- Each leaf: { validator, optional }. validator is a type name or a predicate returning
+-- (ok, expected).
 local schema = {
-  python = { 'string', true },
+  python = { text, true },
   provider = {
     name = { one_of({ 'anthropic', 'echo' }), true },
-    model = { 'string' },
+    model = { text },
     max_tokens = { positive },
-    base_url = { 'string', true },
-    api_key_cmd = { { 'string', 'table' }, true },
+    base_url = { text, true },
+    api_key_cmd = { command, true },
     timeout_ms = { positive },
-    retries = { function(v) return type(v) == 'number' and v >= 0 and v <= 10, 'number in 0..10' end },
+    retries = { count(0, 10) },
   },
   pane = {
     side = { one_of({ 'right', 'left' }) },
-    width = { positive },
+    width = { width },
     keys = {
       send = { key_or_false }, submit = { key_or_false }, close = { key_or_false }, stop = { key_or_false },
       accept = { key_or_false }, reject = { key_or_false }, compare = { key_or_false },
@@ -65,7 +111,7 @@ local schema = {
   selection_menu = { 'boolean' },
   autoaccept = { 'boolean' },
   reveal = {
-    duration_ms = { function(v) return type(v) == 'number' and v >= 100 and v <= 60000, 'number in 100..60000' end },
+    duration_ms = { count(100, 60000) },
     open = { one_of({ 'peek', 'window' }) },
   },
   attachments = { navigate = { one_of({ 'reveal', 'select' }) } },
@@ -73,35 +119,35 @@ local schema = {
   tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
 }
 
----One value against a type name (vim.validate) or a predicate returning (ok, expected).
+---One value against a type name or a predicate returning (ok, expected).
 ---@return string? err
 function M.check_leaf(name, value, validator, optional)
+  if value == nil and optional then
+    return nil
+  end
+  local ok, expected
   if type(validator) == 'function' then
-    if value == nil and optional then
-      return nil
-    end
-    local ok, expected = validator(value)
-    if ok then
-      return nil
-    end
-    return ('%s: expected %s, got %s'):format(name, expected, vim.inspect(value))
+    ok, expected = validator(value)
+  else
+    ok, expected = type(value) == validator, validator
   end
-  local ok, err = pcall(vim.validate, name, value, validator, optional)
-  if not ok then
-    return (tostring(err):gsub('^.-:%d+: ', ''))
+  if ok then
+    return nil
   end
+  return ('%s: expected %s, got %s'):format(name, expected, describe(value))
 end
 
 local function is_leaf(node)
   return node[1] ~= nil
 end
 
----Validate `cfg` against the schema; returns the first error and every unknown key path.
+---Validate one layer against the schema; returns the first error and every unknown key path.
+---Only the schema is walked, so a cyclic or deeply nested value can't make it loop.
 ---@return string? err, string[] unknown
 local function validate(cfg, node, path, unknown)
   for key, value in pairs(cfg) do
-    local sub = node[key]
-    local name = path .. '.' .. tostring(key)
+    local sub = type(key) == 'string' and node[key] or nil
+    local name = path .. '.' .. (type(key) == 'string' and key or '[' .. describe(key) .. ']')
     if sub == nil then
       table.insert(unknown, name)
     elseif is_leaf(sub) then
@@ -109,9 +155,10 @@ local function validate(cfg, node, path, unknown)
       if err then
         return err, unknown
       end
-    elseif type(value) ~= 'table' and not (key == 'mappings' and value == false) then
-      return ('%s: expected table, got %s'):format(name, type(value)), unknown
-    elseif type(value) == 'table' then
+    elseif key == 'mappings' and value == false then -- false turns every default key off
+    elseif type(value) ~= 'table' then
+      return ('%s: expected table, got %s'):format(name, describe(value)), unknown
+    else
       local err = validate(value, sub, name, unknown)
       if err then
         return err, unknown
@@ -121,34 +168,64 @@ local function validate(cfg, node, path, unknown)
   return nil, unknown
 end
 
+---defaults ⊕ layers, walking the schema: unknown keys never reach the core, values are copies.
+local function merge(node, default, layers)
+  local out = {}
+  for key, sub in pairs(node) do
+    local below = {}
+    for _, layer in ipairs(layers) do
+      local v = layer[key]
+      if v ~= nil then
+        below[#below + 1] = v
+      end
+    end
+    if is_leaf(sub) then
+      local v = below[#below]
+      if v == nil then
+        v = default[key]
+      end
+      out[key] = vim.deepcopy(v)
+    else
+      -- The last layer that says false wins (mappings = false); later tables start from defaults.
+      local tables = {}
+      for _, v in ipairs(below) do
+        if v == false then
+          tables = false
+        elseif tables then
+          tables[#tables + 1] = v
+        else
+          tables = { v }
+        end
+      end
+      out[key] = tables and merge(sub, default[key], tables) or false
+    end
+  end
+  return out
+end
+
 local current ---@type table?
 local last_opts ---@type table?
+local last_error ---@type string?
 
 ---Merge defaults ⊕ vim.g.sightline ⊕ opts and validate.
 ---@return table? cfg, string? err, string[] unknown
 function M.build(opts)
   local g = vim.g.sightline
-  local layers = { vim.deepcopy(defaults), {} }
-  -- Not ipairs: with vim.g.sightline unset the list starts with a hole and ipairs would stop
-  -- before opts, ignoring the README's setup() for every user.
-  for _, layer in ipairs({ g or false, opts or false }) do
-    if layer and type(layer) ~= 'table' then
-      return nil, ('sightline: expected a table of options, got %s'):format(type(layer)), {}
-    end
-    if layer then
-      local err, unknown = validate(layer, schema, 'sightline', {})
+  local layers, unknown = {}, {}
+  for _, layer in ipairs({ { g, 'vim.g.sightline' }, { opts, 'sightline' } }) do
+    local value, path = layer[1], layer[2]
+    if value ~= nil then
+      if type(value) ~= 'table' then
+        return nil, ('%s: expected a table of options, got %s'):format(path, describe(value)), unknown
+      end
+      local err = validate(value, schema, path, unknown)
       if err then
         return nil, err, unknown
       end
-      table.insert(layers, layer)
+      layers[#layers + 1] = value
     end
   end
-  local cfg = vim.tbl_deep_extend('force', unpack(layers))
-  if type(g) == 'table' and g.mappings == false or type(opts) == 'table' and opts.mappings == false then
-    cfg.mappings = false
-  end
-  local _, unknown = validate(vim.tbl_extend('force', g or {}, opts or {}), schema, 'sightline', {})
-  return cfg, nil, unknown
+  return merge(schema, defaults, layers), nil, unknown
 end
 
 ---Every setup() starts again from the defaults.
@@ -156,25 +233,37 @@ end
 function M.setup(opts)
   local cfg, err, unknown = M.build(opts)
   if not cfg then
+    last_error = err
     return false, err, unknown
   end
-  current = cfg
-  last_opts = opts
+  current, last_opts, last_error = cfg, opts, nil
   return true, nil, unknown
 end
 
----The options of the last setup() that took effect (for :checkhealth), or nil.
+---The options of the last setup() that took effect (for :checkhealth), or nil; and the
+---error of a later setup() that was refused.
+---@return table? opts, string? refused
 function M.last_opts()
-  return last_opts
+  return last_opts, last_error
 end
+
+local warned ---@type string?
 
 ---The effective configuration (setup() if it ran, else defaults ⊕ vim.g.sightline).
 function M.get()
   if current then
     return current
   end
-  local cfg = M.build(nil)
-  return cfg or vim.deepcopy(defaults)
+  local cfg, err = M.build(nil)
+  if not cfg then
+    -- vim.g.sightline alone (no setup()) is checked here, on first use: say so once.
+    if warned ~= err then
+      warned = err
+      vim.notify(err .. ' (using the defaults)', vim.log.levels.ERROR)
+    end
+    return merge(schema, defaults, {})
+  end
+  return cfg
 end
 
 ---The provider a user gets: the configured one, else anthropic when a key is available.
@@ -191,4 +280,13 @@ function M.provider_name(cfg)
 end
 
 M.defaults = defaults
+M.schema = schema
+
+-- setup({}) at start-up does not load this module (≤ 1 ms budget): it left a mark for us.
+local sl = package.loaded['sightline']
+if type(sl) == 'table' and sl._empty_setup then
+  sl._empty_setup = nil
+  current, last_opts = merge(schema, defaults, {}), {}
+end
+
 return M

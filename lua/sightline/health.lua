@@ -2,7 +2,7 @@
 local M = {}
 local h = vim.health
 
-local function check_python(python)
+local function check_python(python, root)
   local script = table.concat({
     'import sys, importlib',
     'print(sys.version.split()[0])',
@@ -26,7 +26,9 @@ local function check_python(python)
       h.ok(('%s %s importable'):format(name, version))
     else
       all = false
-      h.error(('%s is not importable there'):format(name), { 'run `make venv` in the plugin folder, or set the `python` option' })
+      h.error(('%s is not importable there'):format(name), {
+        require('sightline.diagnose').install_advice(root) .. ', or set the `python` option',
+      })
     end
   end
   return all
@@ -40,12 +42,17 @@ function M.check()
     h.error('Neovim 0.11 or newer is required, this is ' .. tostring(vim.version()))
   end
 
+  -- The effective configuration: defaults ⊕ vim.g.sightline ⊕ the last setup() that took effect.
   local config = require('sightline.config')
-  local cfg, err, unknown = config.build(config.last_opts())
+  local opts, refused = config.last_opts()
+  local cfg, err, unknown = config.build(opts)
   if err then
     h.error('configuration: ' .. err)
   else
     h.ok('configuration is valid')
+  end
+  if refused then
+    h.error('the last setup() was refused (the one before it applies): ' .. refused)
   end
   for _, key in ipairs(unknown or {}) do
     h.warn(('unknown option %s (ignored)'):format(key))
@@ -54,7 +61,7 @@ function M.check()
 
   local host = require('sightline.host')
   local python = host.python()
-  local python_ok = vim.fn.executable(python) == 1 and check_python(python)
+  local python_ok = vim.fn.executable(python) == 1 and check_python(python, host.root)
   if vim.fn.executable(python) ~= 1 then
     h.error(('Python interpreter %q not found'):format(python))
   end

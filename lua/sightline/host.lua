@@ -81,8 +81,9 @@ local function on_exit(job, code)
   if tail ~= '' then
     msg = msg .. '\n' .. tail
   end
+  msg = require('sightline.diagnose').for_exit(S.stderr, M.python(), root, msg)
   vim.schedule(function()
-    vim.notify(msg, vim.log.levels.ERROR)
+    if msg then vim.notify(msg, vim.log.levels.ERROR) end
     require('sightline.pane').on_core_exit()
     vim.api.nvim_exec_autocmds('User', { pattern = 'SightlineTurnEnd', data = { status = 'crashed' }, modeline = false })
   end)
@@ -132,7 +133,7 @@ function M.request(method, params)
   end
   local ok, res = pcall(vim.rpcrequest, chan, method, params or vim.empty_dict())
   if not ok then
-    return nil, ('sightline: the core did not answer %s: %s'):format(method, tostring(res):gsub('^.-: ', ''))
+    return nil, require('sightline.diagnose').for_request(S.stderr, M.python(), root) or ('sightline: the core did not answer %s: %s'):format(method, tostring(res):gsub('^.-: ', ''))
   end
   if type(res) ~= 'table' or not res.ok then
     return nil, type(res) == 'table' and res.error or 'sightline: bad answer from the core'

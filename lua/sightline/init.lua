@@ -5,28 +5,50 @@ local function host()
   return require('sightline.host')
 end
 
----Configure (optional, repeatable; each call starts from the defaults).
----@param opts table?
----@return boolean? ok, string? err
-function M.setup(opts)
-  local config = require('sightline.config')
-  local ok, err, unknown = config.setup(opts)
-  if not ok then
-    vim.notify(err, vim.log.levels.ERROR)
-    return nil, err
-  end
+local function notify_unknown(unknown)
   if #unknown > 0 then
     local lines = vim.tbl_map(function(path)
       return path .. ': unknown option'
     end, unknown)
     vim.notify(table.concat(lines, '\n'), vim.log.levels.WARN)
   end
-  require('sightline.highlights').apply()
+end
+
+local function configure(opts)
+  local config = require('sightline.config')
+  local ok, err, unknown = config.setup(opts)
+  if not ok then
+    return nil, err
+  end
+  notify_unknown(unknown)
   require('sightline.keymaps').apply(config.get().mappings, true)
   -- Only a running core needs the new configuration; never load the host for it.
   local running = package.loaded['sightline.host']
   if running then
     running.configure()
+  end
+  return true
+end
+
+---Configure (optional, repeatable; each call starts from the defaults).
+---@param opts table?
+---@return boolean? ok, string? err
+function M.setup(opts)
+  -- The commonest call, setup({}) with no vim.g.sightline, has nothing to check: leave the
+  -- config module unloaded (start-up budget ≤ 1 ms); it builds the defaults when first used.
+  if (opts == nil or type(opts) == 'table' and next(opts) == nil) and vim.g.sightline == nil
+    and not package.loaded['sightline.config'] then
+    M._empty_setup = true
+    require('sightline.keymaps').apply(nil, true)
+    return true
+  end
+  local ok, res, err = pcall(configure, opts)
+  if not ok then -- a bug, not the user's input: one line, no traceback
+    res, err = nil, 'sightline.setup: internal error: ' .. (tostring(res):match('^[^\n]*'):gsub('^.-%.lua:%d+: ', ''):sub(1, 200))
+  end
+  if not res then
+    vim.notify(err, vim.log.levels.ERROR)
+    return nil, err
   end
   return true
 end
@@ -221,6 +243,30 @@ end
 function M.restart()
   local _, err = host().restart()
   return err == nil or nil, err
+end
+
+
+-- One rule for every public entry: its arguments are checked against PARAMS and no Lua
+-- error escapes (sightline.guard, loaded on the first call rather than at start-up).
+-- Functions without parameters refuse arguments; one missing here checks none.
+local PARAMS = {
+  chat = {}, stop = {}, reset = {}, status = {}, restart = {}, compare = {}, extensions = {}, history = {},
+  send = { 'text', 'range?' },
+  decide = { 'decision', 'reason' },
+  change = { 'range?' },
+  reveal = { 'reveal' },
+  go_to_position = { 'reveal' },
+  plan = { 'switch' },
+  autoaccept = { 'switch' },
+  open_conversation = { 'path' },
+}
+for name, fn in pairs(M) do
+  if type(fn) == 'function' and name:sub(1, 1) ~= '_' and name ~= 'setup' then
+    local params = PARAMS[name] or false
+    M[name] = function(...)
+      return require('sightline.guard').call(name, params, fn, ...)
+    end
+  end
 end
 
 return M

@@ -81,19 +81,21 @@ def text_of(result: Any) -> tuple[str, bool]:
     return result.content[0].text, bool(result.is_error)
 
 
-def test_lists_exactly_the_two_tools(listening: tuple[str, Any]) -> None:
+def test_lists_exactly_the_three_tools(listening: tuple[str, Any]) -> None:
     sock, _ = listening
 
     async def body(session: ClientSession) -> Any:
         return (await session.list_tools()).tools
 
     tools = {t.name: t for t in with_session(server_params(["--server", sock]), body)}
-    assert set(tools) == {"reveal_editor_range", "go_to_position"}
+    assert set(tools) == {"reveal_editor_range", "reveal_attachment", "go_to_position"}
     reveal = tools["reveal_editor_range"].input_schema
-    assert reveal["required"] == ["file_path"]
+    assert reveal["required"] == []  # file_path, or anchor_json
     assert set(reveal["properties"]) == {
         "file_path", "start_line", "end_line", "member_key", "syntax_scope", "duration_ms",
+        "anchor_json",
     }  # fmt: skip
+    assert tools["reveal_attachment"].input_schema["required"] == ["attachment_id"]
     assert tools["go_to_position"].input_schema["required"] == ["file_path", "line"]
 
 

@@ -259,7 +259,7 @@ async def serve(address: str | None, timeout: float) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
         if worker is not None:
-            worker.close()
+            worker.close(timeout=0.2)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,7 +302,12 @@ def main(argv: list[str] | None = None) -> int:
         anyio.run(serve, address, args.timeout)
     except KeyboardInterrupt:
         return 130
-    return 0
+    # The client has gone. A call may still be stuck in Neovim (busy, or at a prompt): its
+    # deadline keeps it from acting, and the process must not linger until it returns, so
+    # leave without waiting for the worker thread.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ def send_range(nv: Any, msg: str, **rng: Any) -> list[Any]:
 
 def user_parts(server: FakeAnthropic) -> list[str]:
     (req,) = server.wait_for_requests(1)
-    return [p["text"] for p in req.body["messages"][0]["content"]]
+    texts = [p["text"] for p in req.body["messages"][0]["content"]]
+    # The part naming the chips for reveal_attachment is checked in tests/test_chips.py.
+    return [t for t in texts if not t.startswith("Code references in this message")]
 
 
 def test_scoped_message_is_instruction_then_named_fenced_block(

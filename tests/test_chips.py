@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sightline.chips import reference_finder
+from sightline.chips import attachment_id, attachment_part, reference_finder
+from tests.agent_util import claude, idle, only_result, tool_names
 from tests.conftest import transcript, wait_for, wait_idle
-from tests.fakeapi import FakeAnthropic, fake_api, text
+from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
 
 __all__ = ["fake_api"]
 
@@ -29,7 +30,8 @@ def test_finder_only_marks_existing_workspace_files(tmp_path: Path) -> None:
     find = reference_finder(str(tmp_path))
     line = "see src/app.py:3-5 and src/none.py:2, also ../etc/passwd:1 and src/app.py:0"
     chips = find(line)
-    assert [c[2] for c in chips] == [{"file_path": "src/app.py", "start_line": 3, "end_line": 5}]
+    target = {"file_path": "src/app.py", "start_line": 3, "end_line": 5}
+    assert [c[2] for c in chips] == [{**target, "attachment_id": attachment_id(target, "ref")}]
     col, end_col, _ = chips[0]
     assert line.encode()[col:end_col] == b"src/app.py:3-5"
 
@@ -41,7 +43,8 @@ def test_finder_marks_at_mentions_of_existing_files(tmp_path: Path) -> None:
     (chip,) = find(line)
     col, end_col, target = chip
     assert line.encode()[col:end_col] == b"@my\\ notes.md"
-    assert target == {"file_path": "my notes.md", "start_line": 1, "end_line": 1}
+    want = {"file_path": "my notes.md", "start_line": 1, "end_line": 1}
+    assert target == {**want, "attachment_id": attachment_id(want, "file")}
 
 
 def chip_rows(nv: Any, needle: str) -> int:
@@ -94,3 +97,60 @@ def test_selection_chip_follows_later_edits(
     nv.input("<CR>")
     marks = wait_for(lambda: nv.exec_lua(REVEAL_MARKS, "m.py"), what="the reveal band")
     assert marks[0][0] == 4
+
+
+def test_attachment_ids_are_stable_and_distinct(tmp_path: Path) -> None:
+    a = {"file_path": "a.py", "start_line": 1, "end_line": 1}
+    assert attachment_id(a, "file") == attachment_id(dict(a), "file")  # any core, any run
+    assert attachment_id(a, "file") != attachment_id(a, "ref")
+    assert attachment_id(a, "file") != attachment_id({**a, "file_path": "b.py"}, "file")
+    assert attachment_id(a, "file").startswith("file-")
+    (tmp_path / "a.py").write_text("x\n")
+    sel = {"file_path": "a.py", "start_row": 0, "attachment_id": "sel-12345678"}
+    part = attachment_part("see @a.py and @a.py", str(tmp_path), sel)
+    assert part is not None
+    assert part.splitlines()[1:] == [
+        "attachment_id: sel-12345678 = the selection",
+        f"attachment_id: {attachment_id(a, 'file')} = @a.py",
+    ]
+    assert attachment_part("nothing here", str(tmp_path), None) is None
+
+
+SELECTION_BAND = """
+local ns = vim.api.nvim_create_namespace('sightline.reveal')
+local out = {}
+for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {details = true})) do
+  if m[4].hl_group == 'SightlineReveal' then table.insert(out, {m[2], m[4].end_row}) end
+end
+return out
+"""
+
+
+def test_model_reveals_the_selection_chip_by_its_id(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    """Issue 9 item 11: in a scoped turn (Change with Agent) the model is told the selection's
+    attachment_id and reveal_attachment (kind view: every turn kind) shows it; nothing moves."""
+    (isolated_env / "m.py").write_text("".join(f"v{i} = {i}\n" for i in range(60)))
+    nv = claude(nvim_factory, fake_api)
+    nv.command("edit m.py")
+    nv.api.win_set_cursor(0, (1, 0))
+    rng = {"buffer": 0, "start_row": 40, "start_col": 0, "end_row": 41, "end_col": 7}
+    chip = {**rng, "file_path": "m.py"}
+    aid = attachment_id(chip, "sel")
+    fake_api.script(
+        tool_use("reveal_attachment", {"attachment_id": aid}),
+        text("there"),
+    )
+    tick = nv.api.buf_get_var(0, "changedtick")
+    nv.exec_lua("assert(require('sightline').send('why?', ...))", rng)
+    idle(nv)
+    assert "reveal_attachment" in tool_names(fake_api)
+    first = fake_api.requests[0].body["messages"][0]["content"]
+    assert any(f"attachment_id: {aid} = the selection" in b.get("text", "") for b in first)
+    result = only_result(fake_api)
+    assert result == {**result, "content": "OK"} and not result.get("is_error")
+    assert nv.exec_lua(SELECTION_BAND) == [[40, 42]]
+    assert nv.api.win_get_cursor(0) == [1, 0]
+    assert nv.api.buf_get_var(0, "changedtick") == tick
+    assert nv.api.get_mode()["mode"] == "n"

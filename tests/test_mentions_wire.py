@@ -28,9 +28,11 @@ def send(nv: Any, message: str, **opts: Any) -> None:
 
 
 def parts_of(server: FakeAnthropic, n: int) -> list[str]:
-    """The text parts of the last user message of request n (1-based)."""
+    """The text parts of the last user message of request n (1-based), without the part
+    naming the message's chips for reveal_attachment (tests/test_chips.py checks that)."""
     req = server.wait_for_requests(n)[n - 1]
-    return [p["text"] for p in req.body["messages"][-1]["content"]]
+    texts = [p["text"] for p in req.body["messages"][-1]["content"]]
+    return [t for t in texts if not t.startswith("Code references in this message")]
 
 
 @pytest.fixture

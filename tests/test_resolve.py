@@ -4,7 +4,9 @@ Every case runs after an edit above the code moved it away from the lines the ag
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -375,3 +377,45 @@ def test_real_core_resolves_python(nvim: Any, isolated_env: Path) -> None:
     args = {"file_path": "a.py", "member_key": "Other.parse_args"}
     assert nvim.exec_lua(REVEAL, args) == "OK"
     wait_for(lambda: nvim.exec_lua(LAST) == [18, 20])
+
+
+# A real language server process (tests/fake_lsp.py over stdio) that answers documentSymbol
+# only after `delay` seconds, as a cold server does right after attaching.
+SLOW_LSP = r"""
+local buf, python, script, symbols_file, delay = ...
+vim.lsp.start({name = 'slow', cmd = {python, script, symbols_file, delay},
+  root_dir = vim.fn.getcwd()}, {bufnr = buf})
+return vim.wait(5000, function()
+  return #vim.lsp.get_clients({bufnr = buf, method = 'textDocument/documentSymbol'}) > 0
+end)
+"""
+
+
+def test_slow_language_server_never_blocks_a_reveal(files: Any, tmp_path: Path) -> None:
+    """Issue 9 item 17: the reveal falls back to tree-sitter at once instead of waiting for
+    the server, Neovim answers RPC meanwhile, and the late answer serves the next reveal."""
+    nvim = files
+    nvim.command("edit a.c")
+    symbols = [{"name": "process", "kind": 12, "range": rng(6, 7), "selectionRange": rng(6, 6)}]
+    sym_file = tmp_path / "symbols.json"
+    sym_file.write_text(json.dumps(symbols))
+    script = str(ROOT / "tests" / "fake_lsp.py")
+    buf = nvim.api.get_current_buf().handle
+    assert nvim.exec_lua(SLOW_LSP, buf, sys.executable, script, str(sym_file), "2") is True
+    t0 = time.monotonic()
+    assert nvim.exec_lua(REVEAL, {"file_path": "a.c", "member_key": "process"}) == "OK"
+    assert time.monotonic() - t0 < 0.2  # was 0.5 s: request_sync's timeout
+    assert nvim.exec_lua(LAST) == [12, 26]  # tree-sitter's, the fallback
+    # Responsive while the server still thinks: a round trip answers at once.
+    t0 = time.monotonic()
+    assert nvim.eval("1 + 1") == 2
+    assert time.monotonic() - t0 < 0.1
+    # Once the server has answered, the next reveal of the unchanged buffer uses it.
+    wait_for(
+        lambda: (
+            nvim.exec_lua(REVEAL, {"file_path": "a.c", "member_key": "process"}) == "OK"
+            and nvim.exec_lua(LAST) == [7, 8]
+        ),
+        timeout=10,
+        what="the server's symbols",
+    )

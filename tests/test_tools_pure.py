@@ -25,6 +25,7 @@ TABLE = {
     "replace_selection": (0, 0, 1, 0),
     "update_plan": (0, 1, 0, 1),
     "reveal_editor_range": (1, 1, 1, 1),
+    "reveal_attachment": (1, 1, 1, 1),
     "go_to_position": (1, 0, 0, 0),
 }
 COLUMNS = [("normal", False), ("plan", False), ("normal", True), ("plan", True)]

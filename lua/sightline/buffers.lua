@@ -17,13 +17,47 @@ function M.find(path)
   return nil
 end
 
+-- Kernel and device trees: reading them can block for good (a FIFO, /dev/stdin), show
+-- another process's secrets (/proc/self/environ) or never end (/dev/zero).
+local SYSTEM_TREES = { '/proc', '/sys', '/dev' }
+
+---Why the file at `path` must not be opened for the agent, or nil when it may: only regular
+---files outside /proc, /sys and /dev are (symlinks followed, so /dev/stdin and a link to a
+---FIFO are caught). A missing file is not judged here.
+---@param path string absolute
+---@return string?
+function M.unopenable(path)
+  local real = vim.uv.fs_realpath(path) or path
+  for _, p in ipairs({ path, real }) do
+    for _, tree in ipairs(SYSTEM_TREES) do
+      if p == tree or p:sub(1, #tree + 1) == tree .. '/' then
+        return ('is under %s, which sightline never opens'):format(tree)
+      end
+    end
+  end
+  local stat = vim.uv.fs_stat(path)
+  if stat and stat.type == 'directory' then
+    return 'is a directory, not a file'
+  elseif stat and stat.type ~= 'file' then
+    return ('is not a regular file (%s)'):format(stat.type)
+  end
+  return nil
+end
+
 ---Load the buffer of `path` for an edit (created unlisted: it becomes listed once edited).
 ---A file open in another Neovim loads read-only and never prompts: bufload() skips the
 ---SwapExists dialog (and the autocmd) and reports E325, which marks the buffer here.
 ---@param path string
 ---@return integer? buf, string? err
 function M.load(path)
-  local buf = M.find(path) or vim.fn.bufadd(path)
+  local buf = M.find(path)
+  if not (buf and api.nvim_buf_is_loaded(buf)) then
+    local why = M.unopenable(path)
+    if why then
+      return nil, path .. ' ' .. why
+    end
+  end
+  buf = buf or vim.fn.bufadd(path)
   if not api.nvim_buf_is_loaded(buf) then
     local ok, err = pcall(vim.fn.bufload, buf)
     if not ok and tostring(err):find('E325', 1, true) and api.nvim_buf_is_loaded(buf) then

@@ -5,20 +5,35 @@ local api = vim.api
 local ns = api.nvim_create_namespace('sightline.chip')
 local track_ns = api.nvim_create_namespace('sightline.chip_target')
 local targets = {} ---@type table<integer, table> transcript extmark id → target
+-- attachment_id → target: the ids the model reads (computed by the core, sightline/chips.py)
+-- resolve here, in Neovim, so reveal_attachment works for the agent and the MCP server alike.
+local by_id = {} ---@type table<string, table>
 
 ---Mark the chips of a delta in the transcript buffer (rows from `start` were just replaced).
 function M.apply(buf, start, chips)
-  for id in pairs(targets) do
+  -- Only ids still drawn resolve: a cleared transcript's chips are gone for the model too.
+  local old = by_id
+  by_id = {}
+  for id, target in pairs(targets) do
     local pos = api.nvim_buf_get_extmark_by_id(buf, ns, id, {})
     if not pos[1] or pos[1] >= start then
       targets[id] = nil
+    elseif type(target.attachment_id) == 'string' then
+      by_id[target.attachment_id] = target
     end
   end
   api.nvim_buf_clear_namespace(buf, ns, start, -1)
   for _, c in ipairs(chips or {}) do
     local ok, id = pcall(api.nvim_buf_set_extmark, buf, ns, c.row, c.col, { end_col = c.end_col, hl_group = 'SightlineChip' })
     if ok then
-      targets[id] = M.track(c.target)
+      local aid = c.target.attachment_id
+      -- A chip drawn again (a rebuilt transcript) keeps its tracked range: the selection
+      -- it names may have moved since.
+      local known = type(aid) == 'string' and (by_id[aid] or old[aid]) or nil
+      targets[id] = known or M.track(c.target)
+      if type(aid) == 'string' then
+        by_id[aid] = targets[id]
+      end
     end
   end
 end
@@ -68,6 +83,53 @@ function M.at_cursor(buf, win)
   return first and targets[first[1]]
 end
 
+---`attachments.navigate` (reveal | select), as a click on a chip uses it.
+---@return string
+local function default_how()
+  local ok, cfg = pcall(function()
+    return require('sightline.config').get().attachments.navigate
+  end)
+  return ok and cfg == 'select' and 'select' or 'reveal'
+end
+
+---Reveal or select a chip's target; the text reveal()/go_to_position() answer.
+---@param how string? 'select' | 'reveal' | nil for the default
+---@param ctx table? passed on to reveal (secrets)
+---@return string
+local function open(target, how, ctx)
+  how = how or default_how()
+  local opts = M.resolve(target)
+  local reveal = require('sightline.reveal')
+  if how == 'select' then
+    return reveal.go_to_position({ file_path = opts.file_path, buffer = opts.buffer, line = opts.start_line,
+      column = 1, end_line = opts.end_line }, ctx)
+  end
+  return reveal.reveal(opts, ctx)
+end
+
+---reveal_attachment: the chip whose attachment_id is given, revealed or selected.
+---@param opts {attachment_id: any, select: any}
+---@return string
+function M.reveal_by_id(opts, ctx)
+  if type(opts) ~= 'table' then
+    return 'reveal_attachment expects a table of arguments'
+  end
+  local aid, sel = opts.attachment_id, opts.select
+  if type(aid) ~= 'string' or aid == '' then
+    return 'attachment_id must be a non-empty string'
+  end
+  if sel ~= nil and sel ~= vim.NIL and type(sel) ~= 'boolean' then
+    return ('select must be true or false, got %s'):format(vim.inspect(sel))
+  end
+  local target = by_id[aid]
+  if not target then
+    return ('no attachment %s in the transcript (ids are named in the conversation, e.g. "attachment_id: %s")'):format(
+      vim.inspect(aid), 'sel-1a2b3c4d')
+  end
+  local how = sel == true and 'select' or (sel == false and 'reveal' or nil)
+  return open(target, how, ctx)
+end
+
 ---<CR>: `attachments.navigate` decides (reveal | select); <S-CR> and gs always select.
 function M.navigate(how)
   local buf, win = api.nvim_get_current_buf(), api.nvim_get_current_win()
@@ -75,16 +137,7 @@ function M.navigate(how)
   if not target then
     return false
   end
-  how = how or require('sightline.config').get().attachments.navigate
-  local opts = M.resolve(target)
-  local reveal = require('sightline.reveal')
-  local res
-  if how == 'select' then
-    res = reveal.go_to_position({ file_path = opts.file_path, buffer = opts.buffer, line = opts.start_line,
-      column = 1, end_line = opts.end_line })
-  else
-    res = reveal.reveal(opts)
-  end
+  local res = open(target, how)
   if type(res) == 'string' and not vim.startswith(res, 'OK') then
     vim.notify('sightline: ' .. res, vim.log.levels.WARN)
   end

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sightline import history, paths, scope
+from sightline import chips, history, paths, scope
 from sightline.agent.session import Session
 from sightline.chips import reference_finder
 from sightline.composer import ComposerCompletion
@@ -76,7 +76,11 @@ class Core:
             extra.append(scope.selection_block(selection))
             note = f"about {selection.title()}"
             chip = {**selection.flat(), "file_path": selection.name}
+            chip["attachment_id"] = chips.attachment_id(chip, "sel")
         extra.extend(self.mention_parts(text))
+        named = chips.attachment_part(text, self.session.workspace, chip)
+        if named:
+            extra.append(named)
         turn = self.session.send(text, extra_parts=extra, scope=selection, note=note, chip=chip)
         return {"turn": turn.id, "status": self.session.status()}
 

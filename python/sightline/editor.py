@@ -7,8 +7,10 @@ async_call and wait for the result, so a turn can read and change buffers safely
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Protocol
 
 
@@ -27,6 +29,18 @@ class Editor(Protocol):
         ...
 
 
+# Every request from a worker thread carries a deadline (seconds since the epoch) that the
+# Lua side checks first: a call that waited in Neovim's queue past its caller's timeout is
+# dropped there instead of acting later. The chunk runs as a function of its own arguments.
+_DEADLINE = (
+    "local deadline = ... "
+    "local s, us = vim.uv.gettimeofday() "
+    "if s + us / 1e6 > deadline then return 'sightline:expired-call' end "
+    "return (function(...)\n{code}\nend)(select(2, ...))"
+)
+_EXPIRED = "sightline:expired-call"
+
+
 class NvimEditor:
     def __init__(self, nvim: Any, timeout_s: float = 30.0):
         self._nvim = nvim
@@ -38,17 +52,31 @@ class NvimEditor:
 
     def lua(self, code: str, *args: Any) -> Any:
         if self._on_loop():
+            # A handler Neovim waits on: it answers at once, no deadline needed.
             return self._exec(code, args)
+        deadline = time.time() + self._timeout_s
         future: Future[Any] = Future()
 
         def run() -> None:
+            if time.time() > deadline or not future.set_running_or_notify_cancel():
+                return  # queued past the deadline (or given up): never sent
             try:
-                future.set_result(self._exec(code, args))
+                result = self._exec(_DEADLINE.replace("{code}", code), (deadline, *args))
+                if result == _EXPIRED:
+                    raise EditorError(self._late())
+                future.set_result(result)
             except BaseException as err:
                 future.set_exception(err)
 
         self._nvim.async_call(run)
-        return future.result(timeout=self._timeout_s)
+        try:
+            return future.result(timeout=self._timeout_s)
+        except FutureTimeout:
+            future.cancel()
+            raise EditorError(self._late()) from None
+
+    def _late(self) -> str:
+        return f"Neovim did not answer within {self._timeout_s:g} s; the call was dropped"
 
     def _exec(self, code: str, args: tuple[Any, ...]) -> Any:
         import pynvim

@@ -18,6 +18,13 @@ def register(secret: str | None) -> None:
             _secrets.add(secret)
 
 
+def known() -> list[str]:
+    """The registered secrets, for checks that must run where the text is (reveal refuses
+    to show a buffer holding one); never for output."""
+    with _lock:
+        return sorted(_secrets)
+
+
 def redact(text: str) -> str:
     with _lock:
         known = sorted(_secrets, key=len, reverse=True)

@@ -4,7 +4,14 @@ local match = require('sightline.resolve.match')
 
 local M = {}
 
-local TIMEOUT_MS = 500
+-- A reveal never waits on a server for long (a cold one answers documentSymbol seconds after
+-- attaching, and a synchronous wait freezes the editor): it asks asynchronously, waits at most
+-- this long for the answer, and otherwise falls back at once. The late answer is kept for the
+-- next reveal of the unchanged buffer.
+local WAIT_MS = 40
+
+---@type table<string, {tick: integer, done: boolean, result: any, id: integer?}>
+local asked = {} -- "client:buf" → the request for one changedtick
 
 ---@param r lsp.Range
 ---@return sightline.Range
@@ -44,17 +51,47 @@ local function match_symbols(result, parts)
   return out
 end
 
+--- The document symbols of buf from client: the answer for the buffer as it is now, or nil
+--- when the server has not answered (yet) within WAIT_MS.
+---@return table?
+local function symbols(client, buf, method)
+  local key, tick = client.id .. ':' .. buf, vim.b[buf].changedtick
+  local a = asked[key]
+  if not a or a.tick ~= tick then
+    if a and not a.done and a.id then
+      pcall(client.cancel_request, client, a.id) -- an answer for an older text
+    end
+    a = { tick = tick, done = false }
+    asked[key] = a
+    local params = { textDocument = vim.lsp.util.make_text_document_params(buf) }
+    local ok, sent, id = pcall(client.request, client, method, params, function(err, result)
+      a.done, a.result = true, not err and result or nil
+    end, buf)
+    if not ok or not sent then
+      a.done = true
+    end
+    a.id = id
+  end
+  if not a.done and client.initialized then
+    -- Runs the event loop: RPC and timers go on; typed keys wait at most WAIT_MS.
+    pcall(vim.wait, WAIT_MS, function()
+      return a.done
+    end, 5)
+  end
+  return a.done and type(a.result) == 'table' and a.result or nil
+end
+
 --- The ranges of the symbols matching key, from the first attached client that has any.
+--- Never waits on a server that has not answered its initialisation or is slow.
 ---@param buf integer
 ---@param key string
 ---@return sightline.Range[]?
 function M.members(buf, key)
   local method = 'textDocument/documentSymbol'
   for _, client in ipairs(vim.lsp.get_clients({ bufnr = buf, method = method })) do
-    local params = { textDocument = vim.lsp.util.make_text_document_params(buf) }
-    local resp = client:request_sync(method, params, TIMEOUT_MS, buf)
-    if resp and type(resp.result) == 'table' then
-      local found = match_symbols(resp.result, match.split_key(key))
+    local result = symbols(client, buf, method)
+    if result then
+      local found = match_symbols(result, match.split_key(key))
       if #found > 0 then
         return found
       end

@@ -60,11 +60,16 @@ function M.clear(buf)
   paint.clear(buf)
 end
 
---- The start both entry points share: a table, msgpack nils dropped, checked, its buffer.
+---@class sightline.RevealCtx internal: what the core adds to an agent's call
+---@field secrets? string[] keys the core registered; a buffer holding one is never shown
+
+--- The start both entry points share: a table, msgpack nils dropped, checked, its buffer,
+--- refused when it holds a key (both show the buffer itself).
 ---@param what string the entry point, for the error text
 ---@param check fun(opts: table): table?, string?
+---@param ctx sightline.RevealCtx?
 ---@return table? o, sightline.Target? t, string? err
-local function prepare(what, opts, check)
+local function prepare(what, opts, check, ctx)
   if type(opts) ~= 'table' then
     return nil, nil, what .. ' expects a table of arguments'
   end
@@ -76,6 +81,11 @@ local function prepare(what, opts, check)
   t, err = target.find(o)
   if not t then
     return nil, nil, err
+  end
+  local row = require('sightline.reveal.secret').line_with_secret(t.buf, type(ctx) == 'table' and ctx.secrets or nil)
+  if row then
+    t.undo()
+    return nil, nil, ('refused: line %d of %s holds an API key, and sightline never shows it'):format(row, t.name)
   end
   return o, t
 end
@@ -110,9 +120,10 @@ local function show(t, s, e, duration)
 end
 
 ---@param opts sightline.RevealOpts
+---@param ctx sightline.RevealCtx?
 ---@return string
-local function reveal(opts)
-  local o, t, err = prepare('reveal', opts, args.check_reveal)
+local function reveal(opts, ctx)
+  local o, t, err = prepare('reveal', opts, args.check_reveal, ctx)
   if not o or not t then
     return err
   end
@@ -151,9 +162,10 @@ local function reveal(opts)
 end
 
 ---@param opts sightline.GotoOpts
+---@param ctx sightline.RevealCtx?
 ---@return string
-local function go_to_position(opts)
-  local o, t, err = prepare('go_to_position', opts, args.check_goto)
+local function go_to_position(opts, ctx)
+  local o, t, err = prepare('go_to_position', opts, args.check_goto, ctx)
   if not o or not t then
     return err
   end
@@ -163,11 +175,11 @@ end
 --- fn made safe for the agent: an internal failure becomes "<what> failed: <message>", with
 --- its first line and no traceback.
 ---@param what string
----@param fn fun(opts: table): string
----@return fun(opts: table): string
+---@param fn fun(opts: table, ctx: table?): string
+---@return fun(opts: table, ctx: table?): string
 local function never_throws(what, fn)
-  return function(opts)
-    local ok, res = xpcall(fn, debug.traceback, opts)
+  return function(opts, ctx)
+    local ok, res = xpcall(fn, debug.traceback, opts, ctx)
     if ok then
       return res
     end
@@ -177,13 +189,22 @@ end
 
 --- Show a range of a file to the user: scroll it into view (or peek) and highlight it for
 --- duration_ms. Returns "OK", "OK (what could not be resolved)" or an error text; never throws.
----@type fun(opts: sightline.RevealOpts): string
+---@type fun(opts: sightline.RevealOpts, ctx: sightline.RevealCtx?): string
 M.reveal = never_throws('reveal', reveal)
 
 --- Open a file in the editor window, move the cursor to line/column and, with an end,
 --- select up to end_line/end_column. Returns "OK" or an error text; never throws.
----@type fun(opts: sightline.GotoOpts): string
+---@type fun(opts: sightline.GotoOpts, ctx: sightline.RevealCtx?): string
 M.go_to_position = never_throws('go_to_position', go_to_position)
+
+--- Reveal a transcript chip by its attachment_id, as <CR> on it does: `select = true`
+--- selects like <S-CR>; without it `attachments.navigate` decides. Returns "OK…" or an
+--- error text; never throws. The ids live in the chips module (id → target), so the MCP
+--- server, which has no core, resolves them in Neovim too.
+---@type fun(opts: {attachment_id: string, select?: boolean}, ctx: sightline.RevealCtx?): string
+M.reveal_attachment = never_throws('reveal_attachment', function(opts, ctx)
+  return require('sightline.chips').reveal_by_id(opts, ctx)
+end)
 
 --- `:Sightline reveal {file} {start_line} [{end_line}]` or `{file} --member {key}` (also
 --- `--duration {ms}`). fargs may include the leading "reveal".

@@ -99,17 +99,18 @@ function M.find(o)
   end
   local path = normalize(o.file_path)
   local name = display_name(path)
+  -- Judged by path even when a buffer exists: an unloaded buffer of /dev/stdin or a FIFO
+  -- would block Neovim for good when loaded, and a loaded /proc/self/environ shows secrets.
+  local why = require('sightline.buffers').unopenable(path)
+  if why then
+    return nil, ('%s %s'):format(name, why)
+  end
   local buf = find_buf(path)
   if buf and api.nvim_buf_is_loaded(buf) then
     return { buf = buf, name = name, undo = function() end }
   end
-  if not buf then
-    local stat = vim.uv.fs_stat(path)
-    if not stat then
-      return nil, ('file not found: %s'):format(name)
-    elseif stat.type == 'directory' then
-      return nil, ('%s is a directory, not a file'):format(name)
-    end
+  if not buf and not vim.uv.fs_stat(path) then
+    return nil, ('file not found: %s'):format(name)
   end
   local created = buf == nil
   buf = buf or vim.fn.bufadd(path)

@@ -14,6 +14,7 @@ def default_registry() -> list[Tool]:
         *plan.TOOLS,
         selection.REPLACE_SELECTION,
         view.REVEAL,
+        view.ATTACHMENT,
         view.GO_TO,
     ]
     return tools

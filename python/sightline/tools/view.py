@@ -1,13 +1,16 @@
-"""The view and navigate tools: reveal_editor_range and go_to_position.
+"""The view and navigate tools: reveal_editor_range, reveal_attachment and go_to_position.
 
-One definition serves the agent's registry and the MCP server (`sightline.mcp`): both call
-the plugin's Lua in Neovim with the same chunk and the same arguments.
+One definition serves the agent's registry and the MCP server (`sightline.mcp`): both check
+the arguments here, then call the plugin's Lua in Neovim with the same chunk.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from typing import Any
 
+from sightline import secrets
 from sightline.tools.base import Kind, Tool, ToolResult
 
 KINDS = ["for", "while", "if", "switch", "try", "block", "function"]
@@ -79,23 +82,132 @@ GOTO_DEF: dict[str, Any] = {
     },
 }
 
-# Arguments pass through as one table; `pcall(require)` turns a Neovim without the plugin into
-# a clear answer instead of a Lua error.
+ATTACHMENT_DEF: dict[str, Any] = {
+    "name": "reveal_attachment",
+    "description": (
+        "Show the user a code reference of the conversation (a chip in the transcript) by its "
+        "attachment_id, as their click on it does: the user's selection (which follows their "
+        "later edits) or a file they mentioned with @path. The ids are named in the messages "
+        "('attachment_id: sel-…'). With select = true it selects the code in the editor "
+        "(like go_to_position); without select the user's setting decides (default: reveal, "
+        "which moves nothing). Returns 'OK…' or an error."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "attachment_id": {"type": "string", "description": "The chip's id, e.g. sel-1a2b3c4d."},
+            "select": {
+                "type": "boolean",
+                "description": "true: select it in the editor; false: only reveal it.",
+            },
+        },
+        "required": ["attachment_id"],
+    },
+}
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:39] + "…"
+        return f"the string {json.dumps(shown, ensure_ascii=False)}"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def check_args(definition: dict[str, Any], args: Any) -> tuple[dict[str, Any] | None, str]:
+    """(arguments, "") or (None, what is wrong): an object, no unknown names, each of the
+    declared JSON type. Null is taken as absent. Whole floats (JSON's 3.0) count as integers.
+    Which arguments are required, and the ranges, are checked by the Lua side."""
+    name = definition["name"]
+    if not isinstance(args, dict):
+        return None, f"{name} expects an object of arguments, got {_describe(args)}"
+    props: dict[str, Any] = definition["inputSchema"]["properties"]
+    unknown = sorted(str(k) for k in args if k not in props)
+    if unknown:
+        plural = "s" if len(unknown) > 1 else ""
+        return None, (
+            f"unknown argument{plural} {', '.join(unknown)} ({name} takes: {', '.join(props)})"
+        )
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        if value is None:
+            continue
+        want = props[key].get("type")
+        if want == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        ok = isinstance(value, _JSON_TYPES.get(want, (object,)))
+        if want == "integer" and isinstance(value, bool):
+            ok = False
+        if not ok:
+            article = "an" if want[0] in "aeiou" else "a"
+            return None, f"{key} must be {article} {want}, got {_describe(value)}"
+        out[key] = value
+    return out, ""
+
+
+def deadline_after(timeout_s: float) -> float:
+    """A deadline as the Lua side reads it: seconds since the epoch (both clocks are the
+    machine's; over TCP to another machine their skew counts against the timeout)."""
+    return time.time() + timeout_s
+
+
+# The one chunk both callers run. A call whose deadline has passed does nothing: its caller
+# has already answered "did not answer" and must never act later (a queued go_to_position
+# moving the cursor seconds after). `pcall(require)` turns a Neovim without the plugin into a
+# clear answer instead of a Lua error.
 LUA_CALL = """
-local fn, args = ...
+local deadline, fn, args, keys = ...
+if type(deadline) == 'number' then
+  local s, us = vim.uv.gettimeofday()
+  if s + us / 1e6 > deadline then
+    return 'EXPIRED: the call arrived after its deadline and was not run'
+  end
+end
 local ok, mod = pcall(require, 'sightline.reveal')
 if not ok then
   return 'sightline is not installed in this Neovim: ' .. tostring(mod):match('^[^\\n]*')
 end
-return mod[fn](args)
+if type(mod[fn]) ~= 'function' then
+  return 'this Neovim has an older sightline without ' .. fn .. ': update the plugin'
+end
+return mod[fn](args, { secrets = keys })
 """
 
 
-def _lua(fn: str) -> Any:
+def lua_args(fn: str, args: dict[str, Any], deadline: float | None) -> tuple[Any, ...]:
+    """The chunk's arguments; the core's known keys go along so a buffer holding one is never
+    shown (Neovim's own key variables are checked there too)."""
+    return (deadline, fn, args, secrets.known())
+
+
+def answer(result: Any) -> tuple[str, bool]:
+    text = result if isinstance(result, str) else f"unexpected answer from Neovim: {result!r}"
+    return text, not text.startswith("OK")
+
+
+def _lua(definition: dict[str, Any], fn: str) -> Any:
     def handler(turn: Any, args: dict[str, Any]) -> ToolResult:
-        result = turn.editor.lua(LUA_CALL, fn, args)
-        text = result if isinstance(result, str) else f"unexpected answer from Neovim: {result!r}"
-        return ToolResult(text, not text.startswith("OK"))
+        checked, err = check_args(definition, args)
+        if checked is None:
+            return ToolResult(err, True)
+        # The editor port puts its own deadline on every call; none is needed here.
+        text, is_error = answer(turn.editor.lua(LUA_CALL, *lua_args(fn, checked, None)))
+        return ToolResult(text, is_error)
 
     return handler
 
@@ -106,7 +218,7 @@ def _tool(definition: dict[str, Any], kind: Kind, fn: str) -> Tool:
         kind=kind,
         description=definition["description"],
         input_schema=definition["inputSchema"],
-        handler=_lua(fn),
+        handler=_lua(definition, fn),
     )
 
 
@@ -116,4 +228,5 @@ def mcp_spec(tool: Tool) -> dict[str, Any]:
 
 
 REVEAL = _tool(REVEAL_DEF, Kind.VIEW, "reveal")
+ATTACHMENT = _tool(ATTACHMENT_DEF, Kind.VIEW, "reveal_attachment")
 GO_TO = _tool(GOTO_DEF, Kind.NAVIGATE, "go_to_position")

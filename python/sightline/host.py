@@ -28,11 +28,14 @@ def setup_logging() -> None:
 def main() -> None:
     import pynvim
 
-    from sightline import rpc
+    from sightline import rpc, secrets
     from sightline.core import Core
     from sightline.editor import NvimEditor
 
     setup_logging()
+    # Before anything can start a process: what the agent runs must not find the key in
+    # the core's environment (/proc/<core>/environ included).
+    secrets.capture_env()
     nvim = pynvim.attach("stdio")
     core = Core(NvimEditor(nvim))
 

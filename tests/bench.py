@@ -236,8 +236,66 @@ def bench_memory(turns: int = 200) -> list[Row]:
     return rows
 
 
+STOP_LUA = """
+local t = vim.uv.hrtime()
+vim.cmd('Sightline stop')
+vim.wait(5000, function() return require('sightline').status().state == 'idle' end, 1)
+return (vim.uv.hrtime() - t) / 1e6
+"""
+STATUS_LUA = """
+local t = vim.uv.hrtime()
+require('sightline.host').request('agent.status')
+return (vim.uv.hrtime() - t) / 1e6
+"""
+
+
+def bench_stop_during_grep(runs: int = 7) -> list[Row]:
+    """Issue 10: `:Sightline stop` → idle, and a synchronous request's round trip, while the
+    model's grep runs a catastrophic pattern (`(=+)+y`: 40 `=`, then many shorter lines that
+    keep the matcher busy for seconds)."""
+    from tests.agent_util import API_KEY
+    from tests.fakeapi import FakeAnthropic, tool_use
+    from tests.test_command import processes_with
+
+    worker = str(ROOT / "python" / "sightline" / "tools" / "grep_worker.py")
+    stops, requests = [], []
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as server:
+        ws = Path(tmp, "ws")
+        ws.mkdir()
+        (ws / "log.txt").write_text("=" * 40 + "\n" + ("=" * 14 + "\n") * 3000)
+        provider = {"name": "anthropic", "base_url": server.base_url, "retries": 0}
+        nv = child(tmp, {"provider": provider}, "--cmd", f"cd {ws}", ANTHROPIC_API_KEY=API_KEY)
+        try:
+            for i in range(runs):
+                server.script(tool_use("grep", {"pattern": "(=+)+y"}))
+                nv.exec_lua("assert(require('sightline').send(...))", f"grep {i}")
+                wait(lambda: processes_with(worker))
+                requests.append(max(nv.exec_lua(STATUS_LUA) for _ in range(5)))
+                stops.append(nv.exec_lua(STOP_LUA))
+                wait(lambda: not processes_with(worker))
+        finally:
+            nv.exec_lua("require('sightline.host').shutdown()")
+            nv.close()
+    stop, request = statistics.median(stops), statistics.median(requests)
+    return [
+        {
+            "bench": f":Sightline stop → idle during a catastrophic grep (median of {runs})",
+            "value": f"{stop:.1f} ms (max {max(stops):.1f})",
+            "target": "≤ 200 ms",
+            "met": stop <= 200,
+        },
+        {
+            "bench": f"agent.status round trip during that grep (slowest of 5, median of {runs})",
+            "value": f"{request:.1f} ms (max {max(requests):.1f})",
+            "target": "≤ 100 ms",
+            "met": request <= 100,
+        },
+    ]
+
+
 def collect() -> list[Row]:
     rows = bench_startup() + bench_startup_setup() + bench_chat_cold() + bench_memory()
+    rows += bench_stop_during_grep()
     for name in ("bench_reveal", "bench_completion", "bench_change"):
         try:
             module = importlib.import_module(f"tests.{name}")

@@ -110,8 +110,8 @@ def test_stop_mid_command_kills_its_process_group(
     send(nv)
     wait_pending(nv)
     decide(nv, "accept")
-    # The shell and its two sleeps (the shell's command line holds the marker too).
-    pids = wait_for(lambda: len(p := processes_with(f"sleep {marker}")) == 3 and p)
+    # The shell, its watchdog and its two sleeps (the shells' command lines hold the marker).
+    pids = wait_for(lambda: len(p := processes_with(f"sleep {marker}")) == 4 and p)
     assert len({os.getpgid(p) for p in pids}) == 1
     nv.command("Sightline stop")
     idle(nv)

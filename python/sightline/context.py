@@ -23,6 +23,7 @@ from typing import Any
 
 from sightline.extensions import Extension, format_capabilities, real_path
 from sightline.mentions import Mention, parse_mentions
+from sightline.tools.workspace import system_path
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +196,10 @@ def resolve_in_workspace(workspace: Path, raw: str) -> Path:
         raise SkippedFile("'..' is not allowed")
     root = real_path(workspace)
     # (root / candidate is just candidate when that is absolute)
-    return _confined(root, real_path(root / candidate), raw)
+    target = _confined(root, real_path(root / candidate), raw)
+    if system_path(target):
+        raise SkippedFile(f"{raw} is a system file (/proc, /sys or /dev)")
+    return target
 
 
 def resolve_inside(folder: Path, rel: str) -> Path:

@@ -6,6 +6,7 @@ Nothing may write to stdout before pynvim owns it: stdout is the RPC channel.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Any
 
@@ -28,11 +29,14 @@ def setup_logging() -> None:
 def main() -> None:
     import pynvim
 
-    from sightline import rpc
+    from sightline import rpc, secrets
     from sightline.core import Core
     from sightline.editor import NvimEditor
 
     setup_logging()
+    # Before anything can start a process: what the agent runs must not find the key in
+    # the core's environment (/proc/<core>/environ included).
+    secrets.capture_env()
     nvim = pynvim.attach("stdio")
     core = Core(NvimEditor(nvim))
 
@@ -42,7 +46,14 @@ def main() -> None:
     def on_notification(name: str, args: list[Any]) -> None:
         rpc.dispatch(core, name, args)
 
-    nvim.run_loop(on_request, on_notification)
+    try:
+        nvim.run_loop(on_request, on_notification)
+    finally:
+        # Neovim quit (the channel closed, or SIGTERM): exit now. A turn's worker waiting on a
+        # command or the model must not keep the core alive; records are already on disk,
+        # and the commands' watchdogs see the core gone and kill their process groups.
+        logging.shutdown()
+        os._exit(0)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sightline import secrets
 from sightline.chips import Chip
 
 USER_HEADER = "▍You"
@@ -116,14 +117,17 @@ class Transcript:
             return self._delta_from(start)
 
     def _delta_from(self, start: int) -> dict[str, Any]:
+        # Every line drawn passes the redactor here (a model echoing the key, a command
+        # shown verbatim); chips are found in what is drawn.
+        lines = [secrets.redact(line) for line in self.lines[start:]]
         chips = [c for c in self.fixed_chips if c["row"] >= start]
         if self.finder is not None:
-            for row in range(start, len(self.lines)):
-                for col, end_col, target in self.finder(self.lines[row]):
+            for row, line in enumerate(lines, start):
+                for col, end_col, target in self.finder(line):
                     chips.append({"row": row, "col": col, "end_col": end_col, "target": target})
         return {
             "start": start,
-            "lines": self.lines[start:],
+            "lines": lines,
             "hls": [list(h) for h in self.hls if h[0] >= start],
             "chips": chips,
         }

@@ -47,6 +47,9 @@ class Turn:
     scope: Selection | None = None
     started: float = field(default_factory=time.monotonic)
     partial: str = ""
+    # The user's message until it is recorded: by the worker once the key is known, or by
+    # stop() if that comes first, so the history holds it before the stop.
+    user: dict[str, Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     _cancelled: threading.Event = field(default_factory=threading.Event)
     _on_cancel: list[Callable[[], None]] = field(default_factory=list)
@@ -181,30 +184,30 @@ class Session:
             conv = self._conversation()
             if conv.read_only:
                 raise Refused("this conversation is open in another Neovim (read-only)")
+            parts = [text, *(extra_parts or [])]
+            content = [{"type": "text", "text": part} for part in parts]
+            user: dict[str, Any] = {
+                "type": "message",
+                "role": "user",
+                "content": content,
+                "visible": text,
+            }
+            if note:  # display only: how the transcript labels the message when reopened
+                user.update(note=note, chip=chip)
             self._turn_ids += 1
-            turn = Turn(self._turn_ids, self, scope=scope)
+            turn = Turn(self._turn_ids, self, scope=scope, user=user)
             self.turn = turn
-        parts = [text, *(extra_parts or [])]
-        content = [{"type": "text", "text": part} for part in parts]
-        user: dict[str, Any] = {
-            "type": "message",
-            "role": "user",
-            "content": content,
-            "visible": text,
-        }
-        if note:  # display only: how the transcript labels the message when reopened
-            user.update(note=note, chip=chip)
         self.transcript.add_user(text, note, chip)
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})
         threading.Thread(
-            target=self._run, args=(turn, user), name=f"turn-{turn.id}", daemon=True
+            target=self._run, args=(turn,), name=f"turn-{turn.id}", daemon=True
         ).start()
         return turn
 
     def _tools(self, turn: Turn) -> list[Tool]:
         return tools_for(self.registry, self.mode, turn.scope is not None)
 
-    def _run(self, turn: Turn, user: dict[str, Any]) -> None:
+    def _run(self, turn: Turn) -> None:
         status = "done"
         try:
             try:
@@ -212,7 +215,12 @@ class Session:
                 # before the user's message is written to history.
                 self.provider.prepare()
             finally:
-                self.record(user)
+                with turn.lock:
+                    user, turn.user = turn.user, None
+                    if user is not None:
+                        self.record(user)
+            if turn.cancelled():
+                return  # stopped while the key was fetched: nothing is sent
             status = self._loop(turn)
         except ProviderError as err:
             status = "error"
@@ -414,8 +422,11 @@ class Session:
         with turn.lock:
             turn.cancel()
             partial = turn.partial
+            user, turn.user = turn.user, None
         self.provider.cancel()
         self.gate.reject_all(why)
+        if user is not None:
+            self.record(user)
         if partial:
             self.record(
                 {

@@ -49,12 +49,18 @@ def preload() -> None:
 
 def resolve_api_key(cfg: ProviderConfig, timeout_s: float = 10.0) -> str | None:
     """The key from $ANTHROPIC_API_KEY, else from running api_key_cmd once (off the UI thread)."""
-    key = os.environ.get("ANTHROPIC_API_KEY")
+    key = secrets.env_secret("ANTHROPIC_API_KEY")
     if not key and cfg.api_key_cmd:
         argv = shlex.split(cfg.api_key_cmd) if isinstance(cfg.api_key_cmd, str) else cfg.api_key_cmd
         try:
             out = subprocess.run(
-                argv, capture_output=True, text=True, timeout=timeout_s, check=True
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=True,
+                stdin=subprocess.DEVNULL,
+                env=secrets.scrubbed_env(dict(os.environ)),
             ).stdout
         except (OSError, subprocess.SubprocessError) as err:
             raise ProviderError(
@@ -218,6 +224,7 @@ class AnthropicProvider:
     _abort: Callable[[], None] | None = None
     _stream: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _client_lock: threading.Lock = field(default_factory=threading.Lock)
     _cancelled: threading.Event = field(default_factory=threading.Event)
 
     @property
@@ -225,19 +232,30 @@ class AnthropicProvider:
         return self.cfg.model
 
     def _get_client(self) -> Any:
-        if self._client is None:
-            import anthropic
-
-            key = resolve_api_key(self.cfg)
-            http_client, self._abort = _abortable_http_client()
-            self._client = anthropic.Anthropic(
-                http_client=http_client,
-                api_key=key or "",
-                base_url=self.cfg.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
-                max_retries=0,
-                timeout=self.cfg.timeout_ms / 1000,
-            )
+        # One api_key_cmd at a time: a turn started while a stopped one still waits for the
+        # key waits for that run rather than starting another.
+        with self._client_lock:
+            if self._client is None:
+                self._client = self._make_client()
         return self._client
+
+    def _make_client(self) -> Any:
+        import anthropic
+
+        key = resolve_api_key(self.cfg)
+        token = None if key else secrets.env_secret("ANTHROPIC_AUTH_TOKEN")
+        secrets.register(token)
+        http_client, self._abort = _abortable_http_client()
+        # Passed explicitly (the SDK takes one of the two): the core took both variables out
+        # of its environment (secrets.capture_env), so the SDK would not find them there.
+        return anthropic.Anthropic(
+            http_client=http_client,
+            api_key=None if token else key or "",
+            auth_token=token,
+            base_url=self.cfg.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
+            max_retries=0,
+            timeout=self.cfg.timeout_ms / 1000,
+        )
 
     def _params(self, request: Request) -> dict[str, Any]:
         tools = [dict(t) for t in request.tools]
@@ -289,6 +307,8 @@ class AnthropicProvider:
         self, request: Request, cancelled: Callable[[], bool]
     ) -> Iterator[StreamEvent]:
         client = self._get_client()
+        if cancelled():
+            return  # stopped while the key was fetched: the request never goes out
         stream = client.messages.create(stream=True, **self._params(request))
         with self._lock:
             self._stream = stream

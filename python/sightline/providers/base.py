@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sightline import secrets
+
 
 @dataclass(frozen=True)
 class TextDelta:
@@ -48,9 +50,17 @@ class ProviderError(Exception):
 
 @dataclass(frozen=True)
 class Request:
+    """What one model call sends. The one choke point of the redactor for the model: every
+    byte of it (system text, tool results, mention parts, selection blocks, the tool list)
+    is redacted when it is built, so no provider can send a known secret."""
+
     system: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
+
+    def __post_init__(self) -> None:
+        for name in ("system", "messages", "tools"):
+            object.__setattr__(self, name, secrets.redact_value(getattr(self, name)))
 
 
 class Provider(Protocol):

@@ -43,8 +43,9 @@ class _Group:
     """A started command's process group, killed at most once and never after it was reaped
     (its id could be reused by then)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes]):
+    def __init__(self, proc: subprocess.Popen[bytes], lifeline: int):
         self.proc = proc
+        self._lifeline = lifeline  # the write end the group's watchdog waits on
         self._lock = threading.Lock()
         self._reaped = False
         self.killed = False
@@ -60,20 +61,45 @@ class _Group:
     def reaped(self) -> None:
         with self._lock:
             self._reaped = True
+            os.close(self._lifeline)
+
+
+# The command's process group dies with the core however the core ends (a crash, SIGKILL,
+# Neovim quitting): a watchdog in the group waits on a pipe only the core holds open (given
+# as stdin, moved to fd 3), and when it reads end-of-file it kills the group, itself
+# included. The command itself runs without the pipe, on /dev/null, so cannot hold it open.
+WATCHDOG = (
+    "exec 3<&0 </dev/null; "
+    "{ read -r _ <&3; kill -KILL 0; } >/dev/null 2>&1 & "
+    'exec 3<&-; exec /bin/sh -c "$1"'
+)
+
+
+def command_env() -> dict[str, str]:
+    """The environment a command runs with: the core's, without the provider's key variables
+    (the core also took them out of its own: secrets.capture_env)."""
+    return secrets.scrubbed_env(dict(os.environ))
 
 
 def execute(command: str, cwd: str, timeout_s: float, turn: Turn | None = None) -> Ran:
     started = time.monotonic()
-    proc = subprocess.Popen(
-        ["/bin/sh", "-c", command],
-        cwd=cwd,
-        env=secrets.scrubbed_env(dict(os.environ)),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group: killpg reaches all it started
-    )
-    group = _Group(proc)
+    lifeline, held = os.pipe()  # close-on-exec: no other child inherits the write end
+    try:
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", WATCHDOG, "sh", command],
+            cwd=cwd,
+            env=command_env(),
+            stdin=lifeline,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: killpg reaches all it started
+        )
+    except BaseException:
+        os.close(held)
+        raise
+    finally:
+        os.close(lifeline)
+    group = _Group(proc, held)
     if turn is not None:
         turn.on_cancel(group.kill)
         if turn.cancelled():

@@ -7,10 +7,13 @@ from dataclasses import dataclass
 MAX_LINE_CHARS = 2000
 
 
-def clip_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
-    if len(line) <= limit:
+def clip_line(line: str, limit: int = MAX_LINE_CHARS, length: int | None = None) -> str:
+    """The line cut at `limit` characters with a note; `length` is the whole line's length
+    when `line` is already its head."""
+    length = len(line) if length is None else length
+    if length <= limit:
         return line
-    return line[:limit] + f" … [{len(line) - limit} more characters]"
+    return line[:limit] + f" … [{length - limit} more characters]"
 
 
 @dataclass

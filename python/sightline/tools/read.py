@@ -6,10 +6,16 @@ a note that says what was cut and how to read on.
 
 from __future__ import annotations
 
-import re
-import time
+import contextlib
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from sightline.errors import Refused
 from sightline.tools import workspace
@@ -27,6 +33,11 @@ GREP_MAX_BYTES = 50_000
 GREP_MAX_FILE_BYTES = 2_000_000
 GREP_LINE_CHARS = 300
 GREP_TIME_BUDGET_S = 20.0
+GREP_KILL_GRACE_S = 2.0
+GREP_LINE_BUDGET_S = 0.1
+GREP_MAX_SLOW_LINES = 3
+GREP_MAX_PATTERN = 2000
+GREP_WORKER = Path(__file__).with_name("grep_worker.py")
 BINARY_PROBE = 8192
 
 
@@ -58,7 +69,7 @@ def _disk_lines(path: Path, rel: str, first: int, stop: int | None) -> tuple[lis
     wanted: list[str] = []
     total = 0
     try:
-        with path.open("rb") as fh:
+        with _open_regular(path, rel) as fh:
             if _is_binary(fh.read(BINARY_PROBE)):
                 raise Refused(f"{rel}: a binary file; not shown")
             fh.seek(0)
@@ -70,6 +81,19 @@ def _disk_lines(path: Path, rel: str, first: int, stop: int | None) -> tuple[lis
     except OSError as err:
         raise Refused(f"{rel}: cannot be read ({err.strerror or err})") from None
     return wanted, total
+
+
+def _open_regular(path: Path, rel: str) -> BinaryIO:
+    """A regular file opened for reading; a FIFO, a device or a socket is refused.
+    O_NONBLOCK: opening a FIFO would otherwise wait for a writer (and freeze the turn)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Refused(f"{rel}: not a regular file; only files can be read")
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def read_file(turn: Turn, args: dict[str, Any]) -> ToolResult:
@@ -140,47 +164,102 @@ def grep(turn: Turn, args: dict[str, Any]) -> ToolResult:
     pattern = _opt_str(args, "pattern")
     if pattern is None:
         raise Refused("pattern: required")
-    try:
-        regex = re.compile(pattern)
-    except re.error as err:
-        raise Refused(f"pattern: not a valid regular expression: {err}") from None
+    if len(pattern) > GREP_MAX_PATTERN:
+        raise Refused(f"pattern: longer than {GREP_MAX_PATTERN} characters")
     glob = _opt_str(args, "glob")
     root = workspace.resolve(turn.workspace, ".")
+    files = workspace.list_files(turn.workspace, glob).files
     out = Bounded.make(GREP_MAX_MATCHES, GREP_MAX_BYTES)
-    deadline = time.monotonic() + GREP_TIME_BUDGET_S
-    timed_out = False
-    for name in workspace.list_files(turn.workspace, glob).files:
-        if turn.cancelled() or out.full:
-            break
-        if time.monotonic() > deadline:
-            timed_out = True
-            break
-        _grep_file(root / name, name, regex, out)
-    late = f"\n… the search stopped after {GREP_TIME_BUDGET_S:g} s: narrow with glob"
-    if not out.lines:
-        return ToolResult(f"no matches for {pattern!r}" + (late if timed_out else ""))
-    body = out.text()
+    found = _search(turn, root, files, pattern, out)
+    if found.error:
+        raise Refused(f"pattern: {found.error}")
+    notes = []
+    if found.slow:
+        shown = ", ".join(found.slow[:3])
+        notes.append(
+            f"… {len(found.slow)} line(s) skipped: the pattern took over "
+            f"{GREP_LINE_BUDGET_S:g} s on each ({shown}); use a simpler pattern"
+        )
+    if found.end == "slow":
+        notes.append("… the search stopped: the pattern is too slow on this workspace")
+    elif found.end == "deadline":
+        notes.append(f"… the search stopped after {GREP_TIME_BUDGET_S:g} s: narrow with glob")
+    elif found.end is None and not out.full and not turn.cancelled():
+        notes.append("… the search ended early (the matcher was stopped): narrow with glob")
     if out.full:
-        body += f"\n… more matches not shown (limit {GREP_MAX_MATCHES}): narrow with glob"
-    elif timed_out:
-        body += late
-    return ToolResult(body)
+        notes.append(f"… more matches not shown (limit {GREP_MAX_MATCHES}): narrow with glob")
+    body = out.text() if out.lines else f"no matches for {pattern!r}"
+    return ToolResult("\n".join([body, *notes]))
 
 
-def _grep_file(path: Path, name: str, regex: re.Pattern[str], out: Bounded) -> None:
+@dataclass
+class _Found:
+    end: str | None = None  # how the matcher ended; None when it was killed
+    error: str | None = None
+    slow: list[str] = field(default_factory=list)
+
+
+def _search(turn: Turn, root: Path, files: list[str], pattern: str, out: Bounded) -> _Found:
+    """Match in a child process (tools/grep_worker.py), never in the core: the regex engine
+    holds the GIL, so a catastrophic pattern would stall every request. The child is killed
+    when the turn stops, when enough matches arrived, and past its own deadline."""
+    found = _Found()
+    request = {
+        "pattern": pattern,
+        "root": str(root),
+        "files": files,
+        "max_file_bytes": GREP_MAX_FILE_BYTES,
+        "line_chars": GREP_LINE_CHARS,
+        "max_matches": GREP_MAX_MATCHES,
+        "line_budget_s": GREP_LINE_BUDGET_S,
+        "deadline_s": GREP_TIME_BUDGET_S,
+        "max_slow_lines": GREP_MAX_SLOW_LINES,
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(GREP_WORKER), str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={"PATH": os.environ.get("PATH", "")},
+        cwd=str(root),
+    )
+    turn.on_cancel(proc.kill)
+    # The child ends itself at its deadline; this is for a child that cannot (a huge
+    # pattern still compiling).
+    backstop = threading.Timer(GREP_TIME_BUDGET_S + GREP_KILL_GRACE_S, proc.kill)
+    backstop.daemon = True
+    backstop.start()
+    assert proc.stdin is not None and proc.stdout is not None
     try:
-        if path.stat().st_size > GREP_MAX_FILE_BYTES:
-            return
-        data = path.read_bytes()
-    except OSError:
-        return
-    if _is_binary(data):
-        return
-    for number, line in enumerate(data.decode(errors="replace").splitlines(), 1):
-        if regex.search(line) and not out.add(
-            f"{name}:{number}: {clip_line(line, GREP_LINE_CHARS)}"
-        ):
-            return
+        if turn.cancelled():
+            return found
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(json.dumps(request).encode())
+            proc.stdin.close()
+        for raw in proc.stdout:
+            try:
+                kind, *rest = json.loads(raw)
+            except ValueError:
+                continue
+            if kind == "match":
+                name, number, head, length = rest
+                line = clip_line(head, GREP_LINE_CHARS, length)
+                if not out.add(f"{name}:{number}: {line}"):
+                    break
+            elif kind == "slow":
+                found.slow.append(f"{rest[0]}:{rest[1]}")
+            elif kind == "error":
+                found.error = str(rest[0])
+            elif kind == "end":
+                found.end = str(rest[0])
+    finally:
+        backstop.cancel()
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+    return found
 
 
 TOOLS = [

@@ -34,6 +34,9 @@ SKIP_DIRS = frozenset(
     }
 )
 GIT_TIMEOUT_S = 10.0
+# Never files of the project, even when the workspace holds them (a workspace at `/`): their
+# "files" are a process's environment (the key), devices and FIFOs that block a reader.
+SYSTEM_DIRS = ("/proc", "/sys", "/dev")
 
 
 def _real(path: str | Path) -> Path:
@@ -42,6 +45,12 @@ def _real(path: str | Path) -> Path:
 
 def inside(root: Path, path: Path) -> bool:
     return path == root or path.is_relative_to(root)
+
+
+def system_path(real: Path | str) -> bool:
+    """Whether a real (resolved) path lies in /proc, /sys or /dev."""
+    text = str(real)
+    return any(text == d or text.startswith(d + "/") for d in SYSTEM_DIRS)
 
 
 def resolve(workspace: str, path: str) -> Path:
@@ -56,6 +65,8 @@ def resolve(workspace: str, path: str) -> Path:
     real = _real(candidate)
     if not inside(root, real):
         raise Refused(f"{path}: outside the workspace ({workspace}); only files in it are allowed")
+    if system_path(real):
+        raise Refused(f"{path}: a system file ({real}); /proc, /sys and /dev are never read")
     return real
 
 
@@ -134,7 +145,11 @@ def list_files(workspace: str, glob: str | None = None, limit: int = 50_000) -> 
         if glob and not glob_match(glob, name):
             continue
         path = root / name
-        if path.is_symlink() and not inside(root, _real(path)):
+        if path.is_symlink():
+            real = _real(path)
+            if not inside(root, real) or system_path(real):
+                continue
+        elif system_path(path):
             continue
         if path.is_file():
             files.append(name)

@@ -101,8 +101,14 @@ REFUSALS = [
     ),
     ({"buffer": 0, "start_row": 1, "start_col": 2, "end_row": 1, "end_col": 2}, "empty"),
     ({"buffer": 0, "start_row": 1, "start_col": 2, "end_row": 0, "end_col": 0}, "ends before"),
-    ({"buffer": 0, "start_row": -1, "start_col": 0, "end_row": 0, "end_col": 1}, "start_row -1"),
-    ({"buffer": 0, "start_row": 0.5, "start_col": 0, "end_row": 0, "end_col": 1}, "integer"),
+    (
+        {"buffer": 0, "start_row": -1, "start_col": 0, "end_row": 0, "end_col": 1},
+        "start_row: expected a whole number",
+    ),
+    (
+        {"buffer": 0, "start_row": 0.5, "start_col": 0, "end_row": 0, "end_col": 1},
+        "start_row: expected a whole number",
+    ),
 ]
 
 

@@ -95,6 +95,10 @@ def _lua(fn: str) -> Any:
     def handler(turn: Any, args: dict[str, Any]) -> ToolResult:
         result = turn.editor.lua(LUA_CALL, fn, args)
         text = result if isinstance(result, str) else f"unexpected answer from Neovim: {result!r}"
+        if fn == "go_to_position" and text.startswith("OK (") and text.endswith(")"):
+            # The focus stayed where the user types: tell them, not only the model, where
+            # the cursor went and that gv selects there.
+            turn.session.transcript.add_note("↳ " + text[4:-1])
         return ToolResult(text, not text.startswith("OK"))
 
     return handler

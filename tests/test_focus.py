@@ -9,11 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mcp import ClientSession
+
 from tests.agent_util import claude, idle, only_result
 from tests.conftest import transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, hold, reply, text, tool_use
+from tests.screen import Screen
+from tests.test_mcp import listening, server_params, text_of, with_session
 
-__all__ = ["fake_api"]
+__all__ = ["fake_api", "listening"]
 
 SOURCE = "".join(f"line {i} of the source\n" for i in range(1, 41))
 
@@ -89,3 +93,101 @@ def test_go_to_position_while_typing_in_the_composer_keeps_focus_and_mode(
     assert nv.eval("getpos('v')[1:2]") == [20, 2]
     assert nv.api.win_get_cursor(0) == [22, 3]
     screen.wait_for(lambda s: s.mode == "visual", what="the UI in Visual mode")
+
+
+def test_go_to_position_on_the_command_line_runs_the_users_command_where_they_typed_it(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    nv, screen = start_with_source(nvim_factory, fake_api, isolated_env, screen_factory)
+    goto = {"file_path": "src.txt", "line": 30, "end_line": 31}
+    fake_api.script(hold(of=tool_use("go_to_position", goto)), reply(text("Done.")))
+    nv.input("\\ss")
+    wait_for(lambda: nv.api.get_mode()["mode"] == "i", what="Insert mode in the composer")
+    nv.input("where<C-s>")
+    fake_api.wait_for_requests(1)
+    # Back to the file, half-way through a command when the model's call arrives.
+    nv.input("<Esc><C-w>h5G:s/of/OF/")
+    screen.wait_text(":s/of/OF/")
+    source_win = nv.api.get_current_win().handle
+    fake_api.release()
+    content = only_result(fake_api)["content"]
+    assert content == (
+        "OK (kept the focus and the cursor where they were (the command line over src.txt): "
+        "gv there selects lines 30–31)"
+    )
+    assert nv.api.get_mode()["mode"] == "c" and nv.api.get_current_win().handle == source_win
+    nv.input("g<CR>")
+    idle(nv)
+    lines = nv.api.buf_get_lines(0, 0, -1, False)
+    assert lines[4] == "line 5 OF the source" and lines[29] == "line 30 of the source"
+    assert nv.api.win_get_cursor(0)[0] == 5
+    nv.input("gv")
+    wait_for(lambda: nv.api.get_mode()["mode"] == "V", what="linewise Visual mode after gv")
+    assert nv.eval("getpos('v')[1]") == 30 and nv.api.win_get_cursor(0)[0] == 31
+
+
+def test_go_to_position_while_selecting_in_the_transcript_keeps_the_selection(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    nv, screen = start_with_source(nvim_factory, fake_api, isolated_env, screen_factory)
+    source_win = nv.api.get_current_win().handle
+    goto = {"file_path": "src.txt", "line": 10, "end_line": 12}
+    fake_api.script(reply(text("first answer")), hold(of=tool_use("go_to_position", goto)))
+    fake_api.script(reply(text("Done.")))
+    nv.input("\\ss")
+    wait_for(lambda: nv.api.get_mode()["mode"] == "i", what="Insert mode in the composer")
+    nv.input("hello<C-s>")
+    idle(nv)
+    nv.input("again<C-s>")
+    fake_api.wait_for_requests(2)
+    # The user selects in the transcript (Visual mode in the pane) while the model answers.
+    nv.input("<Esc><C-w>kggVj")
+    wait_for(lambda: nv.api.get_mode()["mode"] == "V", what="Visual mode in the transcript")
+    pane_win, selecting = nv.api.get_current_win().handle, nv.eval("getpos('v')")
+    fake_api.release()
+    content = only_result(fake_api, 2)["content"]
+    assert content.startswith("OK (kept the focus where it was (the transcript)")
+    assert nv.api.get_mode()["mode"] == "V" and nv.api.get_current_win().handle == pane_win
+    assert nv.eval("getpos('v')") == selecting
+    assert nv.api.win_get_cursor(source_win) == [10, 0]
+    idle(nv)
+    screen.wait_text("gv there selects lines 10–12")  # the note, in the transcript
+    nv.input("<Esc><C-w>h")
+    wait_for(lambda: nv.api.get_current_win().handle == source_win, what="the editor window")
+    nv.input("gv")
+    wait_for(lambda: nv.api.get_mode()["mode"] in ("v", "V"), what="Visual mode after gv")
+    assert nv.eval("getpos('v')[1]") == 10 and nv.api.win_get_cursor(0)[0] == 12
+
+
+def test_go_to_position_through_mcp_while_the_user_types(listening: tuple[str, Any]) -> None:
+    sock, nv = listening
+    screen = Screen.attach(nv, 120, 30)
+    try:
+        code_win = nv.api.get_current_win().handle
+        tick = nv.api.buf_get_changedtick(nv.api.get_current_buf())
+        nv.input("\\ssfirst ")  # the chat mapping, then typing in the composer
+        wait_for(lambda: nv.api.get_mode()["mode"] == "i", what="Insert mode in the composer")
+        screen.wait_text("first ")
+        composer = nv.api.get_current_win().handle
+
+        async def goto(session: ClientSession) -> Any:
+            return await session.call_tool(
+                "go_to_position",
+                {"file_path": "code.txt", "line": 50, "column": 3, "end_line": 52},
+            )
+
+        text, is_error = text_of(with_session(server_params(["--server", sock]), goto))
+        assert not is_error
+        assert text.startswith("OK (kept the focus where it was (Insert mode in the composer)")
+        nv.input("read line 50")
+        screen.wait_text("first read line 50")
+        assert nv.api.get_current_win().handle == composer
+        assert nv.api.get_mode()["mode"] == "i"
+        assert nv.api.win_get_cursor(code_win) == [50, 2]
+        code_buf = nv.api.win_get_buf(code_win)
+        assert nv.api.buf_get_changedtick(code_buf) == tick
+        nv.input("<Esc><C-w>hgv")
+        wait_for(lambda: nv.api.get_mode()["mode"] == "V", what="linewise Visual after gv")
+        assert nv.eval("getpos('v')[1]") == 50 and nv.api.win_get_cursor(0)[0] == 52
+    finally:
+        screen.close()

@@ -25,15 +25,35 @@ local function pos(buf, row, col)
   return { row, byte_col(api.nvim_buf_get_lines(buf, row - 1, row, true)[1], col or 1) }
 end
 
+local VISUAL = { v = true, V = true, ['\22'] = true, s = true, S = true, ['\19'] = true }
+
+--- Whether Visual (or Select) mode is live. Ask before nvim_win_call, which hides it: its
+--- start is global, so a :normal command run in another window would move the user's
+--- selection.
+local function visual_live()
+  return VISUAL[api.nvim_get_mode().mode:sub(1, 1)] == true
+end
+
 --- Show buf in win (the current window, or the one nvim_win_call made current), recording a
---- jump there so <C-o> returns.
-local function show(win, buf)
+--- jump there so <C-o> returns. `live`: Visual mode is live, so no :normal.
+local function show(win, buf, live)
   if api.nvim_win_get_buf(win) ~= buf then
     vim.cmd.buffer(buf)
+  elseif live then
+    vim.cmd("mark '")
   else
     vim.cmd("normal! m'")
   end
   vim.bo[buf].buflisted = true
+end
+
+--- Open the folds that hide the cursor line (zv).
+local function unfold(win, live)
+  if live then
+    vim.cmd(('silent! %dfoldopen!'):format(api.nvim_win_get_cursor(win)[1]))
+  else
+    vim.cmd('normal! zv')
+  end
 end
 
 --- The Normal-mode path: open buf in the editor window, move the cursor and select
@@ -41,7 +61,7 @@ end
 local function navigate(o, buf)
   local ew = windows.editor_window()
   api.nvim_set_current_win(ew)
-  show(ew, buf)
+  show(ew, buf, false)
   api.nvim_win_set_cursor(ew, pos(buf, o.line, o.column))
   if o.end_line then
     vim.cmd('normal! ' .. (o.end_column and 'v' or 'V'))
@@ -50,12 +70,10 @@ local function navigate(o, buf)
   vim.cmd('normal! zv')
 end
 
-local VISUAL = { v = true, V = true, ['\22'] = true, s = true, S = true, ['\19'] = true }
-
 --- Set '< and '> of buf to the range and make it the buffer's last Visual selection, so `gv`
 --- selects it (charwise, or linewise without an end column). Runs inside win, which shows buf.
-local function set_visual(win, buf, o, from, to)
-  if VISUAL[api.nvim_get_mode().mode:sub(1, 1)] then
+local function set_visual(win, buf, o, from, to, live)
+  if live then
     -- Visual mode is live elsewhere (the user selects in the pane): entering it here would end
     -- theirs, so only the marks are set; the buffer keeps its last Visual mode, and a
     -- linewise range spans whole lines so a charwise gv still covers it.
@@ -133,17 +151,18 @@ local function keep_focus(o, t, cur, where)
       return ('kept the focus where it was (%s); %s is not shown there, so nothing moved'):format(where, t.name)
     end
     local view = vim.fn.winsaveview()
-    set_visual(cur, buf, o, from, to)
+    set_visual(cur, buf, o, from, to, visual_live())
     vim.fn.winrestview(view) -- set_visual moved the cursor only to record the selection
     return ('kept the focus and the cursor where they were (%s): gv there selects %s'):format(where, what)
   end
+  local live = visual_live()
   api.nvim_win_call(ew, function()
-    show(ew, buf)
+    show(ew, buf, live)
     if o.end_line then
-      set_visual(ew, buf, o, from, to)
+      set_visual(ew, buf, o, from, to, live)
     end
     api.nvim_win_set_cursor(ew, from)
-    vim.cmd('normal! zv')
+    unfold(ew, live)
   end)
   local tail = o.end_line and ('; gv there selects %s'):format(what) or ''
   return ('kept the focus where it was (%s): the editor window shows %s with the cursor at %d:%d%s'):format(

@@ -6,12 +6,13 @@ Every test types what the user types with a UI attached and asserts what must no
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession
 
-from tests.agent_util import claude, idle, only_result
+from tests.agent_util import API_KEY, TURN_TIMEOUT_S, claude, idle, only_result
 from tests.conftest import transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, hold, reply, text, tool_use
 from tests.screen import Screen
@@ -191,3 +192,24 @@ def test_go_to_position_through_mcp_while_the_user_types(listening: tuple[str, A
         assert nv.eval("getpos('v')[1]") == 50 and nv.api.win_get_cursor(0)[0] == 52
     finally:
         screen.close()
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_refused_connection_is_reported_as_such(
+    nvim_factory: Any, isolated_env: Path, screen_factory: Any
+) -> None:
+    port = closed_port()
+    provider = {"name": "anthropic", "base_url": f"http://127.0.0.1:{port}", "retries": 0}
+    nv = nvim_factory({"provider": provider}, env={"ANTHROPIC_API_KEY": API_KEY})
+    screen = screen_factory(nv, 200, 30)
+    nv.input("\\sshello<C-s>")
+    expected = f"Could not connect to 127.0.0.1:{port}: connection refused"
+    screen.wait_text(expected, timeout=TURN_TIMEOUT_S)
+    assert not screen.find("lost mid-reply")
+    assert any(line.startswith("✗ " + expected) for line in transcript(nv))

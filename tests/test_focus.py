@@ -10,9 +10,13 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import ClientSession
 
-from tests.agent_util import API_KEY, TURN_TIMEOUT_S, claude, idle, only_result
+from sightline.tools.base import call_label
+from sightline.tools.registry import default_registry
+from tests.agent_util import API_KEY, TURN_TIMEOUT_S, claude, idle, only_result, wait_pending
 from tests.conftest import transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, hold, reply, text, tool_use
 from tests.screen import Screen
@@ -213,3 +217,76 @@ def test_refused_connection_is_reported_as_such(
     screen.wait_text(expected, timeout=TURN_TIMEOUT_S)
     assert not screen.find("lost mid-reply")
     assert any(line.startswith("✗ " + expected) for line in transcript(nv))
+
+
+# --- issue 10 §8: what the transcript names is what the call does ---------------------------
+
+
+def test_propose_create_with_a_tilde_means_the_home_directory(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    # HOME is the workspace's parent: `~/x` is outside, `~/ws/new.txt` inside.
+    home = isolated_env.parent
+    nv = nvim_factory(
+        {"provider": {"name": "anthropic", "base_url": fake_api.base_url, "retries": 0}},
+        env={"ANTHROPIC_API_KEY": API_KEY, "HOME": str(home)},
+    )
+    screen = screen_factory(nv, 200, 30)
+    fake_api.script(
+        tool_use("propose_create", {"path": "~/x", "content": "outside\n"}),
+        tool_use("propose_create", {"path": f"~/{isolated_env.name}/new.txt", "content": "in\n"}),
+        text("done"),
+    )
+    nv.input("\\ssmake files<C-s>")
+    pending = wait_pending(nv)
+    refused = only_result(fake_api, 1)
+    assert refused["is_error"] is True
+    assert refused["content"].startswith(f"~/x ({home}/x): outside the workspace")
+    assert not (isolated_env / "~").exists() and not (home / "x").exists()
+    assert "new.txt" in pending["pending"] and "~" not in pending["pending"], pending
+    screen.wait_text(f"• propose_create ~/{isolated_env.name}/new.txt")
+    nv.input("<Esc><C-w>kga")  # accept, from the transcript
+    idle(nv)
+    assert (isolated_env / "new.txt").read_text() == "in\n"
+    assert not (isolated_env / "~").exists()
+
+
+def test_an_argument_replace_selection_ignores_does_not_label_it(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    (isolated_env / "app.py").write_text("one\ntwo\n")
+    nv = claude(nvim_factory, fake_api)
+    screen = screen_factory(nv, 200, 30)
+    nv.command("edit app.py")
+    fake_api.script(
+        tool_use("replace_selection", {"text": "TWO", "path": "../../etc/passwd"}), text("ok")
+    )
+    nv.input("jV\\scupper<C-s>")
+    wait_pending(nv)
+    screen.wait_text("• replace_selection")
+    assert "• replace_selection" in transcript(nv)
+    assert not any("passwd" in line for line in transcript(nv))
+    assert not screen.find("passwd")
+    nv.command("Sightline reject")
+    idle(nv)
+
+
+@given(
+    st.sampled_from([t.name for t in default_registry()] + ["no_such_tool"]),
+    st.dictionaries(
+        st.sampled_from(["path", "file_path", "command", "pattern", "glob", "text", "query"]),
+        st.text(min_size=1, max_size=20),
+    ),
+)
+def test_a_call_is_labelled_only_by_an_argument_its_tool_declares(
+    name: str, args: dict[str, str]
+) -> None:
+    label = call_label(name, args)
+    assert label == name or label.startswith(name + " ")
+    if label != name:
+        tool = next(t for t in default_registry() if t.name == name)
+        declared = tool.input_schema["properties"]
+        shown = label[len(name) + 1 :]
+        assert any(
+            k in declared and shown.rstrip("…") in v.splitlines()[0] + v for k, v in args.items()
+        )

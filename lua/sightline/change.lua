@@ -160,7 +160,9 @@ function M.from_visual()
     return
   end
   local range, err = M.current_selection()
-  api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
+  -- Leave Visual mode with :normal, not feedkeys(…, 'x'): that would also run the keys the
+  -- user typed ahead ("\scfix this") as commands in the file instead of into the dialog.
+  vim.cmd('normal! \27')
   if not range then
     vim.notify(err, vim.log.levels.WARN)
     return

@@ -65,7 +65,7 @@ class Core:
         if scope.has_range(params):
             selection = self.selection(params)
             extra.append(scope.selection_block(selection))
-            note = f"about {selection.title()}"
+            note = f"about {selection.title}"
             chip = {**selection.flat(), "file_path": selection.name}
         extra.extend(self.mention_parts(text))
         turn = self.session.send(text, extra_parts=extra, scope=selection, note=note, chip=chip)
@@ -95,14 +95,12 @@ class Core:
         if "error" in info:
             raise Refused(f"sightline: {info['error']}")
         rng = info["range"]
-        name = scope.buffer_name(
-            info["path"], info["buftype"], rng["buffer"], self.session.workspace
-        )
         return scope.Selection(
             **{k: int(rng[k]) for k in scope.RANGE_KEYS},
             text=info["text"],
-            name=name,
+            name=info["name"],
             filetype=info["filetype"],
+            title=info["title"],
         )
 
     def history_list(self) -> list[dict[str, Any]]:

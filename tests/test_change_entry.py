@@ -128,3 +128,83 @@ def test_popup_absent_with_echo_or_option_off(
         nv.input("Vj")
         wait_for(lambda nv=nv: nv.api.get_mode()["mode"] == "V")
         assert "Change with Agent…" not in popup_items(nv)
+
+
+# --- the dialog's place and title (issue 9 item 8) -------------------------------------------
+
+LONG = "".join(f"row {i}\n" for i in range(1, 61))
+
+
+def dialog_rows(screen: Any) -> tuple[int, int]:
+    """Screen rows of the dialog's top and bottom border."""
+    top = screen.wait_for(lambda s: s.find("╭ Change with Agent"), what="the dialog")[0]
+    bottom = screen.wait_for(lambda s: s.find("╰ <C-s> send"), what="its footer")[0]
+    return top, bottom
+
+
+def test_dialog_opens_below_the_selection_and_takes_typed_ahead_keys(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    (isolated_env / "long.txt").write_text(LONG)
+    nv = claude(nvim_factory, fake_api)
+    screen = screen_factory(nv, 100, 30)
+    nv.command("edit long.txt")
+    screen.wait_text("row 1 ")
+    tick = nv.api.buf_get_changedtick(0)
+    # Typed in one go, as a fast typist does: the instruction lands in the dialog.
+    nv.input("4GVj\\scfix these")
+    win = wait_for(lambda: dialog_win(nv), what="the dialog")
+    wait_for(lambda: nv.api.buf_get_lines(nv.api.win_get_buf(win), 0, -1, False) == ["fix these"])
+    assert nv.api.buf_get_changedtick(nv.call("bufnr", "long.txt")) == tick
+    top, _ = dialog_rows(screen)
+    row4, row5 = screen.find("row 4 "), screen.find("row 5 ")
+    assert row4 is not None and row5 is not None  # the selected lines are still in sight
+    assert top == row5[0] + 1  # right below them
+
+
+def test_dialog_opens_above_a_selection_at_the_bottom(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    (isolated_env / "long.txt").write_text(LONG)
+    nv = claude(nvim_factory, fake_api)
+    screen = screen_factory(nv, 100, 30)
+    nv.command("edit long.txt")
+    screen.wait_text("row 1 ")
+    source = nv.api.get_current_win().handle
+    nv.input("LVk\\sc")  # the last two lines of the window
+    wait_for(lambda: dialog_win(nv), what="the dialog")
+    _, bottom = dialog_rows(screen)
+    last = nv.call("line", "w$", source)
+    above, below = screen.find(f"row {last - 1} "), screen.find(f"row {last} ")
+    assert above is not None and below is not None
+    assert bottom == above[0] - 1
+
+
+def test_charwise_title_ends_at_the_last_selected_column(
+    nvim_factory: Any, fake_api: FakeAnthropic, screen_factory: Any
+) -> None:
+    nv = claude(nvim_factory, fake_api)
+    screen = screen_factory(nv, 100, 30)
+    nv.api.buf_set_lines(0, 0, -1, False, ["abcdefghSELECTED rest", "ünï code"])
+    nv.input("08lv6l\\sc")  # columns 9–15
+    screen.wait_text("Change with Agent: [No Name] 1:9–1:15 ")
+    nv.input("<Esc><Esc>j0v2l\\sc")  # ü (2 bytes), n, ï (2 bytes): bytes 1–5, ï at 4
+    screen.wait_text("Change with Agent: [No Name] 2:1–2:4 ")
+
+
+def test_title_under_lcd_is_the_transcripts(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    nv = claude(nvim_factory, fake_api)
+    screen = screen_factory(nv, 160, 30)
+    setup_file(nv, isolated_env)
+    nv.command("lcd src")  # names relative to the window's directory would say app.py
+    nv.input("2GVj\\sc")
+    screen.wait_text("Change with Agent: src/app.py:2–3 ")
+    nv.input("shout<C-s>")
+    wait_idle(nv)
+    assert "about src/app.py:2–3" in transcript(nv)
+    (req,) = fake_api.wait_for_requests(1)
+    assert req.body["messages"][0]["content"][1]["text"].startswith(
+        "The selection: src/app.py, lines 2–3."
+    )

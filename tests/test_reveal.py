@@ -547,8 +547,16 @@ def test_go_to_position_moves_and_selects(editor: Any) -> None:
 def test_go_to_position_from_insert_mode(editor: Any) -> None:
     nvim = editor
     enter_mode(nvim, "i")
-    assert nvim.exec_lua(GOTO, {"file_path": "code.txt", "line": 40, "column": 5}) == "OK"
-    wait_for(lambda: nvim.api.get_mode()["mode"] == "n" and nvim.api.win_get_cursor(0) == [40, 4])
+    cursor = nvim.api.win_get_cursor(0)
+    # The user types in this very window: their cursor and mode stay (tests/test_focus.py).
+    res = nvim.exec_lua(GOTO, {"file_path": "code.txt", "line": 40, "column": 5})
+    assert res == (
+        "OK (kept the focus and the cursor where they were (Insert mode in code.txt): "
+        "gv there selects 40:5)"
+    )
+    assert nvim.api.get_mode()["mode"] == "i" and nvim.api.win_get_cursor(0) == cursor
+    nvim.input("<Esc>gv")
+    wait_for(lambda: nvim.api.get_mode()["mode"] == "v" and nvim.api.win_get_cursor(0) == [40, 4])
 
 
 def test_go_to_position_records_a_jump(editor: Any) -> None:

@@ -62,16 +62,59 @@ local function provider_ok()
   return require('sightline.config').provider_name() ~= 'echo'
 end
 
-local function selection_title(range)
-  local buf = range.buffer
-  local name = api.nvim_buf_get_name(buf)
-  if name == '' or vim.bo[buf].buftype == 'nofile' then
-    return ('[No Name] %d:%d–%d:%d'):format(range.start_row + 1, range.start_col + 1, range.end_row + 1, range.end_col + 1)
+local DIALOG_HEIGHT = 5
+
+---A window of the current tab showing buf: the current one first; never a float.
+local function window_showing(buf)
+  local cur = api.nvim_get_current_win()
+  if api.nvim_win_get_buf(cur) == buf and api.nvim_win_get_config(cur).relative == '' then
+    return cur
   end
-  local rel = vim.fn.fnamemodify(name, ':.')
-  local lines = range.start_row == range.end_row and tostring(range.start_row + 1)
-    or ('%d–%d'):format(range.start_row + 1, range.end_row + 1)
-  return ('%s:%s'):format(rel, lines)
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_buf(w) == buf and api.nvim_win_get_config(w).relative == '' then
+      return w
+    end
+  end
+end
+
+---Where the dialog goes (0-based editor row and column of its border): right below the
+---selection, or above it when there is no room below, so the selected lines stay in sight;
+---only a selection taller than the screen leaves no such place, and then the dialog takes
+---the larger side. Centred when no window shows the selection.
+---@param range sightline.Range
+---@param w integer width with the border
+---@param h integer height with the border
+---@return integer row, integer col
+local function beside(range, w, h)
+  local lines = vim.o.lines - vim.o.cmdheight -- the command line stays clear
+  local win = window_showing(range.buffer)
+  local info = win and vim.fn.getwininfo(win)[1]
+  local first = info and math.max(range.start_row + 1, info.topline)
+  local last = info and math.min(range.end_row + 1, info.botline)
+  if not info or first > last then
+    return math.max(math.floor((lines - h) / 2), 0), math.max(math.floor((vim.o.columns - w) / 2), 0)
+  end
+  -- Screen rows (1-based) of the visible part: the first row of its first line, the last row
+  -- of its last line (which may wrap).
+  local top = vim.fn.screenpos(win, first, 1).row
+  local text = api.nvim_buf_get_lines(range.buffer, last - 1, last, true)[1]
+  local bottom = vim.fn.screenpos(win, last, math.max(#text, 1)).row
+  if top == 0 then
+    top = info.winrow
+  end
+  if bottom == 0 then -- not fully shown (a long line at the window's end)
+    bottom = info.winrow + info.height - 1
+  end
+  local row
+  if bottom + h <= lines then
+    row = bottom -- the row under the selection's last screen row
+  elseif top - 1 - h >= 0 then
+    row = top - 1 - h
+  else
+    row = (lines - bottom >= top - 1) and math.max(lines - h, 0) or 0
+  end
+  local col = math.max(math.min(info.wincol - 1 + info.textoff, vim.o.columns - w), 0)
+  return row, col
 end
 
 local dialog = { win = nil, buf = nil, range = nil }
@@ -109,14 +152,16 @@ function M.open_dialog(range)
   vim.bo[dialog.buf].filetype = 'markdown'
   vim.b[dialog.buf].sightline_role = 'dialog'
   local width = math.min(70, math.max(40, math.floor(vim.o.columns * 0.5)))
+  local row, col = beside(range, width + 2, DIALOG_HEIGHT + 2)
   dialog.win = api.nvim_open_win(dialog.buf, true, {
     relative = 'editor',
-    row = math.floor((vim.o.lines - 8) / 2),
-    col = math.floor((vim.o.columns - width) / 2),
+    row = row,
+    col = col,
     width = width,
-    height = 5,
+    height = DIALOG_HEIGHT,
     border = 'rounded',
-    title = ' Change with Agent: ' .. selection_title(range) .. ' ',
+    -- The title has one home, scope.title(): the transcript's note comes from it too.
+    title = ' Change with Agent: ' .. require('sightline.scope').title(range) .. ' ',
     footer = ' <C-s> send · <Esc> cancel ',
     style = 'minimal',
   })
@@ -160,7 +205,9 @@ function M.from_visual()
     return
   end
   local range, err = M.current_selection()
-  api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
+  -- Leave Visual mode with :normal, not feedkeys(…, 'x'): that would also run the keys the
+  -- user typed ahead ("\scfix this") as commands in the file instead of into the dialog.
+  vim.cmd('normal! \27')
   if not range then
     vim.notify(err, vim.log.levels.WARN)
     return

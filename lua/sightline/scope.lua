@@ -56,8 +56,43 @@ local function text_of(range)
   return table.concat(api.nvim_buf_get_text(range.buffer, range.start_row, range.start_col, range.end_row, range.end_col, {}), '\n')
 end
 
+---How a buffer is named to the model and the user: relative to the workspace root (the
+---global working directory, as the core's workspace), else its full path; a buffer without a
+---file is `[No Name] (buffer N)`.
+---@return string
+function M.name(buf)
+  local path = api.nvim_buf_get_name(buf)
+  if path == '' or vim.bo[buf].buftype == 'nofile' then
+    return ('[No Name] (buffer %d)'):format(buf)
+  end
+  return vim.fs.relpath(vim.fn.getcwd(-1, -1), path) or path
+end
+
+---The one title of a range, for the dialog and the transcript: `src/app.py:12–30`, or for a
+---buffer without a file `[No Name] 1:9–1:15`, from the first to the last selected character
+---(byte columns, 1-based; a range ending at a line's start ends on the newline before it).
+---@param range sightline.Range checked
+---@return string
+function M.title(range)
+  local buf, s, e = range.buffer, range.start_row + 1, range.end_row + 1
+  local name = M.name(buf)
+  if not name:match('^%[No Name%]') then
+    return ('%s:%s'):format(name, s == e and tostring(s) or ('%d–%d'):format(s, e))
+  end
+  local last_row, last_col = e, range.end_col
+  if last_col == 0 and e > s then
+    last_row = e - 1
+    last_col = #api.nvim_buf_get_lines(buf, e - 2, e - 1, true)[1] + 1
+  elseif last_col > 0 then
+    local line = api.nvim_buf_get_lines(buf, e - 1, e, true)[1]
+    last_col = last_col + vim.str_utf_start(line, last_col) -- the last character's first byte
+  end
+  return ('[No Name] %d:%d–%d:%d'):format(s, range.start_col + 1, last_row, math.max(last_col, 1))
+end
+
 ---Everything the core needs to start a scoped turn: the checked range, the selected text and
----how to name the buffer. The core reads the text here; the request carried none.
+---how to name the buffer and title the range. The core reads the text here; the request
+---carried none.
 ---@return table? info, string? err
 function M.describe(r)
   local range, err = M.check(r)
@@ -77,6 +112,8 @@ function M.describe(r)
   return {
     range = range,
     text = text,
+    name = M.name(buf),
+    title = M.title(range),
     path = api.nvim_buf_get_name(buf),
     filetype = vim.bo[buf].filetype,
     buftype = vim.bo[buf].buftype,

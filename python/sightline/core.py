@@ -74,7 +74,7 @@ class Core:
         if scope.has_range(params):
             selection = self.selection(params)
             extra.append(scope.selection_block(selection))
-            note = f"about {selection.title()}"
+            note = f"about {selection.title}"
             chip = {**selection.flat(), "file_path": selection.name}
             chip["attachment_id"] = chips.attachment_id(chip, "sel")
         extra.extend(self.mention_parts(text))
@@ -108,14 +108,12 @@ class Core:
         if "error" in info:
             raise Refused(f"sightline: {info['error']}")
         rng = info["range"]
-        name = scope.buffer_name(
-            info["path"], info["buftype"], rng["buffer"], self.session.workspace
-        )
         return scope.Selection(
             **{k: int(rng[k]) for k in scope.RANGE_KEYS},
             text=info["text"],
-            name=name,
+            name=info["name"],
             filetype=info["filetype"],
+            title=info["title"],
         )
 
     def history_list(self) -> list[dict[str, Any]]:

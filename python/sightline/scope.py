@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -20,6 +19,9 @@ class Selection:
     text: str
     name: str  # workspace-relative path, or "[No Name] (buffer N)"
     filetype: str = ""
+    # How the dialog and the transcript title it (`src/app.py:12–30`, `[No Name] 1:9–1:15`):
+    # made in Neovim by scope.describe, the one place the dialog also takes it from.
+    title: str = ""
 
     def flat(self) -> dict[str, int]:
         return {k: int(getattr(self, k)) for k in RANGE_KEYS}
@@ -39,28 +41,9 @@ class Selection:
         first, last = self.start_row + 1, self.end_row + 1
         return f"{first}" if first == last else f"{first}–{last}"
 
-    def title(self) -> str:
-        """How the dialog and the transcript name it: `src/app.py:12–30`, `[No Name] 3:5–4:1`."""
-        if self.name.startswith("[No Name]"):
-            return (
-                f"[No Name] {self.start_row + 1}:{self.start_col + 1}"
-                f"–{self.end_row + 1}:{self.end_col + 1}"
-            )
-        return f"{self.name}:{self.lines_label()}"
-
 
 def has_range(params: dict[str, Any]) -> bool:
     return any(k in params for k in RANGE_KEYS)
-
-
-def buffer_name(path: str, buftype: str, buffer: int, workspace: str) -> str:
-    if not path or buftype == "nofile":
-        return f"[No Name] (buffer {buffer})"
-    try:
-        rel = os.path.relpath(path, workspace)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
 
 
 def fence_for(text: str) -> str:

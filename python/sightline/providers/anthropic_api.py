@@ -110,8 +110,44 @@ def _error_from_status(status: int, body: object, headers: Any) -> ProviderError
     )
 
 
+def _causes(err: BaseException) -> Iterator[BaseException]:
+    """err and what it was raised from, outermost first (the SDK wraps httpx wraps OSError)."""
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        yield cur
+        cur = cur.__cause__ or cur.__context__
+
+
+def _endpoint(err: BaseException) -> str:
+    """host:port the request went to, from the request the SDK error carries."""
+    url = getattr(getattr(err, "request", None), "url", None)
+    host = getattr(url, "host", None)
+    if not host:
+        return "the API"
+    port = getattr(url, "port", None) or (443 if getattr(url, "scheme", "") == "https" else 80)
+    return f"{host}:{port}"
+
+
+def _connect_failure(err: BaseException) -> str | None:
+    """Why no connection was made, when none was (nothing was sent): else None."""
+    chain = list(_causes(err))
+    for cause in chain:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused (is anything listening there? see provider.base_url)"
+        if isinstance(cause, socket.gaierror):
+            return "the host name could not be resolved"
+    if any(type(c).__name__ in ("ConnectError", "ConnectTimeout") for c in chain):
+        reason = next((c.strerror for c in chain if isinstance(c, OSError) and c.strerror), None)
+        timed_out = any("Timeout" in type(c).__name__ for c in chain)
+        return "timed out" if timed_out and not reason else (reason or "failed").lower()
+    return None
+
+
 def classify(err: BaseException, timeout_s: float) -> ProviderError:
-    """Map SDK and transport exceptions (anthropic 2.x surfaces httpx2 errors mid-stream)."""
+    """Map SDK and transport exceptions (anthropic 2.x surfaces httpx2 errors mid-stream).
+    A connection that was never made is told apart from one lost mid-reply."""
     import anthropic
 
     if isinstance(err, ProviderError):
@@ -119,6 +155,12 @@ def classify(err: BaseException, timeout_s: float) -> ProviderError:
     if isinstance(err, anthropic.APIStatusError):
         return _error_from_status(err.status_code, err.body, err.response.headers)
     name = type(err).__name__
+    failure = _connect_failure(err)
+    if failure is not None:
+        return ProviderError(
+            secrets.redact(f"Could not connect to {_endpoint(err)}: {failure}; nothing was sent."),
+            retryable=True,
+        )
     if isinstance(err, anthropic.APITimeoutError) or "Timeout" in name:
         return ProviderError(
             f"No data from the API for {timeout_s:g} s (provider.timeout_ms): "

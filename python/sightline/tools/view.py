@@ -207,6 +207,10 @@ def _lua(definition: dict[str, Any], fn: str) -> Any:
             return ToolResult(err, True)
         # The editor port puts its own deadline on every call; none is needed here.
         text, is_error = answer(turn.editor.lua(LUA_CALL, *lua_args(fn, checked, None)))
+        if fn == "go_to_position" and text.startswith("OK (") and text.endswith(")"):
+            # The focus stayed where the user types: tell them, not only the model, where
+            # the cursor went and that gv selects there.
+            turn.session.transcript.add_note("↳ " + text[4:-1])
         return ToolResult(text, is_error)
 
     return handler

@@ -61,10 +61,14 @@ def resolve(workspace: str, path: str) -> Path:
     if "\0" in path:
         raise Refused("path: contains a NUL byte")
     root = _real(workspace)
-    candidate = Path(path) if os.path.isabs(path) else Path(workspace) / path
+    # `~` means the home directory, as in a shell and in reveal's file_path: the path the
+    # transcript shows (`create ~/x`) is then the path used, inside the workspace or refused.
+    full = os.path.expanduser(path) if path.startswith("~") else path
+    candidate = Path(full) if os.path.isabs(full) else Path(workspace) / full
     real = _real(candidate)
     if not inside(root, real):
-        raise Refused(f"{path}: outside the workspace ({workspace}); only files in it are allowed")
+        shown = path if full == path else f"{path} ({full})"
+        raise Refused(f"{shown}: outside the workspace ({workspace}); only files in it are allowed")
     if system_path(real):
         raise Refused(f"{path}: a system file ({real}); /proc, /sys and /dev are never read")
     return real

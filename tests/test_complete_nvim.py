@@ -147,27 +147,131 @@ def test_the_menu_starts_at_the_at_after_multibyte_text(nvim: Any, workspace: Pa
 
 # --- the engines' sources -----------------------------------------------------------------
 
+# nvim-cmp a1d5048 as sightline sees it: `cmp.setup(config)` (a callable table, as the real
+# one) sets the global configuration whose `sources` get_config() returns (none by default).
 FAKE_CMP = """
-_G.fake_cmp = { sources = {}, buffer = {} }
+_G.fake_cmp = { sources = {}, buffer = {}, global = { sources = {} } }
 package.preload['cmp'] = function()
-  local cmp = { config = { compare = { order = 'order-comparator' } }, setup = {} }
+  local cmp = { config = { compare = { order = 'order-comparator' } } }
+  cmp.setup = setmetatable({
+    buffer = function(config) _G.fake_cmp.buffer[vim.api.nvim_get_current_buf()] = config end,
+  }, { __call = function(_, config) _G.fake_cmp.global = config end })
   function cmp.register_source(name, source)
     _G.fake_cmp.sources[name] = source
     return 7
   end
-  function cmp.get_config() return { sources = { { name = 'buffer' } } } end
-  function cmp.setup.buffer(config) _G.fake_cmp.buffer[vim.api.nvim_get_current_buf()] = config end
+  function cmp.get_config() return _G.fake_cmp.global end
   return cmp
 end
 """
+SETUP_CMP = "require('cmp').setup({ sources = { { name = 'buffer' } } })"
+SETUP_BLINK = "require('blink.cmp').setup({})"
 
+# A stand-in for blink.cmp 73ea297b, faithful where sightline depends on it: setup() merges
+# the user's `sources` and loads `blink.cmp.completion`; add_source_provider asserts as the
+# real one does; providers are built with `require(module).new(opts, config)`; the trigger
+# rule of completion/trigger/init.lua (a trigger character opens a fresh context, a keyword
+# character continues it, any other character hides the menu) and the rule of
+# completion/init.lua that hides a trigger-character menu when no source defining that
+# character returned items; the `omni` provider (sources/complete_func.lua) reads
+# 'omnifunc' and is enabled whenever it is set.
 FAKE_BLINK = """
-_G.fake_blink = { providers = {}, filetypes = {} }
+local config = { sources = {
+  default = { 'lsp', 'path', 'snippets', 'buffer', 'omni' },
+  per_filetype = {},
+  providers = { omni = { module = 'fake_blink.omni' } },
+} }
+_G.fake_blink = { config = config, filetypes = {}, menu = nil, calls = 0 }
+package.preload['blink.cmp.config'] = function() return config end
 package.preload['blink.cmp'] = function()
-  return {
-    add_source_provider = function(id, config) _G.fake_blink.providers[id] = config end,
-    add_filetype_source = function(ft, id) table.insert(_G.fake_blink.filetypes, { ft, id }) end,
-  }
+  local blink = {}
+  function blink.setup(opts)
+    config.sources = vim.tbl_deep_extend('force', config.sources, (opts or {}).sources or {})
+    require('blink.cmp.completion')
+  end
+  function blink.add_source_provider(id, provider)
+    assert(config.sources.providers[id] == nil, 'Provider with id ' .. id .. ' already exists')
+    assert(type(provider.module) == 'string', 'module must be a string')
+    config.sources.providers[id] = provider
+  end
+  function blink.add_filetype_source(ft, id) table.insert(_G.fake_blink.filetypes, { ft, id }) end
+  return blink
+end
+package.preload['fake_blink.omni'] = function()
+  local omni = {}
+  function omni.new() return setmetatable({}, { __index = omni }) end
+  function omni:enabled() return vim.bo.omnifunc ~= '' and vim.api.nvim_get_mode().mode == 'i' end
+  function omni:get_completions(ctx, resolve)
+    local func = vim.bo.omnifunc:match('^v:lua%.(.+)')
+    local start = vim.fn.luaeval(func .. '(_A[1], _A[2])', { 1, '' })
+    local words = vim.fn.luaeval(func .. '(_A[1], _A[2])', { 0, ctx.line:sub(start + 1, ctx.cursor[2]) })
+    local items = {}
+    for _, w in ipairs(type(words) == 'table' and words or {}) do
+      table.insert(items, { label = w.abbr or w.word, textEdit = { newText = w.word } })
+    end
+    resolve({ items = items, is_incomplete_forward = true, is_incomplete_backward = true })
+  end
+  return omni
+end
+package.preload['blink.cmp.completion'] = function()
+  local instances = {}
+  local function provider(id)
+    local cfg = config.sources.providers[id]
+    if not cfg then return nil end
+    instances[id] = instances[id] or require(cfg.module).new(cfg.opts or {}, cfg)
+    return instances[id]
+  end
+  local function enabled()
+    local ids = vim.list_extend({}, config.sources.default)
+    for _, pair in ipairs(_G.fake_blink.filetypes) do
+      if pair[1] == vim.bo.filetype then table.insert(ids, pair[2]) end
+    end
+    local out, seen = {}, {}
+    for _, id in ipairs(ids) do
+      local p = not seen[id] and provider(id)
+      seen[id] = true
+      if p and (p.enabled == nil or p:enabled()) then out[id] = p end
+    end
+    return out
+  end
+  local function keyword(c) return c == '-' or c:match('^[%w_]$') ~= nil or c:byte() >= 128 end
+  local function show(char)
+    local line = vim.api.nvim_get_current_line()
+    local cursor = vim.api.nvim_win_get_cursor(0)
+    local kw = line:sub(1, cursor[2]):match('[%w_%-\\128-\\255]*$')
+    local ctx = { bufnr = 0, line = line, cursor = cursor,
+                  bounds = { line_number = cursor[1], start_col = cursor[2] - #kw + 1, length = #kw } }
+    local menu, from_trigger = {}, false
+    for id, p in pairs(enabled()) do
+      p:get_completions(ctx, function(r)
+        _G.fake_blink.calls = _G.fake_blink.calls + 1
+        for _, item in ipairs(r.items) do table.insert(menu, item.textEdit.newText) end
+        local triggers = p.get_trigger_characters and p:get_trigger_characters() or {}
+        if char and #r.items > 0 and vim.tbl_contains(triggers, char) then from_trigger = true end
+      end)
+    end
+    table.sort(menu)
+    _G.fake_blink.menu = (not char or from_trigger) and menu or nil
+  end
+  local typed
+  vim.api.nvim_create_autocmd('InsertCharPre', { callback = function() typed = vim.v.char end })
+  vim.api.nvim_create_autocmd('TextChangedI', { callback = function()
+    local c = typed
+    typed = nil
+    if not c or vim.b.completion == false then return end
+    local triggers = {}
+    for _, p in pairs(enabled()) do
+      if p.get_trigger_characters then vim.list_extend(triggers, p:get_trigger_characters()) end
+    end
+    if vim.tbl_contains(triggers, c) and not c:match('%a') and not c:match('%s') then
+      show(c)
+    elseif keyword(c) then
+      show(nil)
+    else
+      _G.fake_blink.menu = nil
+    end
+  end })
+  return {}
 end
 """
 
@@ -197,6 +301,7 @@ return vim.fn.matchstr(..., '\\%(' .. pattern .. '\\)$')
 
 def test_cmp_source(nvim: Any, workspace: Path) -> None:
     nvim.exec_lua(FAKE_CMP)
+    nvim.exec_lua(SETUP_CMP)
     open_composer(nvim)
     cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
     buffer_config = nvim.exec_lua("return _G.fake_cmp.buffer[...]", cbuf)
@@ -214,7 +319,8 @@ def test_cmp_source(nvim: Any, workspace: Path) -> None:
         10,
         "cmp items with files",
     )
-    assert got["available"] and got["triggers"] == ["@"] and got["encoding"] == "utf-8"
+    assert got["available"] and got["encoding"] == "utf-8"
+    assert {"@", ":", "/", ".", "~", "\\"} <= set(got["triggers"])
     # cmp finds the start of the menu with the keyword pattern: the whole token, escapes too
     assert nvim.exec_lua(KEYWORD_AT_END, "x @a\\ b.md") == "@a\\ b.md"
     response = got["response"]
@@ -253,18 +359,20 @@ return { response = response, enabled = source:enabled(),
 
 def test_blink_source(nvim: Any, workspace: Path) -> None:
     nvim.exec_lua(FAKE_BLINK)
+    nvim.exec_lua(SETUP_BLINK)
     open_composer(nvim)
-    assert nvim.exec_lua("return _G.fake_blink") == {
-        "providers": {"sightline": {"name": "sightline", "module": "sightline.complete.blink"}},
-        "filetypes": [["markdown", "sightline"]],
+    assert nvim.exec_lua("return _G.fake_blink.config.sources.providers.sightline") == {
+        "name": "sightline",
+        "module": "sightline.complete.blink",
     }
+    assert nvim.exec_lua("return _G.fake_blink.filetypes") == [["markdown", "sightline"]]
     line_text = "é @src/br"  # é is two bytes: columns are bytes
     got = wait_for(
         lambda: (r := nvim.exec_lua(BLINK_COMPLETE, line_text, 9))["response"]["items"] and r,
         10,
         "blink items",
     )
-    assert got["enabled"] and got["triggers"] == ["@"] and got["cancel"] == "function"
+    assert got["enabled"] and got["cancel"] == "function"
     response = got["response"]
     assert response["is_incomplete_forward"] and response["is_incomplete_backward"]
     (item,) = response["items"]

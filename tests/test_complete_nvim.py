@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sightline import extensions
-from tests.conftest import wait_for
+from tests.conftest import capture_notify, wait_for
 
 FILES = ["README.md", "src/app.py", "src/browser.py", "docs/browse.md", "lib/bro/x.txt"]
 
@@ -204,7 +204,8 @@ package.preload['fake_blink.omni'] = function()
   function omni:get_completions(ctx, resolve)
     local func = vim.bo.omnifunc:match('^v:lua%.(.+)')
     local start = vim.fn.luaeval(func .. '(_A[1], _A[2])', { 1, '' })
-    local words = vim.fn.luaeval(func .. '(_A[1], _A[2])', { 0, ctx.line:sub(start + 1, ctx.cursor[2]) })
+    local base = ctx.line:sub(start + 1, ctx.cursor[2])
+    local words = vim.fn.luaeval(func .. '(_A[1], _A[2])', { 0, base })
     local items = {}
     for _, w in ipairs(type(words) == 'table' and words or {}) do
       table.insert(items, { label = w.abbr or w.word, textEdit = { newText = w.word } })
@@ -239,8 +240,8 @@ package.preload['blink.cmp.completion'] = function()
     local line = vim.api.nvim_get_current_line()
     local cursor = vim.api.nvim_win_get_cursor(0)
     local kw = line:sub(1, cursor[2]):match('[%w_%-\\128-\\255]*$')
-    local ctx = { bufnr = 0, line = line, cursor = cursor,
-                  bounds = { line_number = cursor[1], start_col = cursor[2] - #kw + 1, length = #kw } }
+    local bounds = { line_number = cursor[1], start_col = cursor[2] - #kw + 1, length = #kw }
+    local ctx = { bufnr = 0, line = line, cursor = cursor, bounds = bounds }
     local menu, from_trigger = {}, false
     for id, p in pairs(enabled()) do
       p:get_completions(ctx, function(r)
@@ -396,3 +397,208 @@ def test_browsing_a_menu_the_omnifunc_opened(nvim: Any, workspace: Path) -> None
     nvim.input("<C-n>")
     wait_for(lambda: line(nvim) == "@docs/browse.md", 10, "the second item")
     assert words(nvim) == BRO and menu(nvim)["mode"] == "omni"
+
+
+# --- which engine completes, and what it shows ---------------------------------------------
+
+ENGINE = "return require('sightline.complete').engine(require('sightline.pane').buffers().composer)"
+COMPOSER_OPT = "local b = require('sightline.pane').buffers().composer; return vim.bo[b][...]"
+
+
+def blink_menu(nv: Any) -> list[str] | None:
+    menu_ = nv.exec_lua("return _G.fake_blink.menu")
+    return None if menu_ is None else list(menu_)
+
+
+def type_each(nv: Any, text: str) -> None:
+    """Type one key at a time, as a person does (each gets its own TextChangedI)."""
+    for char in text:
+        before = line(nv)
+        nv.input(char)
+        wait_for(lambda b=before, c=char: line(nv) == b + c, 10, f"{char!r} typed")
+
+
+def help_blink_snippet() -> str:
+    """The manual blink.cmp configuration exactly as the help shows it."""
+    text = (Path(__file__).resolve().parent.parent / "doc" / "sightline.txt").read_text()
+    section = text[text.index("*sightline-completion-blink*") :]
+    block = section[section.index(">lua\n") + 5 : section.index("\n<\n")]
+    return "\n".join(line[4:] for line in block.splitlines())
+
+
+def test_blink_set_up_keeps_its_menu_inside_a_mention(
+    nvim: Any, workspace: Path, screen: Any
+) -> None:
+    # blink set up, nvim-cmp merely installed (on the runtimepath, loadable): blink completes
+    nvim.exec_lua(FAKE_CMP)
+    nvim.exec_lua(FAKE_BLINK)
+    nvim.exec_lua(SETUP_BLINK)
+    notes = capture_notify(nvim)
+    open_composer(nvim)
+    assert nvim.exec_lua(ENGINE) == "blink"
+    assert nvim.exec_lua("return package.loaded['cmp'] == nil")  # never loaded by sightline
+    # no 'omnifunc': blink's own `omni` source (in sources.default) would list each item twice
+    assert nvim.exec_lua(COMPOSER_OPT, "omnifunc") == ""
+    assert nvim.exec_lua(COMPOSER_OPT, "completeopt") == "menuone,noinsert,popup"
+    type_each(nvim, "see @ext")
+    type_each(nvim, ":")  # neither a keyword nor (before the fix) a trigger: blink hid
+    wait_for(lambda: blink_menu(nvim) == ["@ext:browser-tools", "@ext:k8s"], 10, "@ext:")
+    nvim.input("<C-u>")
+    type_each(nvim, "@src")
+    wait_for(lambda: blink_menu(nvim) == ["@src/app.py", "@src/browser.py"], 10, "@src")
+    type_each(nvim, "/")
+    wait_for(lambda: blink_menu(nvim) == ["@src/app.py", "@src/browser.py"], 10, "@src/")
+    type_each(nvim, "b")
+    wait_for(lambda: blink_menu(nvim) == ["@src/browser.py"], 10, "@src/b")
+    type_each(nvim, ".")
+    wait_for(lambda: blink_menu(nvim) == ["@src/browser.py"], 10, "@src/b.")
+    type_each(nvim, " done.")  # outside a mention a trigger character opens nothing
+    assert blink_menu(nvim) is None
+    assert not pum(nvim) and not screen.find("src/app.py")  # no second (built-in) menu
+    assert notes() == []
+
+
+def test_the_help_snippet_for_blink_works_with_a_blink_that_registers_itself(
+    nvim: Any, workspace: Path
+) -> None:
+    nvim.exec_lua(FAKE_BLINK)
+    nvim.exec_lua(help_blink_snippet())
+    notes = capture_notify(nvim)
+    open_composer(nvim)
+    assert notes() == []  # no "Provider with id sightline already exists"
+    assert nvim.exec_lua(ENGINE) == "blink"
+    type_each(nvim, "@bro")
+    wait_for(lambda: blink_menu(nvim) == sorted(BRO), 10, "the menu of the configured source")
+
+
+def test_a_failed_registration_is_reported_and_the_built_in_menu_completes(
+    nvim: Any, workspace: Path, screen: Any
+) -> None:
+    nvim.exec_lua(FAKE_BLINK)
+    nvim.exec_lua(SETUP_BLINK)
+    nvim.exec_lua("package.loaded['blink.cmp'].add_source_provider = nil")  # an old blink.cmp
+    notes = capture_notify(nvim)
+    open_composer(nvim)
+    (note,) = notes()
+    assert "blink.cmp" in note["msg"] and "sightline-completion-blink" in note["msg"]
+    assert note["level"] == 3  # WARN
+    assert nvim.exec_lua(ENGINE) == "native"
+    nvim.input("@bro")
+    screen.wait_text("docs/browse.md")  # the built-in menu, on screen
+    assert words(nvim) == BRO
+
+
+def test_the_configured_engine_wins(
+    nvim_factory: Any, workspace: Path, screen_factory: Any
+) -> None:
+    nv = nvim_factory({"provider": {"name": "echo"}, "completion": {"engine": "cmp"}})
+    nv.exec_lua(FAKE_BLINK)
+    nv.exec_lua(SETUP_BLINK)
+    nv.exec_lua(FAKE_CMP)
+    nv.exec_lua("package.loaded['cmp'] = require('cmp')")  # loaded, not set up: still asked for
+    open_composer(nv)
+    assert nv.exec_lua(ENGINE) == "cmp"
+    assert nv.exec_lua("return _G.fake_cmp.sources.sightline ~= nil")
+    assert nv.exec_lua("return _G.fake_blink.config.sources.providers.sightline") is None
+
+
+def test_native_turns_the_engines_off_in_the_composer(
+    nvim_factory: Any, workspace: Path, screen_factory: Any
+) -> None:
+    nv = nvim_factory({"provider": {"name": "echo"}, "completion": {"engine": "native"}})
+    nv.exec_lua(FAKE_BLINK)
+    nv.exec_lua(SETUP_BLINK)
+    screen = screen_factory(nv)
+    open_composer(nv)
+    assert nv.exec_lua(ENGINE) == "native"
+    assert (
+        nv.exec_lua("return vim.b[require('sightline.pane').buffers().composer].completion")
+        is False
+    )
+    nv.input("@bro")
+    screen.wait_text("src/browser.py")
+    assert words(nv) == BRO and blink_menu(nv) is None
+
+
+def test_an_engine_named_but_missing_is_reported(nvim_factory: Any, workspace: Path) -> None:
+    nv = nvim_factory({"provider": {"name": "echo"}, "completion": {"engine": "blink"}})
+    notes = capture_notify(nv)
+    open_composer(nv)
+    (note,) = notes()
+    assert "completion.engine is 'blink' but blink.cmp is not installed" in note["msg"]
+    assert nv.exec_lua(ENGINE) == "native"
+    type_until(nv, "@bro", BRO)
+
+
+def test_a_bad_engine_is_refused(nvim: Any) -> None:
+    ok, msg = nvim.exec_lua(
+        "return { require('sightline').setup({ completion = { engine = 'coq' } }) }"
+    )
+    assert ok is None and msg.startswith("sightline.completion.engine: expected one of auto")
+
+
+def test_an_engine_set_up_on_the_first_insert_takes_over(nvim: Any, workspace: Path) -> None:
+    # lazy.nvim's `event = 'InsertEnter'`: blink.cmp is set up after the composer was made
+    nvim.exec_lua(FAKE_BLINK)
+    nvim.exec_lua(
+        "vim.api.nvim_create_autocmd('InsertEnter', { once = true, callback = function() "
+        + SETUP_BLINK
+        + " end })"
+    )
+    open_composer(nvim)
+    assert nvim.exec_lua(ENGINE) == "blink"
+    assert nvim.exec_lua(COMPOSER_OPT, "omnifunc") == ""
+    native = "return #vim.api.nvim_get_autocmds({event = 'TextChangedI', buffer = ...})"
+    assert (
+        nvim.exec_lua(native, nvim.exec_lua("return require('sightline.pane').buffers().composer"))
+        == 0
+    )
+    type_each(nvim, "@ext:")
+    wait_for(lambda: blink_menu(nvim) == ["@ext:browser-tools", "@ext:k8s"], 10, "@ext:")
+
+
+def test_with_cmp_other_menus_in_the_composer_insert_nothing(
+    nvim: Any, workspace: Path, screen: Any
+) -> None:
+    nvim.exec_lua(FAKE_CMP)
+    nvim.exec_lua(SETUP_CMP)
+    open_composer(nvim)
+    assert nvim.exec_lua(ENGINE) == "cmp"
+    assert nvim.exec_lua(COMPOSER_OPT, "omnifunc") == ""
+    assert nvim.exec_lua(COMPOSER_OPT, "completeopt") == "menuone,noinsert,popup"
+    nvim.input("alphabet alpine al<C-x><C-n>")
+    screen.wait_text("alpine ")
+    wait_for(lambda: pum(nvim), 10, "the keyword menu")
+    assert line(nvim) == "alphabet alpine al"  # noinsert: the first item is not inserted
+
+
+def test_typing_on_a_long_pasted_token_stays_fast(nvim: Any, workspace: Path) -> None:
+    open_composer(nvim)
+    cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    nvim.input("<Esc>")
+    token = ("src/br" * 40_000)[:200_000]
+    nvim.api.buf_set_lines(cbuf, 0, -1, False, ["see @" + token])
+    nvim.command("startinsert!")
+    for key in "ab":
+        nvim.input(key)
+        token += key
+        got = wait_for(
+            lambda t=token: (ll := nvim.exec_lua(LAST_LIST)) and ll["token"] == t and ll, 10, key
+        )
+        assert got["count"] == 0 and got["cpu_ms"] < 200  # (was 100 s before the cap)
+
+
+LAST_LIST = "return require('sightline.complete').last_list"
+
+
+def test_every_mark_a_mention_holds_is_a_trigger_character(nvim: Any) -> None:
+    # The rule behind `@ext:` and `@src/`: whatever a path or `ext:` name holds besides
+    # the engines' keyword characters must keep their menu open.
+    triggers = nvim.exec_lua("return require('sightline.complete').TRIGGERS")
+    marks = {chr(b) for b in range(33, 127) if not (chr(b).isalnum() or chr(b) == "_")}
+    assert set(triggers) == marks and len(triggers) == len(marks)
+    for module in ("sightline.complete.blink", "sightline.complete.cmp"):
+        got = nvim.exec_lua(
+            f"local m = require('{module}'); return (m.new()):get_trigger_characters()"
+        )
+        assert got == triggers

@@ -243,7 +243,8 @@ end
 
 ---The built-in menu: the omnifunc, and the menu that opens by itself on `@`.
 ---@param buf integer
-local function native(buf)
+---@param exclusive boolean turn the loaded engines off in `buf`
+local function native(buf, exclusive)
   vim.bo[buf].omnifunc = "v:lua.require'sightline.complete'.omnifunc"
   local group = api.nvim_create_augroup('sightline.complete.native.' .. buf, { clear = true })
   api.nvim_create_autocmd({ 'TextChangedI', 'TextChangedP' }, {
@@ -253,10 +254,10 @@ local function native(buf)
   })
   api.nvim_create_autocmd('CompleteDone', { group = group, buffer = buf, callback = on_done })
   api.nvim_create_autocmd('InsertLeave', { group = group, buffer = buf, callback = function() S.last = nil end })
-  -- Asked for the built-in menu while an engine runs: keep that engine out of the composer,
-  -- two menus would fight.
-  local ok, cfg = pcall(function() return require('sightline.config').get() end)
-  if ok and type(cfg.completion) == 'table' and cfg.completion.engine == 'native' then
+  -- The built-in menu asked for, or an engine we could not register with: keep the engines
+  -- out of the composer, two menus would fight (blink's `omni` source would call the
+  -- omnifunc on every key).
+  if exclusive then
     if loaded('blink.cmp') then
       vim.b[buf].completion = false -- blink.cmp's (and Neovim's) per-buffer switch
     end
@@ -277,6 +278,11 @@ function M.choose(buf)
     return -- registered: the engine keeps it
   end
   local name, engine = wanted()
+  local exclusive = name ~= nil
+  if not name then
+    local ok, cfg = pcall(function() return require('sightline.config').get() end)
+    exclusive = ok and type(cfg.completion) == 'table' and cfg.completion.engine == 'native'
+  end
   if name and engine then
     local ok, err = pcall(function() require('sightline.complete.' .. name).register(engine, buf) end)
     if ok then
@@ -291,7 +297,7 @@ function M.choose(buf)
   end
   if current ~= 'native' then
     S.engines[buf] = 'native'
-    native(buf)
+    native(buf, exclusive)
   end
 end
 

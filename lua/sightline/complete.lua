@@ -27,6 +27,9 @@ local function may_be_mention(before)
   if not at then
     return false
   end
+  if not before:find('%s', at + 1) then
+    return true -- the usual case, without copying a long token
+  end
   return not before:sub(at + 1):gsub('\\.', ''):find('%s')
 end
 

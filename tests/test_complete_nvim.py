@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sightline import extensions
-from tests.conftest import wait_for
+from tests.conftest import capture_notify, wait_for
 
 FILES = ["README.md", "src/app.py", "src/browser.py", "docs/browse.md", "lib/bro/x.txt"]
 
@@ -147,27 +147,132 @@ def test_the_menu_starts_at_the_at_after_multibyte_text(nvim: Any, workspace: Pa
 
 # --- the engines' sources -----------------------------------------------------------------
 
+# nvim-cmp a1d5048 as sightline sees it: `cmp.setup(config)` (a callable table, as the real
+# one) sets the global configuration whose `sources` get_config() returns (none by default).
 FAKE_CMP = """
-_G.fake_cmp = { sources = {}, buffer = {} }
+_G.fake_cmp = { sources = {}, buffer = {}, global = { sources = {} } }
 package.preload['cmp'] = function()
-  local cmp = { config = { compare = { order = 'order-comparator' } }, setup = {} }
+  local cmp = { config = { compare = { order = 'order-comparator' } } }
+  cmp.setup = setmetatable({
+    buffer = function(config) _G.fake_cmp.buffer[vim.api.nvim_get_current_buf()] = config end,
+  }, { __call = function(_, config) _G.fake_cmp.global = config end })
   function cmp.register_source(name, source)
     _G.fake_cmp.sources[name] = source
     return 7
   end
-  function cmp.get_config() return { sources = { { name = 'buffer' } } } end
-  function cmp.setup.buffer(config) _G.fake_cmp.buffer[vim.api.nvim_get_current_buf()] = config end
+  function cmp.get_config() return _G.fake_cmp.global end
   return cmp
 end
 """
+SETUP_CMP = "require('cmp').setup({ sources = { { name = 'buffer' } } })"
+SETUP_BLINK = "require('blink.cmp').setup({})"
 
+# A stand-in for blink.cmp 73ea297b, faithful where sightline depends on it: setup() merges
+# the user's `sources` and loads `blink.cmp.completion`; add_source_provider asserts as the
+# real one does; providers are built with `require(module).new(opts, config)`; the trigger
+# rule of completion/trigger/init.lua (a trigger character opens a fresh context, a keyword
+# character continues it, any other character hides the menu) and the rule of
+# completion/init.lua that hides a trigger-character menu when no source defining that
+# character returned items; the `omni` provider (sources/complete_func.lua) reads
+# 'omnifunc' and is enabled whenever it is set.
 FAKE_BLINK = """
-_G.fake_blink = { providers = {}, filetypes = {} }
+local config = { sources = {
+  default = { 'lsp', 'path', 'snippets', 'buffer', 'omni' },
+  per_filetype = {},
+  providers = { omni = { module = 'fake_blink.omni' } },
+} }
+_G.fake_blink = { config = config, filetypes = {}, menu = nil, calls = 0 }
+package.preload['blink.cmp.config'] = function() return config end
 package.preload['blink.cmp'] = function()
-  return {
-    add_source_provider = function(id, config) _G.fake_blink.providers[id] = config end,
-    add_filetype_source = function(ft, id) table.insert(_G.fake_blink.filetypes, { ft, id }) end,
-  }
+  local blink = {}
+  function blink.setup(opts)
+    config.sources = vim.tbl_deep_extend('force', config.sources, (opts or {}).sources or {})
+    require('blink.cmp.completion')
+  end
+  function blink.add_source_provider(id, provider)
+    assert(config.sources.providers[id] == nil, 'Provider with id ' .. id .. ' already exists')
+    assert(type(provider.module) == 'string', 'module must be a string')
+    config.sources.providers[id] = provider
+  end
+  function blink.add_filetype_source(ft, id) table.insert(_G.fake_blink.filetypes, { ft, id }) end
+  return blink
+end
+package.preload['fake_blink.omni'] = function()
+  local omni = {}
+  function omni.new() return setmetatable({}, { __index = omni }) end
+  function omni:enabled() return vim.bo.omnifunc ~= '' and vim.api.nvim_get_mode().mode == 'i' end
+  function omni:get_completions(ctx, resolve)
+    local func = vim.bo.omnifunc:match('^v:lua%.(.+)')
+    local start = vim.fn.luaeval(func .. '(_A[1], _A[2])', { 1, '' })
+    local base = ctx.line:sub(start + 1, ctx.cursor[2])
+    local words = vim.fn.luaeval(func .. '(_A[1], _A[2])', { 0, base })
+    local items = {}
+    for _, w in ipairs(type(words) == 'table' and words or {}) do
+      table.insert(items, { label = w.abbr or w.word, textEdit = { newText = w.word } })
+    end
+    resolve({ items = items, is_incomplete_forward = true, is_incomplete_backward = true })
+  end
+  return omni
+end
+package.preload['blink.cmp.completion'] = function()
+  local instances = {}
+  local function provider(id)
+    local cfg = config.sources.providers[id]
+    if not cfg then return nil end
+    instances[id] = instances[id] or require(cfg.module).new(cfg.opts or {}, cfg)
+    return instances[id]
+  end
+  local function enabled()
+    local ids = vim.list_extend({}, config.sources.default)
+    for _, pair in ipairs(_G.fake_blink.filetypes) do
+      if pair[1] == vim.bo.filetype then table.insert(ids, pair[2]) end
+    end
+    local out, seen = {}, {}
+    for _, id in ipairs(ids) do
+      local p = not seen[id] and provider(id)
+      seen[id] = true
+      if p and (p.enabled == nil or p:enabled()) then out[id] = p end
+    end
+    return out
+  end
+  local function keyword(c) return c == '-' or c:match('^[%w_]$') ~= nil or c:byte() >= 128 end
+  local function show(char)
+    local line = vim.api.nvim_get_current_line()
+    local cursor = vim.api.nvim_win_get_cursor(0)
+    local kw = line:sub(1, cursor[2]):match('[%w_%-\\128-\\255]*$')
+    local bounds = { line_number = cursor[1], start_col = cursor[2] - #kw + 1, length = #kw }
+    local ctx = { bufnr = 0, line = line, cursor = cursor, bounds = bounds }
+    local menu, from_trigger = {}, false
+    for id, p in pairs(enabled()) do
+      p:get_completions(ctx, function(r)
+        _G.fake_blink.calls = _G.fake_blink.calls + 1
+        for _, item in ipairs(r.items) do table.insert(menu, item.textEdit.newText) end
+        local triggers = p.get_trigger_characters and p:get_trigger_characters() or {}
+        if char and #r.items > 0 and vim.tbl_contains(triggers, char) then from_trigger = true end
+      end)
+    end
+    table.sort(menu)
+    _G.fake_blink.menu = (not char or from_trigger) and menu or nil
+  end
+  local typed
+  vim.api.nvim_create_autocmd('InsertCharPre', { callback = function() typed = vim.v.char end })
+  vim.api.nvim_create_autocmd('TextChangedI', { callback = function()
+    local c = typed
+    typed = nil
+    if not c or vim.b.completion == false then return end
+    local triggers = {}
+    for _, p in pairs(enabled()) do
+      if p.get_trigger_characters then vim.list_extend(triggers, p:get_trigger_characters()) end
+    end
+    if vim.tbl_contains(triggers, c) and not c:match('%a') and not c:match('%s') then
+      show(c)
+    elseif keyword(c) then
+      show(nil)
+    else
+      _G.fake_blink.menu = nil
+    end
+  end })
+  return {}
 end
 """
 
@@ -197,6 +302,7 @@ return vim.fn.matchstr(..., '\\%(' .. pattern .. '\\)$')
 
 def test_cmp_source(nvim: Any, workspace: Path) -> None:
     nvim.exec_lua(FAKE_CMP)
+    nvim.exec_lua(SETUP_CMP)
     open_composer(nvim)
     cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
     buffer_config = nvim.exec_lua("return _G.fake_cmp.buffer[...]", cbuf)
@@ -214,7 +320,8 @@ def test_cmp_source(nvim: Any, workspace: Path) -> None:
         10,
         "cmp items with files",
     )
-    assert got["available"] and got["triggers"] == ["@"] and got["encoding"] == "utf-8"
+    assert got["available"] and got["encoding"] == "utf-8"
+    assert {"@", ":", "/", ".", "~", "\\"} <= set(got["triggers"])
     # cmp finds the start of the menu with the keyword pattern: the whole token, escapes too
     assert nvim.exec_lua(KEYWORD_AT_END, "x @a\\ b.md") == "@a\\ b.md"
     response = got["response"]
@@ -253,18 +360,20 @@ return { response = response, enabled = source:enabled(),
 
 def test_blink_source(nvim: Any, workspace: Path) -> None:
     nvim.exec_lua(FAKE_BLINK)
+    nvim.exec_lua(SETUP_BLINK)
     open_composer(nvim)
-    assert nvim.exec_lua("return _G.fake_blink") == {
-        "providers": {"sightline": {"name": "sightline", "module": "sightline.complete.blink"}},
-        "filetypes": [["markdown", "sightline"]],
+    assert nvim.exec_lua("return _G.fake_blink.config.sources.providers.sightline") == {
+        "name": "sightline",
+        "module": "sightline.complete.blink",
     }
+    assert nvim.exec_lua("return _G.fake_blink.filetypes") == [["markdown", "sightline"]]
     line_text = "é @src/br"  # é is two bytes: columns are bytes
     got = wait_for(
         lambda: (r := nvim.exec_lua(BLINK_COMPLETE, line_text, 9))["response"]["items"] and r,
         10,
         "blink items",
     )
-    assert got["enabled"] and got["triggers"] == ["@"] and got["cancel"] == "function"
+    assert got["enabled"] and got["cancel"] == "function"
     response = got["response"]
     assert response["is_incomplete_forward"] and response["is_incomplete_backward"]
     (item,) = response["items"]
@@ -288,3 +397,208 @@ def test_browsing_a_menu_the_omnifunc_opened(nvim: Any, workspace: Path) -> None
     nvim.input("<C-n>")
     wait_for(lambda: line(nvim) == "@docs/browse.md", 10, "the second item")
     assert words(nvim) == BRO and menu(nvim)["mode"] == "omni"
+
+
+# --- which engine completes, and what it shows ---------------------------------------------
+
+ENGINE = "return require('sightline.complete').engine(require('sightline.pane').buffers().composer)"
+COMPOSER_OPT = "local b = require('sightline.pane').buffers().composer; return vim.bo[b][...]"
+
+
+def blink_menu(nv: Any) -> list[str] | None:
+    menu_ = nv.exec_lua("return _G.fake_blink.menu")
+    return None if menu_ is None else list(menu_)
+
+
+def type_each(nv: Any, text: str) -> None:
+    """Type one key at a time, as a person does (each gets its own TextChangedI)."""
+    for char in text:
+        before = line(nv)
+        nv.input(char)
+        wait_for(lambda b=before, c=char: line(nv) == b + c, 10, f"{char!r} typed")
+
+
+def help_blink_snippet() -> str:
+    """The manual blink.cmp configuration exactly as the help shows it."""
+    text = (Path(__file__).resolve().parent.parent / "doc" / "sightline.txt").read_text()
+    section = text[text.index("*sightline-completion-blink*") :]
+    block = section[section.index(">lua\n") + 5 : section.index("\n<\n")]
+    return "\n".join(line[4:] for line in block.splitlines())
+
+
+def test_blink_set_up_keeps_its_menu_inside_a_mention(
+    nvim: Any, workspace: Path, screen: Any
+) -> None:
+    # blink set up, nvim-cmp merely installed (on the runtimepath, loadable): blink completes
+    nvim.exec_lua(FAKE_CMP)
+    nvim.exec_lua(FAKE_BLINK)
+    nvim.exec_lua(SETUP_BLINK)
+    notes = capture_notify(nvim)
+    open_composer(nvim)
+    assert nvim.exec_lua(ENGINE) == "blink"
+    assert nvim.exec_lua("return package.loaded['cmp'] == nil")  # never loaded by sightline
+    # no 'omnifunc': blink's own `omni` source (in sources.default) would list each item twice
+    assert nvim.exec_lua(COMPOSER_OPT, "omnifunc") == ""
+    assert nvim.exec_lua(COMPOSER_OPT, "completeopt") == "menuone,noinsert,popup"
+    type_each(nvim, "see @ext")
+    type_each(nvim, ":")  # neither a keyword nor (before the fix) a trigger: blink hid
+    wait_for(lambda: blink_menu(nvim) == ["@ext:browser-tools", "@ext:k8s"], 10, "@ext:")
+    nvim.input("<C-u>")
+    type_each(nvim, "@src")
+    wait_for(lambda: blink_menu(nvim) == ["@src/app.py", "@src/browser.py"], 10, "@src")
+    type_each(nvim, "/")
+    wait_for(lambda: blink_menu(nvim) == ["@src/app.py", "@src/browser.py"], 10, "@src/")
+    type_each(nvim, "b")
+    wait_for(lambda: blink_menu(nvim) == ["@src/browser.py"], 10, "@src/b")
+    type_each(nvim, ".")
+    wait_for(lambda: blink_menu(nvim) == ["@src/browser.py"], 10, "@src/b.")
+    type_each(nvim, " done.")  # outside a mention a trigger character opens nothing
+    assert blink_menu(nvim) is None
+    assert not pum(nvim) and not screen.find("src/app.py")  # no second (built-in) menu
+    assert notes() == []
+
+
+def test_the_help_snippet_for_blink_works_with_a_blink_that_registers_itself(
+    nvim: Any, workspace: Path
+) -> None:
+    nvim.exec_lua(FAKE_BLINK)
+    nvim.exec_lua(help_blink_snippet())
+    notes = capture_notify(nvim)
+    open_composer(nvim)
+    assert notes() == []  # no "Provider with id sightline already exists"
+    assert nvim.exec_lua(ENGINE) == "blink"
+    type_each(nvim, "@bro")
+    wait_for(lambda: blink_menu(nvim) == sorted(BRO), 10, "the menu of the configured source")
+
+
+def test_a_failed_registration_is_reported_and_the_built_in_menu_completes(
+    nvim: Any, workspace: Path, screen: Any
+) -> None:
+    nvim.exec_lua(FAKE_BLINK)
+    nvim.exec_lua(SETUP_BLINK)
+    nvim.exec_lua("package.loaded['blink.cmp'].add_source_provider = nil")  # an old blink.cmp
+    notes = capture_notify(nvim)
+    open_composer(nvim)
+    (note,) = notes()
+    assert "blink.cmp" in note["msg"] and "sightline-completion-blink" in note["msg"]
+    assert note["level"] == 3  # WARN
+    assert nvim.exec_lua(ENGINE) == "native"
+    nvim.input("@bro")
+    screen.wait_text("docs/browse.md")  # the built-in menu, on screen
+    assert words(nvim) == BRO
+
+
+def test_the_configured_engine_wins(
+    nvim_factory: Any, workspace: Path, screen_factory: Any
+) -> None:
+    nv = nvim_factory({"provider": {"name": "echo"}, "completion": {"engine": "cmp"}})
+    nv.exec_lua(FAKE_BLINK)
+    nv.exec_lua(SETUP_BLINK)
+    nv.exec_lua(FAKE_CMP)
+    nv.exec_lua("package.loaded['cmp'] = require('cmp')")  # loaded, not set up: still asked for
+    open_composer(nv)
+    assert nv.exec_lua(ENGINE) == "cmp"
+    assert nv.exec_lua("return _G.fake_cmp.sources.sightline ~= nil")
+    assert nv.exec_lua("return _G.fake_blink.config.sources.providers.sightline") is None
+
+
+def test_native_turns_the_engines_off_in_the_composer(
+    nvim_factory: Any, workspace: Path, screen_factory: Any
+) -> None:
+    nv = nvim_factory({"provider": {"name": "echo"}, "completion": {"engine": "native"}})
+    nv.exec_lua(FAKE_BLINK)
+    nv.exec_lua(SETUP_BLINK)
+    screen = screen_factory(nv)
+    open_composer(nv)
+    assert nv.exec_lua(ENGINE) == "native"
+    assert (
+        nv.exec_lua("return vim.b[require('sightline.pane').buffers().composer].completion")
+        is False
+    )
+    nv.input("@bro")
+    screen.wait_text("src/browser.py")
+    assert words(nv) == BRO and blink_menu(nv) is None
+
+
+def test_an_engine_named_but_missing_is_reported(nvim_factory: Any, workspace: Path) -> None:
+    nv = nvim_factory({"provider": {"name": "echo"}, "completion": {"engine": "blink"}})
+    notes = capture_notify(nv)
+    open_composer(nv)
+    (note,) = notes()
+    assert "completion.engine is 'blink' but blink.cmp is not installed" in note["msg"]
+    assert nv.exec_lua(ENGINE) == "native"
+    type_until(nv, "@bro", BRO)
+
+
+def test_a_bad_engine_is_refused(nvim: Any) -> None:
+    ok, msg = nvim.exec_lua(
+        "return { require('sightline').setup({ completion = { engine = 'coq' } }) }"
+    )
+    assert ok is None and msg.startswith("sightline.completion.engine: expected one of auto")
+
+
+def test_an_engine_set_up_on_the_first_insert_takes_over(nvim: Any, workspace: Path) -> None:
+    # lazy.nvim's `event = 'InsertEnter'`: blink.cmp is set up after the composer was made
+    nvim.exec_lua(FAKE_BLINK)
+    nvim.exec_lua(
+        "vim.api.nvim_create_autocmd('InsertEnter', { once = true, callback = function() "
+        + SETUP_BLINK
+        + " end })"
+    )
+    open_composer(nvim)
+    assert nvim.exec_lua(ENGINE) == "blink"
+    assert nvim.exec_lua(COMPOSER_OPT, "omnifunc") == ""
+    native = "return #vim.api.nvim_get_autocmds({event = 'TextChangedI', buffer = ...})"
+    assert (
+        nvim.exec_lua(native, nvim.exec_lua("return require('sightline.pane').buffers().composer"))
+        == 0
+    )
+    type_each(nvim, "@ext:")
+    wait_for(lambda: blink_menu(nvim) == ["@ext:browser-tools", "@ext:k8s"], 10, "@ext:")
+
+
+def test_with_cmp_other_menus_in_the_composer_insert_nothing(
+    nvim: Any, workspace: Path, screen: Any
+) -> None:
+    nvim.exec_lua(FAKE_CMP)
+    nvim.exec_lua(SETUP_CMP)
+    open_composer(nvim)
+    assert nvim.exec_lua(ENGINE) == "cmp"
+    assert nvim.exec_lua(COMPOSER_OPT, "omnifunc") == ""
+    assert nvim.exec_lua(COMPOSER_OPT, "completeopt") == "menuone,noinsert,popup"
+    nvim.input("alphabet alpine al<C-x><C-n>")
+    screen.wait_text("alpine ")
+    wait_for(lambda: pum(nvim), 10, "the keyword menu")
+    assert line(nvim) == "alphabet alpine al"  # noinsert: the first item is not inserted
+
+
+def test_typing_on_a_long_pasted_token_stays_fast(nvim: Any, workspace: Path) -> None:
+    open_composer(nvim)
+    cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    nvim.input("<Esc>")
+    token = ("src/br" * 40_000)[:200_000]
+    nvim.api.buf_set_lines(cbuf, 0, -1, False, ["see @" + token])
+    nvim.command("startinsert!")
+    for key in "ab":
+        nvim.input(key)
+        token += key
+        got = wait_for(
+            lambda t=token: (ll := nvim.exec_lua(LAST_LIST)) and ll["token"] == t and ll, 10, key
+        )
+        assert got["count"] == 0 and got["cpu_ms"] < 200  # (was 100 s before the cap)
+
+
+LAST_LIST = "return require('sightline.complete').last_list"
+
+
+def test_every_mark_a_mention_holds_is_a_trigger_character(nvim: Any) -> None:
+    # The rule behind `@ext:` and `@src/`: whatever a path or `ext:` name holds besides
+    # the engines' keyword characters must keep their menu open.
+    triggers = nvim.exec_lua("return require('sightline.complete').TRIGGERS")
+    marks = {chr(b) for b in range(33, 127) if not (chr(b).isalnum() or chr(b) == "_")}
+    assert set(triggers) == marks and len(triggers) == len(marks)
+    for module in ("sightline.complete.blink", "sightline.complete.cmp"):
+        got = nvim.exec_lua(
+            f"local m = require('{module}'); return (m.new()):get_trigger_characters()"
+        )
+        assert got == triggers

@@ -6,10 +6,14 @@ import random
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sightline import completion as comp
 from sightline.completion import (
@@ -22,6 +26,7 @@ from sightline.completion import (
     list_workspace_files,
     walk_files,
 )
+from sightline.mentions import escape_path
 
 EXTS = [
     ("browser-tools", "Drive a \x1b[1mbrowser\x1b[0m\nfrom tests"),
@@ -174,7 +179,10 @@ def reference(
     q = query if case_sensitive else query.lower()
     e = re.escape(q)
     order = sorted(dict.fromkeys(p for p in paths if p), key=lambda p: (len(p), p))
-    fuzzy = re.compile(".*?".join(map(re.escape, q)))
+
+    def fuzzy(s: str) -> bool:  # q's characters in order (linear, unlike a `.*?` regex)
+        rest = iter(s)
+        return all(c in rest for c in q)
 
     def tier(p: str) -> int | None:
         s = p if case_sensitive else p.lower()
@@ -187,7 +195,7 @@ def reference(
             return 1
         if q in s:
             return 2
-        return 3 if fuzzy.search(s) else None
+        return 3 if fuzzy(s) else None
 
     ranked = [(t, i) for i, p in enumerate(order) if (t := tier(p)) is not None]
     return [order[i] for _, i in sorted(ranked)][:limit]
@@ -389,3 +397,92 @@ def test_a_later_refresh_swaps_in_only_a_complete_changed_list(tmp_path: Path) -
     changed = cache.refresh()
     assert seen == [["a.txt", "b.txt"], ["a.txt", "b.txt"]]
     assert changed is not None and changed.paths == ["a.txt", "c.txt"]
+
+
+# --- long tokens: the matcher's work is bounded by MAX_QUERY_CHARS ------------------------
+
+# Paths longer than the cap, so that capped queries still have something to match.
+LONG_PATHS = ["src/" + "ab/" * 120 + "x.py", "deep/" * 1000 + "y.md", "a_b-c." * 60 + "txt"]
+LONG_INDEX_PATHS = synthetic(1500, 5) + LONG_PATHS
+
+
+def long_token() -> st.SearchStrategy[str]:
+    """Raw tokens up to 200 kB: a repeated unit (escapes, `@`, case), or the start of a
+    long path followed by more text."""
+    unit = st.text(alphabet="ab/._-\\ @:xSé", min_size=1, max_size=30)
+    repeated = st.builds(lambda u, n: (u * (n // len(u) + 1))[:n], unit, st.integers(0, 200_000))
+    pathy = st.builds(
+        lambda p, cut, tail, n: escape_path(p[:cut]) + tail * n,
+        st.sampled_from(LONG_PATHS),
+        st.integers(0, 6000),
+        st.text(alphabet="ab/x\\ ", min_size=1, max_size=5),
+        st.integers(0, 40_000),
+    )
+    return repeated | pathy
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(token=long_token(), keys=st.text(alphabet="ab/x", max_size=3))
+def test_long_tokens_are_matched_by_their_capped_start_in_bounded_work(
+    token: str, keys: str
+) -> None:
+    # Counted steps, not only time: each keystroke narrows at most MAX_QUERY_CHARS levels
+    # and compiles its regexes for at most that many characters, whatever the token's size.
+    index = LONG_INDEX_PATHS_INDEX
+    session = CompletionSession(index)
+    steps: list[int] = []
+    compiled: list[int] = []
+    narrow, fuzzy, contiguous = comp._narrow, comp._fuzzy, comp._Contiguous
+
+    def counting_narrow(parent: Any, q: str, **kw: Any) -> Any:
+        steps[-1] += 1
+        return narrow(parent, q, **kw)
+
+    def counting_fuzzy(q: str) -> Any:
+        compiled.append(len(q))
+        return fuzzy(q)
+
+    def counting_contiguous(q: str) -> Any:
+        compiled.append(len(q))
+        return contiguous(q)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(comp, "_narrow", counting_narrow)
+        mp.setattr(comp, "_fuzzy", counting_fuzzy)
+        mp.setattr(comp, "_Contiguous", counting_contiguous)
+        # pasted, then typed on one key at a time
+        for typed in [token] + [token + keys[: i + 1] for i in range(len(keys))]:
+            steps.append(0)
+            started = time.thread_time()
+            got = session.complete(typed, EXTS)
+            cpu = time.thread_time() - started
+            assert steps[-1] <= comp.MAX_QUERY_CHARS
+            assert cpu < 2.0, f"{cpu:.2f} s of CPU for a {len(typed)}-character token"
+            query = comp.matched_query(typed)
+            assert len(query) <= comp.MAX_QUERY_CHARS
+            assert query == comp.unescape_path(typed)[: comp.MAX_QUERY_CHARS]
+            # exactly what the capped start gives, computed the slow, obvious way
+            exts = [i.word for i in complete(query, EXTS, None)] if "\n" not in query else []
+            if query.startswith("ext:"):
+                assert [i.word for i in got] == exts
+            else:
+                files = [i.abbr for i in got if i.kind == "file"]
+                assert files == reference(LONG_INDEX_PATHS, query)[: 100 - len(exts)]
+    assert all(n <= comp.MAX_QUERY_CHARS for n in compiled)
+
+
+LONG_INDEX_PATHS_INDEX = FileIndex(LONG_INDEX_PATHS).prepare()
+
+
+def test_a_query_longer_than_every_path_matches_nothing_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index = FileIndex(["src/app.py", "docs/a.md"]).prepare()
+    session = CompletionSession(index)
+    assert [i.word for i in session.complete("src/app.py")] == ["@src/app.py"]
+    steps: list[str] = []
+    narrow = comp._narrow
+    monkeypatch.setattr(comp, "_narrow", lambda p, q, **kw: steps.append(q) or narrow(p, q, **kw))
+    assert session.complete("src/app.pyx") == []  # one character longer than any path
+    assert session.complete("x" * 100_000) == []
+    assert steps == []  # no per-path work at all

@@ -4,10 +4,16 @@ the file list kept warm per workspace (no Neovim)."""
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sightline import extensions
 from sightline.composer import ComposerCompletion
+from sightline.mentions import mention_at_end
 
 
 def make_ws(root: Path, files: list[str]) -> Path:
@@ -85,3 +91,52 @@ def test_a_new_workspace_gets_its_own_list(tmp_path: Path) -> None:
         comp.warm(str(ws))
         assert comp.wait_idle(10)
         assert words(comp.candidates(str(ws), before="@only")) == [f"@only-in-{ws.name}.txt"]
+
+
+# --- long lines: every keystroke's work is linear and bounded ---------------------------
+
+_TAIL = re.compile(r"(?:\\.|[^\s\\])*\\?", re.DOTALL)
+
+
+def slow_mention_at_end(before: str) -> tuple[int, str] | None:
+    """The rule as first written (quadratic in the `@`s of a token): from the last `@`
+    back, the first that may start a mention and has no unescaped whitespace after it."""
+    at = len(before)
+    while (at := before.rfind("@", 0, at)) >= 0:
+        if _TAIL.fullmatch(before, at + 1) is None:
+            return None
+        if at == 0 or before[at - 1] in "([{\"'`" or before[at - 1].isspace():
+            return at, before[at + 1 :]
+    return None
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="@\\ \n\ta(x\u3000\x1c\x85[`é", max_size=40))
+def test_the_mention_under_the_cursor_is_found_as_the_rule_says(before: str) -> None:
+    assert mention_at_end(before) == slow_mention_at_end(before)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    unit=st.text(alphabet="a@/\\ .é:", min_size=1, max_size=12),
+    size=st.integers(0, 200_000),
+    head=st.sampled_from(["", "see ", "(", "a@b "]),
+)
+def test_completion_on_a_long_line_takes_bounded_time(unit: str, size: int, head: str) -> None:
+    # A long paste after `@` (or anywhere on the line): the core's answer for each
+    # keystroke stays far below what a quadratic rule costs (seconds at 20 kB).
+    line = head + "@" + (unit * (size // len(unit) + 1))[:size]
+    for before in (line, line + "a", line + "/"):
+        started = time.thread_time()
+        result = COMP.candidates(str(COMP_WS), before=before)
+        cpu = time.thread_time() - started
+        assert cpu < 0.5, f"{cpu:.2f} s of CPU for a {len(before)}-character line"
+        found = mention_at_end(before)
+        if found is None:
+            assert result["start"] == -1
+        else:
+            assert result["start"] == len(before[: found[0]].encode())
+
+
+COMP_WS = Path(__file__).resolve().parent.parent  # the repository: a real git listing
+COMP = ComposerCompletion(extensions.ExtensionDirs(Path("/nonexistent/e"), Path("/nonexistent/s")))

@@ -21,9 +21,14 @@ M.last_list = nil
 ---@param before string
 ---@return boolean
 local function may_be_mention(before)
-  local at = before:match('.*()@')
+  -- Not '.*()@': on a line without `@` that pattern backtracks from every start, which is
+  -- quadratic (seconds on a long pasted line). Each `@` starts one scan, up to the next.
+  local at = before:find('@[^@]*$')
   if not at then
     return false
+  end
+  if not before:find('%s', at + 1) then
+    return true -- the usual case, without copying a long token
   end
   return not before:sub(at + 1):gsub('\\.', ''):find('%s')
 end
@@ -162,34 +167,89 @@ function M.lsp_items(items, row, start, col, typed)
   return out
 end
 
----nvim-cmp or blink.cmp, when loaded, get our source and own the menu.
----@param buf integer
----@return string? engine
-local function register_engines(buf)
-  local ok, cmp = pcall(require, 'cmp')
-  if ok and type(cmp) == 'table' and cmp.register_source then
-    require('sightline.complete.cmp').register(cmp, buf)
-    return 'cmp'
+---Characters an engine must treat as triggers: every printable ASCII mark that is not a
+---letter, digit or `_`. blink.cmp hides its menu on a character that is neither a keyword
+---character nor a trigger, so `@ext:` and `@src/` need `:` and `/` (and a path `.`, `~`,
+---`+`, …). Outside a mention the source answers no items, and the engines then keep their
+---menu closed (blink: "the sources that defined the trigger character returned no items").
+M.TRIGGERS = {}
+for byte = 33, 126 do
+  local c = string.char(byte)
+  if not c:match('[%w_]') then
+    table.insert(M.TRIGGERS, c)
   end
-  local has_blink, blink = pcall(require, 'blink.cmp')
-  if has_blink and type(blink) == 'table' then
-    require('sightline.complete.blink').register(blink, buf)
-    return 'blink'
+end
+
+S.engines = {} ---@type table<integer, string> composer buffer -> 'native' | 'blink' | 'cmp'
+S.warned = {} ---@type table<string, true>
+
+local function warn(msg)
+  if not S.warned[msg] then
+    S.warned[msg] = true
+    vim.notify('sightline: ' .. msg, vim.log.levels.WARN)
+  end
+end
+
+---@param name string
+---@return table?
+local function loaded(name)
+  local mod = package.loaded[name]
+  return type(mod) == 'table' and mod or nil
+end
+
+local MODULES = { blink = 'blink.cmp', cmp = 'cmp' }
+local LABELS = { blink = 'blink.cmp', cmp = 'nvim-cmp' }
+
+---The engine the user set up, for `completion.engine = 'auto'`; never loads one. blink.cmp
+---counts once its setup() ran (that loads `blink.cmp.completion`: only loading blink.cmp,
+---e.g. for get_lsp_capabilities(), does not); nvim-cmp once `cmp.setup()` gave it sources
+---(an nvim-cmp merely loaded, say as a dependency, has none and no key mappings). blink.cmp
+---first when both are.
+---@return string? name, table? module
+function M.detect()
+  local blink = loaded('blink.cmp')
+  if blink and package.loaded['blink.cmp.completion'] ~= nil then
+    return 'blink', blink
+  end
+  local cmp = loaded('cmp')
+  if cmp and type(cmp.get_config) == 'function' then
+    local ok, cfg = pcall(cmp.get_config)
+    if ok and type(cfg) == 'table' and type(cfg.sources) == 'table' and #cfg.sources > 0 then
+      return 'cmp', cmp
+    end
   end
   return nil
 end
 
----Make `buf` (the composer) complete `@` mentions.
----@param buf integer
-function M.attach(buf)
-  vim.bo[buf].omnifunc = "v:lua.require'sightline.complete'.omnifunc"
-  local group = api.nvim_create_augroup('sightline.complete.' .. buf, { clear = true })
-  api.nvim_create_autocmd('BufEnter', { group = group, buffer = buf, callback = function() M.warm() end })
-  if register_engines(buf) then
-    return -- its menu opens on `@` (our trigger character); two menus would fight
+---The engine `completion.engine` asks for (nil: the built-in menu).
+---@return string? name, table? module
+local function wanted()
+  local ok, cfg = pcall(function() return require('sightline.config').get() end)
+  local choice = ok and type(cfg.completion) == 'table' and cfg.completion.engine or 'auto'
+  if choice == 'auto' then
+    return M.detect()
+  elseif choice == 'native' then
+    return nil
   end
-  -- noinsert: the best item is preselected but typing goes on undisturbed.
-  vim.bo[buf].completeopt = 'menuone,noinsert,popup'
+  -- Asked for by name: loading it is what the user wants (a plugin manager may load it now).
+  local mod = loaded(MODULES[choice])
+  if not mod then
+    local found, required = pcall(require, MODULES[choice])
+    mod = found and type(required) == 'table' and required or nil
+  end
+  if not mod then
+    warn(("completion.engine is '%s' but %s is not installed: the built-in menu completes"):format(choice, LABELS[choice]))
+    return nil
+  end
+  return choice, mod
+end
+
+---The built-in menu: the omnifunc, and the menu that opens by itself on `@`.
+---@param buf integer
+---@param exclusive boolean turn the loaded engines off in `buf`
+local function native(buf, exclusive)
+  vim.bo[buf].omnifunc = "v:lua.require'sightline.complete'.omnifunc"
+  local group = api.nvim_create_augroup('sightline.complete.native.' .. buf, { clear = true })
   api.nvim_create_autocmd({ 'TextChangedI', 'TextChangedP' }, {
     group = group,
     buffer = buf,
@@ -197,6 +257,76 @@ function M.attach(buf)
   })
   api.nvim_create_autocmd('CompleteDone', { group = group, buffer = buf, callback = on_done })
   api.nvim_create_autocmd('InsertLeave', { group = group, buffer = buf, callback = function() S.last = nil end })
+  -- The built-in menu asked for, or an engine we could not register with: keep the engines
+  -- out of the composer, two menus would fight (blink's `omni` source would call the
+  -- omnifunc on every key).
+  if exclusive then
+    if loaded('blink.cmp') then
+      vim.b[buf].completion = false -- blink.cmp's (and Neovim's) per-buffer switch
+    end
+    local cmp = loaded('cmp')
+    if cmp and type(cmp.setup) == 'table' and type(cmp.setup.buffer) == 'function' then
+      api.nvim_buf_call(buf, function() cmp.setup.buffer({ enabled = false }) end)
+    end
+  end
+end
+
+---Give `buf` to the engine the configuration picks, else the built-in menu. Runs when the
+---composer is made and on each InsertEnter until an engine took it: a plugin manager may
+---set an engine up only on the first InsertEnter.
+---@param buf integer
+function M.choose(buf)
+  local current = S.engines[buf]
+  if current and current ~= 'native' then
+    return -- registered: the engine keeps it
+  end
+  local name, engine = wanted()
+  local exclusive = name ~= nil
+  if not name then
+    local ok, cfg = pcall(function() return require('sightline.config').get() end)
+    exclusive = ok and type(cfg.completion) == 'table' and cfg.completion.engine == 'native'
+  end
+  if name and engine then
+    local ok, err = pcall(function() require('sightline.complete.' .. name).register(engine, buf) end)
+    if ok then
+      S.engines[buf] = name
+      -- The engine owns the menu: no 'omnifunc' (blink.cmp's `omni` source would list every
+      -- item a second time) and none of the built-in menu's autocmds.
+      vim.bo[buf].omnifunc = ''
+      pcall(api.nvim_del_augroup_by_name, 'sightline.complete.native.' .. buf)
+      return
+    end
+    warn(('could not register with %s (%s): the built-in menu completes'):format(LABELS[name], tostring(err)))
+  end
+  if current ~= 'native' then
+    S.engines[buf] = 'native'
+    native(buf, exclusive)
+  end
+end
+
+---The menu that completes in `buf`: 'native', 'blink' or 'cmp' (nil before attach).
+---@param buf integer
+---@return string?
+function M.engine(buf)
+  return S.engines[buf]
+end
+
+---Make `buf` (the composer) complete `@` mentions.
+---@param buf integer
+function M.attach(buf)
+  -- Every menu in the composer, whoever opens it (<C-x><C-o>, <C-n>, an engine's native
+  -- view): the best item preselected, nothing inserted until one is taken.
+  vim.bo[buf].completeopt = 'menuone,noinsert,popup'
+  local group = api.nvim_create_augroup('sightline.complete.' .. buf, { clear = true })
+  api.nvim_create_autocmd('BufEnter', { group = group, buffer = buf, callback = function() M.warm() end })
+  api.nvim_create_autocmd('InsertEnter', { group = group, buffer = buf, callback = function() M.choose(buf) end })
+  api.nvim_create_autocmd('BufWipeout', {
+    group = group,
+    buffer = buf,
+    callback = function() S.engines[buf] = nil end,
+  })
+  S.engines[buf] = nil
+  M.choose(buf)
 end
 
 return M

@@ -25,6 +25,7 @@ local defaults = {
   attachments = { navigate = 'reveal' },
   mentions = { max_file_bytes = 65536, max_total_bytes = 262144 },
   tools = { max_iterations = 25, command_timeout_ms = 120000 },
+  completion = { engine = 'auto' }, ---@type { engine: "auto"|"blink"|"cmp"|"native" }
 }
 
 -- How a bad value is named in a message: short, and never a huge string or a table's address.
@@ -117,6 +118,7 @@ local schema = {
   attachments = { navigate = { one_of({ 'reveal', 'select' }) } },
   mentions = { max_file_bytes = { positive }, max_total_bytes = { positive } },
   tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
+  completion = { engine = { one_of({ 'auto', 'blink', 'cmp', 'native' }) } },
 }
 
 ---One value against a type name or a predicate returning (ok, expected).

@@ -44,6 +44,10 @@ log = logging.getLogger(__name__)
 
 MAX_ITEMS = 100
 EXT_PREFIX = "ext:"
+# The matcher looks at this many characters of a query at most: a keystroke's work grows
+# with the query (one narrowing step and a regex of its length), and a pasted 50 kB token
+# must not freeze Neovim.  Longer than any path anyone types after `@`.
+MAX_QUERY_CHARS = 256
 GIT_TIMEOUT_S = 10.0
 WALK_MAX_FILES = 300_000
 # Folders a walk never enters (outside git, nothing says what is ignored).
@@ -121,6 +125,7 @@ class FileIndex:
         self._by_initial: dict[str, list[str]] | None = None
         self._by_char: dict[str, list[str]] | None = None
         self._lower_blob: str | None = None
+        self._longest: dict[bool, int] = {}
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -157,7 +162,17 @@ class FileIndex:
         self.by_initial()
         self.build_char_table()
         self.lower_blob()
+        self.longest(False)
         return self
+
+    def longest(self, case_sensitive: bool) -> int:
+        """The length of the longest path (lower-cased unless case_sensitive): no longer
+        query can match, not even in order (every tier needs all its characters)."""
+        known = self._longest.get(case_sensitive)
+        if known is None:
+            lines = self.paths if case_sensitive else self.lower
+            known = self._longest[case_sensitive] = max(map(len, lines), default=0)
+        return known
 
     def lower_blob(self) -> str:
         """All lower-cased paths joined, one per line (shared by every session)."""
@@ -354,7 +369,7 @@ class CompletionSession:
         `wait`: with a FileListCache that has no list yet, wait up to that
         many seconds for the first one (else files are simply not offered yet).
         """
-        query = unescape_path(token)
+        query = matched_query(token)
         if query.startswith(EXT_PREFIX):
             return rank_extensions(extensions, query[len(EXT_PREFIX) :])[: self.max_items]
         items = rank_extensions(extensions, query)[: self.max_items]
@@ -372,6 +387,8 @@ class CompletionSession:
             return []  # no path holds one (the index drops them)
         case_sensitive = self.smart_case and query != query.lower()
         q = query if case_sensitive else query.lower()
+        if len(q) > index.longest(case_sensitive):
+            return []  # (a long paste after `@` ends here, before any per-path work)
         level = self._level(index, q, case_sensitive)
         taken: dict[str, None] = {}  # an ordered set of keys
         if len(q) == 1 and not case_sensitive:
@@ -523,6 +540,13 @@ def _narrow(
     if verify and not exact and len(lines) <= VERIFY_MAX:
         lines, exact = list(filter(_fuzzy(q), lines)), True
     return parent.child(q, lines, exact)
+
+
+def matched_query(token: str) -> str:
+    """What the matcher looks at for the raw token after `@`: unescaped, and at most
+    MAX_QUERY_CHARS characters of it.  Linear in the token, and only its start is read:
+    each character of the query takes at most two of the token (`\\x`)."""
+    return unescape_path(token[: 2 * MAX_QUERY_CHARS])[:MAX_QUERY_CHARS]
 
 
 def rank_extensions(extensions: Sequence[ExtensionSource], query: str) -> list[CompletionItem]:

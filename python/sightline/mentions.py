@@ -22,9 +22,12 @@ _EXT_RE = re.compile(_BEFORE + r"""@ext:([a-z0-9][a-z0-9._-]*?)\.*(?=$|[\s,;:!?)
 # A path runs to the first unescaped whitespace; `\x` stands for x (`\ ` = space).
 _FILE_RE = re.compile(_BEFORE + r"@((?:\\.|[^\s\\])+)", re.DOTALL)
 _TRAILING_PUNCT = ".,;:!?)]}\"'`"
-# What mention_at_end accepts between the `@` and the cursor, and before the `@`.
-_TOKEN_TAIL_RE = re.compile(r"(?:\\.|[^\s\\])*\\?", re.DOTALL)
 _MENTION_OPENERS = "([{\"'`"
+# For mention_at_end, in the reversed line: unescaped whitespace (the backslashes before
+# a character start at a boundary of the reading, so an even run leaves it unescaped),
+# and an `@` that may start a mention (after the start of the line, whitespace or an opener).
+_SPACE_REVERSED_RE = re.compile(r"\s(?:\\\\)*+(?!\\)")
+_START_REVERSED_RE = re.compile("@(?=[\\s" + re.escape(_MENTION_OPENERS) + r"]|\Z)")
 _UNESCAPE_RE = re.compile(r"\\(.)", re.DOTALL)
 _ESCAPE_RE = re.compile(r"([\\\s])")
 # ANSI escape sequences (CSI/OSC) and other control characters: a manifest's
@@ -99,13 +102,18 @@ def mention_at_end(before: str) -> tuple[int, str] | None:
     that may start a mention counts, and the token runs to the cursor
     without unescaped whitespace (a trailing lone `\\` is the start of an escape).
     """
-    at = len(before)
-    while (at := before.rfind("@", 0, at)) >= 0:
-        if _TOKEN_TAIL_RE.fullmatch(before, at + 1) is None:
-            return None  # unescaped whitespace after this `@`: any earlier one too
-        if at == 0 or before[at - 1] in _MENTION_OPENERS or before[at - 1].isspace():
-            return at, before[at + 1 :]
-    return None
+    # Linear in len(before), with no loop in Python, however many `@` or escapes it holds
+    # (a keystroke calls this on a line that may be a 200 kB paste).  The text after an
+    # `@` starts at a boundary of the left-to-right reading of escapes too (an `@` is
+    # never a backslash), so it holds unescaped whitespace exactly when the line's last
+    # unescaped whitespace is after the `@`; both are found in the reversed line.
+    reverse = before[::-1]
+    space = _SPACE_REVERSED_RE.search(reverse)
+    found = _START_REVERSED_RE.search(reverse, 0, space.start() + 1 if space else len(before))
+    if found is None:
+        return None
+    at = len(before) - 1 - found.start()
+    return at, before[at + 1 :]
 
 
 def extension_mentions(texts: str | Sequence[str]) -> list[str]:

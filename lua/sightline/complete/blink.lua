@@ -1,8 +1,7 @@
----@mod sightline.complete.blink  `@` mentions as a blink.cmp source (registered only when
----blink.cmp is loaded; never a dependency). Without `add_source_provider` (older
----blink.cmp), add it by hand:
----  sources.providers.sightline = { name = 'sightline', module = 'sightline.complete.blink' }
----and list 'sightline' in `sources.default` (or `per_filetype.markdown`).
+---@mod sightline.complete.blink  `@` mentions as a blink.cmp source (registered when blink.cmp
+---completes in the composer; never a dependency). A provider the user configured by hand
+---(`sources.providers.sightline`, as the help shows for a blink.cmp without
+---`add_source_provider`) is used as it is.
 ---@class sightline.BlinkSource
 local source = {}
 source.__index = source
@@ -18,8 +17,9 @@ function source:enabled()
   return vim.b.sightline_role == 'composer'
 end
 
+---`@` and every mark a path or `ext:` holds (see complete.TRIGGERS).
 function source:get_trigger_characters()
-  return { '@' }
+  return require('sightline.complete').TRIGGERS
 end
 
 ---@param ctx { line: string, cursor: integer[], bounds: { start_col: integer, length: integer }? }
@@ -41,20 +41,27 @@ function source:get_completions(ctx, callback)
   return function() end
 end
 
----Register the provider, and for the composer's filetype when blink can (the source's
----`enabled()` keeps it out of other buffers of that filetype). Older versions need the
----manual configuration above.
+source.filetypes = {} ---@type table<string, true> filetypes we listed the provider for
+
+---Register the provider unless the user's configuration has it, and list it for the
+---composer's filetype (the source's `enabled()` keeps it out of other buffers of that
+---filetype). Throws with what went wrong; the caller tells the user.
 ---@param blink table the blink.cmp module
 ---@param buf integer the composer
 function source.register(blink, buf)
-  if type(blink.add_source_provider) == 'function' and not source.registered then
+  -- blink.cmp asserts "Provider with id sightline already exists" on a second add.
+  local ok, config = pcall(require, 'blink.cmp.config')
+  local providers = ok and type(config) == 'table' and type(config.sources) == 'table' and config.sources.providers
+  if not (type(providers) == 'table' and providers.sightline ~= nil) then
+    if type(blink.add_source_provider) ~= 'function' then
+      error('this blink.cmp lacks add_source_provider: configure the provider, see :help sightline-completion-blink', 0)
+    end
     blink.add_source_provider('sightline', { name = 'sightline', module = 'sightline.complete.blink' })
-    source.registered = {}
   end
   local ft = vim.bo[buf].filetype
-  if type(blink.add_filetype_source) == 'function' and source.registered and not source.registered[ft] then
-    blink.add_filetype_source(ft, 'sightline')
-    source.registered[ft] = true
+  if type(blink.add_filetype_source) == 'function' and not source.filetypes[ft] then
+    blink.add_filetype_source(ft, 'sightline') -- (blink de-duplicates a provider listed twice)
+    source.filetypes[ft] = true
   end
 end
 

@@ -1,5 +1,5 @@
----@mod sightline.complete.cmp  `@` mentions as an nvim-cmp source (registered only when
----nvim-cmp is loaded; never a dependency).
+---@mod sightline.complete.cmp  `@` mentions as an nvim-cmp source (registered when nvim-cmp
+---completes in the composer; never a dependency).
 local M = {}
 
 ---@class sightline.CmpSource
@@ -20,8 +20,9 @@ function source:is_available()
   return vim.b.sightline_role == 'composer'
 end
 
+---`@` and every mark a path or `ext:` holds (see complete.TRIGGERS).
 function source:get_trigger_characters()
-  return { '@' }
+  return require('sightline.complete').TRIGGERS
 end
 
 ---The whole token from its `@` (escaped characters included) is what cmp matches, so the

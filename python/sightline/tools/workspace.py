@@ -8,14 +8,13 @@ absolute path elsewhere and a symlink that leads out are all refused alike.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from sightline.errors import Refused
+from sightline.tools.globs import glob_match
 
 # Directories never worth listing when the workspace is not a git repository.
 SKIP_DIRS = frozenset(
@@ -82,51 +81,6 @@ def relative(workspace: str, path: Path) -> str:
     except ValueError:
         return str(path)
     return str(rel) if str(rel) != "." else "."
-
-
-@lru_cache(maxsize=64)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regex over `/`-separated relative paths.
-
-    `*` and `?` stay inside one path segment, `**` spans segments, `[...]` is a class. A
-    pattern without `/` matches the file name at any depth (`*.py`), like a .gitignore line.
-    """
-    if "/" not in pattern:
-        pattern = "**/" + pattern
-    out, i = [], 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            end = pattern.find("]", i + 2)
-            if end < 0:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = pattern[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def glob_match(pattern: str, rel_path: str) -> bool:
-    return glob_regex(pattern.removeprefix("./")).match(rel_path) is not None
 
 
 @dataclass

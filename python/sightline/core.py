@@ -48,6 +48,10 @@ class Core:
             from sightline.providers.anthropic_api import preload
 
             preload()
+        elif self.cfg.provider.name in ("openai", "ollama", "openrouter"):
+            from sightline.providers.openai_api import preload as preload_openai
+
+            preload_openai()
 
     def set_workspace(self, workspace: str) -> None:
         session = self.session

@@ -5,7 +5,12 @@ from __future__ import annotations
 import logging
 import threading
 
-KEY_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+KEY_ENV_VARS = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+)
 
 _lock = threading.Lock()
 _secrets: set[str] = set()

@@ -23,8 +23,22 @@ from tests.fakeapi import FakeAnthropic, fake_api, reply, text, tool_use
 
 __all__ = ["fake_api"]
 
-SCOPED_TOOLS = ["read_file", "list_files", "grep", "replace_selection", "reveal_editor_range"]
-SCOPED_PLAN_TOOLS = ["read_file", "list_files", "grep", "update_plan", "reveal_editor_range"]
+SCOPED_TOOLS = [
+    "read_file",
+    "list_files",
+    "grep",
+    "get_diagnostics",
+    "replace_selection",
+    "reveal_editor_range",
+]
+SCOPED_PLAN_TOOLS = [
+    "read_file",
+    "list_files",
+    "grep",
+    "get_diagnostics",
+    "update_plan",
+    "reveal_editor_range",
+]
 CONTENT = "header\nkeep above\ndef f():\n    return 1\nkeep below\n"
 
 

@@ -157,6 +157,7 @@ class Session:
         return {
             "tokens": tokens,
             "cost": None if total is None else {"total": total, "turn": turn or 0.0},
+            "usage_line": usage_line(self.tokens + live, total),
         }
 
     def state(self) -> str:
@@ -587,6 +588,22 @@ def _recorded_usage(raw: dict[str, Any]) -> Reply:
         cache_read_tokens=count("cache_read"),
         cache_write_tokens=count("cache_write"),
     )
+
+
+def _count(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
+
+
+def usage_line(tokens: pricing.Tokens, dollars: float | None) -> str:
+    """The pane bar's usage segment: `12.3k in · 456 out · 2000 cached · $0.012`."""
+    if tokens == pricing.Tokens():
+        return ""
+    parts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
+    if tokens.cache_read:
+        parts.append(f"{_count(tokens.cache_read)} cached")
+    if dollars is not None:
+        parts.append(format_cost(dollars))
+    return " · ".join(parts)
 
 
 def format_cost(dollars: float) -> str:

@@ -130,7 +130,7 @@ class Session:
     def _price(self) -> pricing.Price | None:
         cfg = self.cfg.provider
         found = preset(cfg.name)
-        if found is not None and found.local and not cfg.base_url:
+        if found is not None and found.local:
             return {}  # a local server: free
         return pricing.price_of(self.provider.model, cfg.prices)
 

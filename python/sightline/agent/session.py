@@ -340,6 +340,7 @@ class Session:
 
     def _stream(self, turn: Turn, request: Request) -> Reply | None:
         reply: Reply | None = None
+        first = True
         for event in self.provider.stream(request, turn.cancelled):
             if turn.cancelled():
                 return None
@@ -349,7 +350,11 @@ class Session:
                         return None
                     turn.partial += event.text
                     self.transcript.append_text(event.text)
-                self.ui.schedule()
+                if first:  # the first text shows at once; the rest is batched
+                    first = False
+                    self.ui.flush()
+                else:
+                    self.ui.schedule()
             elif isinstance(event, Usage):
                 self.live = _tokens(event)
                 self.ui.schedule()

@@ -33,6 +33,7 @@ GET /v1/models lists `models`.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import threading
@@ -277,7 +278,8 @@ def _check(body: Any) -> None:
         role = msg.get("role") if isinstance(msg, dict) else None
         if role not in ROLES:
             raise _Invalid(
-                f"Invalid value: '{role}'. Supported values are: {', '.join(ROLES)}. ('messages.[{i}].role')"
+                f"Invalid value: '{role}'. Supported values are: {', '.join(ROLES)}. "
+                f"('messages.[{i}].role')"
             )
         if role == "tool":
             call_id = msg.get("tool_call_id")
@@ -423,10 +425,8 @@ class FakeOpenAI:
         with self._cond:
             conns = list(self._conns)
         for conn in conns:
-            try:
+            with contextlib.suppress(OSError):
                 conn.shutdown(2)
-            except OSError:
-                pass
         self._thread.join(timeout=5)
 
     def __enter__(self) -> FakeOpenAI:

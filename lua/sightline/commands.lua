@@ -51,6 +51,25 @@ M.subcommands = {
     run = function(args) return require('sightline.extensions').command(args) end,
     complete = function(arglead, args) return require('sightline.extensions').complete(arglead, args) end,
   },
+  model = {
+    -- The core knows the models and the current one; the list is fetched off the UI thread
+    -- and cached, so only the first <Tab> waits (at most MODEL_WAIT_MS).
+    run = function(args)
+      local res, err = require('sightline.host').request('agent.model', { name = args[1] })
+      if not res then
+        return nil, err
+      end
+      if not args[1] then
+        vim.notify(('sightline: model %s'):format(res.model), vim.log.levels.INFO)
+      end
+      return true
+    end,
+    complete = function(arglead)
+      local res = require('sightline.host').request('agent.models', { wait_ms = 800 })
+      return fixed(res and res.models or {})(arglead)
+    end,
+    max_args = 1,
+  },
   plan = { run = function(args) return sl().plan(args[1] or 'toggle') end, complete = fixed(ON_OFF), max_args = 1 },
   autoaccept = {
     run = function(args) return sl().autoaccept(args[1] or 'toggle') end,

@@ -5,14 +5,16 @@ local M = {}
 local defaults = {
   python = nil, ---@type string?
   provider = {
-    name = nil, ---@type "anthropic"|"echo"|nil
-    model = 'claude-sonnet-5-5',
+    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"echo"|nil
+    model = nil, ---@type string? nil = the provider's default model (the core knows them)
     max_tokens = 8192,
     base_url = nil, ---@type string?
     api_key_cmd = nil, ---@type string|string[]|nil
     timeout_ms = 60000,
     retries = 2,
+    prices = nil, ---@type table<string, {input?: number, output?: number, cache_read?: number, cache_write?: number}>?
   },
+  rules = true,
   pane = {
     side = 'right',
     width = 0.4,
@@ -92,14 +94,26 @@ end
 local schema = {
   python = { text, true },
   provider = {
-    name = { one_of({ 'anthropic', 'echo' }), true },
-    model = { text },
+    name = { one_of({ 'anthropic', 'openai', 'ollama', 'openrouter', 'echo' }), true },
+    model = { text, true },
     max_tokens = { positive },
     base_url = { text, true },
     api_key_cmd = { command, true },
     timeout_ms = { positive },
     retries = { count(0, 10) },
+    prices = { function(v)
+      local ok = type(v) == 'table'
+      for model, p in pairs(ok and v or {}) do
+        ok = ok and type(model) == 'string' and type(p) == 'table'
+        for k, n in pairs(type(p) == 'table' and p or {}) do
+          ok = ok and vim.tbl_contains({ 'input', 'output', 'cache_read', 'cache_write' }, k)
+            and type(n) == 'number' and n >= 0
+        end
+      end
+      return ok, 'a table { [model] = { input = n, output = n, cache_read = n, cache_write = n } }'
+    end, true },
   },
+  rules = { 'boolean' },
   pane = {
     side = { one_of({ 'right', 'left' }) },
     width = { width },

@@ -188,12 +188,12 @@ function M.status()
   local out = {
     state = mirror.state or 'stopped',
     provider = provider,
-    model = provider == 'echo' and 'echo' or cfg.provider.model,
+    model = provider == 'echo' and 'echo' or cfg.provider.model, -- nil: the core names the default
     mode = 'normal',
     autoaccept = cfg.autoaccept,
     workspace = vim.fn.getcwd(-1, -1),
   }
-  for _, key in ipairs({ 'provider', 'model', 'mode', 'autoaccept', 'workspace', 'scope', 'pending', 'tokens' }) do
+  for _, key in ipairs({ 'provider', 'model', 'mode', 'autoaccept', 'workspace', 'scope', 'pending', 'tokens', 'cost' }) do
     if mirror[key] ~= nil and mirror[key] ~= vim.NIL then
       out[key] = mirror[key]
     end

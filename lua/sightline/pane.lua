@@ -230,9 +230,12 @@ end
 
 local function winbar_text(status)
   local mode = status.mode == 'plan' and 'plan mode' or 'normal'
-  local parts = { 'sightline', status.provider or '', mode }
+  local parts = { 'sightline', (status.provider or '') .. (status.model and (' ' .. status.model:gsub('%%', '%%%%')) or ''), mode }
   if status.autoaccept then
     table.insert(parts, 'autoaccept')
+  end
+  if type(status.usage_line) == 'string' and status.usage_line ~= '' then
+    table.insert(parts, status.usage_line) -- tokens and cost, computed by the core
   end
   local head = table.concat(parts, ' · ')
   if status.state == 'working' and S.since then

@@ -24,15 +24,22 @@ class ConfigError(ValueError):
     """A config value has the wrong type or range; the text names its key path."""
 
 
+PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
+# Prices per million tokens, by model: {model: {input=…, output=…, cache_read=…, cache_write=…}}.
+Prices = dict[str, dict[str, float]]
+
+
 @dataclass(frozen=True)
 class ProviderConfig:
     name: str = "echo"
-    model: str = "claude-sonnet-5-5"
+    # "" = the provider's default model (sightline.providers.presets).
+    model: str = ""
     max_tokens: int = 8192
     base_url: str | None = None
     api_key_cmd: str | list[str] | None = None
     timeout_ms: int = 60000
     retries: int = 2
+    prices: Prices = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,7 @@ class CoreConfig:
     max_total_bytes: int = 262144
     max_iterations: int = 25
     command_timeout_ms: int = 120000
+    rules: bool = True
 
     @classmethod
     def from_dict(cls, raw: object) -> CoreConfig:
@@ -58,6 +66,7 @@ class CoreConfig:
             api_key_cmd=prov.command("api_key_cmd"),
             timeout_ms=prov.ms("timeout_ms", defaults.timeout_ms),
             retries=prov.count("retries", defaults.retries, minimum=0, maximum=10),
+            prices=prov.prices("prices"),
         )
         mentions = root.table("mentions")
         tools = root.table("tools")
@@ -68,6 +77,7 @@ class CoreConfig:
             max_total_bytes=mentions.count("max_total_bytes", 262144),
             max_iterations=tools.count("max_iterations", 25),
             command_timeout_ms=tools.ms("command_timeout_ms", 120000),
+            rules=root.flag("rules", True),
         )
 
 
@@ -153,6 +163,27 @@ class _Table:
             raise self._fail(key, f"at most {MAX_MS} milliseconds", value)
         whole: int = math.ceil(value)
         return max(1, whole)
+
+    def number(self, key: str) -> float | None:
+        """A non-negative finite number (a price), or None when absent."""
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0:
+            raise self._fail(key, "a non-negative number", value)
+        return float(value)
+
+    def prices(self, key: str) -> Prices:
+        """`{[model] = {input=…, output=…, cache_read=…, cache_write=…}}`, per million tokens."""
+        table = self.table(key)
+        out: Prices = {}
+        for model in table.raw:
+            if not isinstance(model, str) or not model or len(model) > MAX_TEXT:
+                raise ConfigError(f"{table.path}: expected model names as keys, got {_kind(model)}")
+            entry = table.table(model)
+            out[model] = {k: v for k in PRICE_KEYS if (v := entry.number(k)) is not None}
+        return out
 
     def command(self, key: str) -> str | list[str] | None:
         value = self.raw.get(key)

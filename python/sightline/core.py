@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
+import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +25,19 @@ from sightline.tools.registry import default_registry
 log = logging.getLogger(__name__)
 
 
+_MODEL = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
+
+
 class Core:
     def __init__(self, editor: Editor):
         self.editor = editor
         self.cfg = CoreConfig()
         self.session = Session(editor, self.cfg, os.getcwd(), default_registry())
         self.completion = ComposerCompletion()
+        # Model lists per (provider, base_url): fetched once, off Neovim's thread.
+        self._models: dict[tuple[str, str | None], list[str] | str] = {}
+        self._fetches: dict[tuple[str, str | None], threading.Event] = {}
+        self._models_lock = threading.Lock()
 
     def configure(self, raw: object, workspace: str | None = None) -> None:
         """Apply the Lua config table; a bad one is refused whole and changes nothing."""
@@ -48,6 +58,69 @@ class Core:
             from sightline.providers.anthropic_api import preload
 
             preload()
+        elif self.cfg.provider.name in ("openai", "ollama", "openrouter"):
+            from sightline.providers.openai_api import preload as preload_openai
+
+            preload_openai()
+
+    def set_model(self, name: str) -> None:
+        """Use model `name` from the next request on (until the next setup())."""
+        name = name.strip()
+        if not _MODEL.match(name):
+            raise Refused("model: expected a model name (no spaces or control characters)")
+        if self.cfg.provider.name == "echo":
+            raise Refused("model: the echo provider has one model, echo; set provider.name")
+        if self.session.turn is not None:
+            raise Refused("model: a turn is running; wait for it or :Sightline stop")
+        self.cfg = dataclasses.replace(
+            self.cfg, provider=dataclasses.replace(self.cfg.provider, model=name)
+        )
+        self.session.cfg = self.cfg
+        self.session._provider = None
+        self.session.ui.schedule()
+
+    def models(self, wait_s: float) -> dict[str, Any]:
+        """The provider's model list, from the cache or a fetch on a worker thread (waited
+        for at most `wait_s`); `loading` while it is not there yet."""
+        prov = self.cfg.provider
+        current = self.session.provider.model
+        if prov.name == "echo":
+            return {"models": ["echo"], "model": "echo", "loading": False}
+        key = (prov.name, prov.base_url)
+        with self._models_lock:
+            done = self._fetches.get(key)
+            if done is None:
+                done = self._fetches[key] = threading.Event()
+                provider = self.session.provider
+                threading.Thread(
+                    target=self._fetch_models, args=(key, provider, done), daemon=True
+                ).start()
+        done.wait(wait_s)
+        with self._models_lock:
+            found = self._models.get(key)
+        out: dict[str, Any] = {"model": current, "loading": found is None}
+        if isinstance(found, str):
+            out["error"] = found
+            found = None
+        models = list(found or [])
+        if current not in models:
+            models.insert(0, current)
+        out["models"] = models
+        return out
+
+    def _fetch_models(
+        self, key: tuple[str, str | None], provider: Any, done: threading.Event
+    ) -> None:
+        try:
+            listing = getattr(provider, "models", None)
+            result: list[str] | str = list(listing()) if listing else []
+        except Exception as err:
+            result = getattr(err, "message", None) or f"{type(err).__name__}"
+            with self._models_lock:
+                self._fetches.pop(key, None)  # a failed fetch is tried again next time
+        with self._models_lock:
+            self._models[key] = result
+        done.set()
 
     def set_workspace(self, workspace: str) -> None:
         session = self.session

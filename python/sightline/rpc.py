@@ -133,6 +133,21 @@ def _status(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.session.status()}
 
 
+@method("agent.model", name=Text(max_chars=MAX_NAME_CHARS))
+def _model(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """Set the model (`name`), or answer the current one."""
+    if params.get("name"):
+        core.set_model(params["name"])
+    return {"model": core.session.provider.model, "status": core.session.status()}
+
+
+@method("agent.models", wait_ms=Int(min=0, max=5000))
+def _models(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """The provider's models (cached; the first call fetches them on a worker thread and
+    waits at most `wait_ms`)."""
+    return core.models(params.get("wait_ms", 0) / 1000)
+
+
 @method("agent.mode", mode=Choice(required=True, values=MODES))
 def _mode(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     core.session.set_mode(params["mode"])

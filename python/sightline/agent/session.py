@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sightline import history, paths
+from sightline import history, paths, pricing
 from sightline.agent.gate import Gate
-from sightline.agent.prompt import system_prompt
+from sightline.agent.prompt import load_rules, rules_note, system_prompt
 from sightline.agent.wire import ABANDONED, clean_text, unanswered, wire_messages
 from sightline.chips import reference_finder
 from sightline.config import CoreConfig
@@ -22,13 +22,16 @@ from sightline.editor import Editor
 from sightline.errors import Refused
 from sightline.providers import make_provider
 from sightline.providers.base import (
+    Notice,
     Provider,
     ProviderError,
     Reply,
     Request,
     Retrying,
     TextDelta,
+    Usage,
 )
+from sightline.providers.presets import preset
 from sightline.scope import Selection
 from sightline.tools.base import Tool, ToolResult, call_label, tools_for
 from sightline.tools.plan import checklist
@@ -104,7 +107,7 @@ class Session:
         self.conversation: history.Conversation | None = None
         self.turn: Turn | None = None
         self.plan: list[dict[str, Any]] = []
-        self.tokens = {"input": 0, "output": 0, "cache_read": 0}
+        self._reset_tokens()
         self._provider: Provider | None = None
         self._turn_ids = 0
         self._status_seq = itertools.count(1)  # lets the Lua mirror drop out-of-order statuses
@@ -118,6 +121,48 @@ class Session:
             self._provider = make_provider(self.cfg.provider)
         return self._provider
 
+    # -- tokens and cost ----------------------------------------------------------------------
+
+    def _reset_tokens(self) -> None:
+        self.tokens = pricing.Tokens()  # finished replies of this conversation
+        self.turn_tokens = pricing.Tokens()  # those of the current (or last) turn
+        self.live = pricing.Tokens()  # the reply streaming now, as far as the API said
+        self.spent: float | None = 0.0  # dollars of `tokens`; None once a price was unknown
+        self.turn_spent: float | None = 0.0
+
+    def _price(self) -> pricing.Price | None:
+        cfg = self.cfg.provider
+        found = preset(cfg.name)
+        if found is not None and found.local:
+            return {}  # a local server: free
+        return pricing.price_of(self.provider.model, cfg.prices)
+
+    def _cost(self, tokens: pricing.Tokens) -> float | None:
+        price = self._price()
+        return None if price is None else pricing.cost(tokens, price)
+
+    def _account(self, reply: Reply) -> None:
+        used = _tokens(reply.usage())
+        cost = self._cost(used)
+        self.tokens += used
+        self.turn_tokens += used
+        self.live = pricing.Tokens()
+        self.spent = _plus(self.spent, cost)
+        self.turn_spent = _plus(self.turn_spent, cost)
+
+    def usage(self) -> dict[str, Any]:
+        """status().tokens and status().cost: per conversation and per turn, live."""
+        live = self.live
+        live_cost = self._cost(live) if live != pricing.Tokens() else 0.0
+        total, turn = _plus(self.spent, live_cost), _plus(self.turn_spent, live_cost)
+        tokens: dict[str, Any] = (self.tokens + live).to_dict()
+        tokens["turn"] = (self.turn_tokens + live).to_dict()
+        return {
+            "tokens": tokens,
+            "cost": None if total is None else {"total": total, "turn": turn or 0.0},
+            "usage_line": usage_line(self.tokens + live, total),
+        }
+
     def state(self) -> str:
         if self.turn is None:
             return "idle"
@@ -130,7 +175,7 @@ class Session:
             "seq": next(self._status_seq),
             "state": self.state(),
             "provider": self.cfg.provider.name,
-            "model": self.cfg.provider.model if self.cfg.provider.name != "echo" else "echo",
+            "model": self.provider.model,
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
@@ -140,7 +185,7 @@ class Session:
             "conversation": self.conversation.id if self.conversation else None,
             "conversation_path": str(self.conversation.path) if self.conversation else None,
             "read_only": bool(self.conversation and self.conversation.read_only),
-            "tokens": dict(self.tokens),
+            **self.usage(),
         }
 
     # -- conversation ---------------------------------------------------------------------------
@@ -151,7 +196,7 @@ class Session:
                 self.history_dir,
                 self.workspace,
                 provider=self.cfg.provider.name,
-                model=self.cfg.provider.model,
+                model=self.provider.model,
             )
         return self.conversation
 
@@ -197,6 +242,7 @@ class Session:
             self._turn_ids += 1
             turn = Turn(self._turn_ids, self, scope=scope, user=user)
             self.turn = turn
+            self.turn_tokens, self.turn_spent, self.live = pricing.Tokens(), 0.0, pricing.Tokens()
         self.transcript.add_user(text, note, chip)
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})
         threading.Thread(
@@ -239,11 +285,18 @@ class Session:
     def _loop(self, turn: Turn) -> str:
         tools = self._tools(turn)
         by_name = {tool.name: tool for tool in tools}
+        # Read once per turn: the system prompt stays the same for every request of the turn
+        # (the prompt cache serves it).
+        rules = load_rules(self.workspace) if self.cfg.rules else []
+        if rules:
+            self.transcript.add_note(rules_note(rules))
+            self.ui.schedule()
+        system = system_prompt(self.workspace, self.mode, turn.scope is not None, rules)
         for iteration in range(self.cfg.max_iterations + 1):
             assert self.conversation is not None
             request = Request(
                 # The workspace path may hold bytes that are not UTF-8 (surrogate escapes).
-                system=clean_text(system_prompt(self.workspace, self.mode, turn.scope is not None)),
+                system=clean_text(system),
                 messages=wire_messages(self.conversation.records),
                 tools=[tool.spec() for tool in tools],
             )
@@ -261,7 +314,12 @@ class Session:
                             "role": "assistant",
                             "content": reply.content,
                             "stop_reason": reply.stop_reason,
-                            "usage": {"input": reply.input_tokens, "output": reply.output_tokens},
+                            "usage": {
+                                "input": reply.input_tokens,
+                                "output": reply.output_tokens,
+                                "cache_read": reply.cache_read_tokens,
+                                "cache_write": reply.cache_write_tokens,
+                            },
                         }
                     )
             self._account(reply)
@@ -290,6 +348,7 @@ class Session:
 
     def _stream(self, turn: Turn, request: Request) -> Reply | None:
         reply: Reply | None = None
+        first = True
         for event in self.provider.stream(request, turn.cancelled):
             if turn.cancelled():
                 return None
@@ -299,6 +358,16 @@ class Session:
                         return None
                     turn.partial += event.text
                     self.transcript.append_text(event.text)
+                if first:  # the first text shows at once; the rest is batched
+                    first = False
+                    self.ui.flush()
+                else:
+                    self.ui.schedule()
+            elif isinstance(event, Usage):
+                self.live = _tokens(event)
+                self.ui.schedule()
+            elif isinstance(event, Notice):
+                self.transcript.add_note(event.text, "SightlineWarning")
                 self.ui.schedule()
             elif isinstance(event, Retrying):
                 self.transcript.add_note(
@@ -310,11 +379,6 @@ class Session:
             else:
                 reply = event
         return None if turn.cancelled() else reply
-
-    def _account(self, reply: Reply) -> None:
-        self.tokens["input"] += reply.input_tokens
-        self.tokens["output"] += reply.output_tokens
-        self.tokens["cache_read"] += reply.cache_read_tokens
 
     def _run_calls(
         self, turn: Turn, by_name: dict[str, Tool], calls: list[dict[str, Any]]
@@ -402,15 +466,23 @@ class Session:
             self.transcript.end_reply()
             elapsed = time.monotonic() - turn.started
             if status in ("done", "limit"):
-                summary = f"─ {elapsed:.1f} s"
-                if self.tokens["input"] or self.tokens["output"]:
-                    summary += f" · {self.tokens['input']} in · {self.tokens['output']} out"
-                    if self.tokens["cache_read"]:
-                        summary += f" · {self.tokens['cache_read']} from cache"
-                self.transcript.add_note(summary)
+                self.transcript.add_note(f"─ {elapsed:.1f} s" + self._turn_summary())
             self.turn = None
         self.ui.event("SightlineTurnEnd", {"turn": turn.id, "status": status})
         self.ui.flush()
+
+    def _turn_summary(self) -> str:
+        used = self.turn_tokens
+        if not (used.input or used.output or used.cache_read or used.cache_write):
+            return ""
+        out = f" · {used.input} in · {used.output} out"
+        if used.cache_read:
+            out += f" · {used.cache_read} from cache"
+        if used.cache_write:
+            out += f" · {used.cache_write} to cache"
+        if self.turn_spent is not None:
+            out += f" · {format_cost(self.turn_spent)}"
+        return out
 
     def stop(self, why: str = "stopped by the user") -> bool:
         """End the turn at once: later output is discarded, pending decisions rejected."""
@@ -424,6 +496,16 @@ class Session:
             partial = turn.partial
             user, turn.user = turn.user, None
         self.provider.cancel()
+        if self.live != pricing.Tokens():  # what the stopped reply used is still paid for
+            live = self.live
+            self._account(
+                Reply(
+                    input_tokens=live.input,
+                    output_tokens=live.output,
+                    cache_read_tokens=live.cache_read,
+                    cache_write_tokens=live.cache_write,
+                )
+            )
         self.gate.reject_all(why)
         if user is not None:
             self.record(user)
@@ -458,7 +540,7 @@ class Session:
             self.conversation.close()
         self.conversation = None
         self.plan = []
-        self.tokens = {"input": 0, "output": 0, "cache_read": 0}
+        self._reset_tokens()
         self.transcript.clear()
         self.ui.flush()
 
@@ -490,9 +572,59 @@ class Session:
                 f"{', …' if n > 1 else ''})",
                 "SightlineWarning",
             )
+        self._reset_tokens()
+        for record in conv.records:
+            if record.get("type") == "message" and isinstance(record.get("usage"), dict):
+                self._account(_recorded_usage(record["usage"]))
+        self.turn_tokens, self.turn_spent = pricing.Tokens(), 0.0
         plans = [r for r in conv.records if r.get("type") == "plan"]
         self.plan = list(plans[-1]["steps"]) if plans else []
         self.ui.flush()
+
+
+def _plus(a: float | None, b: float | None) -> float | None:
+    """A sum of costs: unknown when either is."""
+    return None if a is None or b is None else a + b
+
+
+def _tokens(usage: Usage) -> pricing.Tokens:
+    return pricing.Tokens(usage.input, usage.output, usage.cache_read, usage.cache_write)
+
+
+def _recorded_usage(raw: dict[str, Any]) -> Reply:
+    """The usage of a recorded reply (any shape: it comes from a file)."""
+
+    def count(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+    return Reply(
+        input_tokens=count("input"),
+        output_tokens=count("output"),
+        cache_read_tokens=count("cache_read"),
+        cache_write_tokens=count("cache_write"),
+    )
+
+
+def _count(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
+
+
+def usage_line(tokens: pricing.Tokens, dollars: float | None) -> str:
+    """The pane bar's usage segment: `12.3k in · 456 out · 2000 cached · $0.012`."""
+    if tokens == pricing.Tokens():
+        return ""
+    parts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
+    if tokens.cache_read:
+        parts.append(f"{_count(tokens.cache_read)} cached")
+    if dollars is not None:
+        parts.append(format_cost(dollars))
+    return " · ".join(parts)
+
+
+def format_cost(dollars: float) -> str:
+    """`$0.012`, `$1.23`: enough digits to see a cheap turn move."""
+    return f"${dollars:.2f}" if dollars >= 1 else f"${dollars:.4f}".rstrip("0").rstrip(".")
 
 
 def _json_kind(value: Any) -> str:

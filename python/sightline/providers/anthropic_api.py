@@ -189,6 +189,7 @@ class _Assembler:
     reply: Reply = field(default_factory=Reply)
     partial_json: dict[int, str] = field(default_factory=dict)
     stopped: bool = False
+    live: bool = False  # the usage changed: tell the pane
 
     def feed(self, event: Any) -> str | None:
         kind = event.type
@@ -196,6 +197,8 @@ class _Assembler:
             usage = event.message.usage
             self.reply.input_tokens = usage.input_tokens or 0
             self.reply.cache_read_tokens = getattr(usage, "cache_read_input_tokens", 0) or 0
+            self.reply.cache_write_tokens = getattr(usage, "cache_creation_input_tokens", 0) or 0
+            self.live = True
         elif kind == "content_block_start":
             block = event.content_block.model_dump(exclude_none=True)
             if block.get("type") == "tool_use":
@@ -217,23 +220,28 @@ class _Assembler:
         elif kind == "message_delta":
             self.reply.stop_reason = event.delta.stop_reason
             self.reply.output_tokens = event.usage.output_tokens or 0
+            self.live = True
         elif kind == "message_stop":
             self.stopped = True
         return None
 
 
-def _abortable_http_client() -> tuple[Any, Callable[[], None]]:
+def _abortable_http_client(client_cls: Any = None) -> tuple[Any, Callable[[], None]]:
     """An HTTP client whose open connections can be torn down from another thread.
 
     Closing a response while a worker is blocked reading it does not wake the read, and the
     server keeps streaming into a dead turn. Shutting the socket down does both, so Stop
     closes the stream at once. The hook sits on httpcore2's network backend; if that private
     seam ever moves, Stop still works, only less promptly (the response is closed).
+    The openai SDK sits on the same httpx2 stack and passes its own client class.
     """
-    import anthropic
     import httpcore2
     import httpx2
 
+    if client_cls is None:
+        import anthropic
+
+        client_cls = anthropic.DefaultHttpxClient
     live: weakref.WeakSet[socket.socket] = weakref.WeakSet()
 
     class TrackingBackend(httpcore2.SyncBackend):
@@ -254,7 +262,7 @@ def _abortable_http_client() -> tuple[Any, Callable[[], None]]:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
 
-    return anthropic.DefaultHttpxClient(transport=transport), abort
+    return client_cls(transport=transport), abort
 
 
 @dataclass
@@ -367,6 +375,9 @@ class AnthropicProvider:
                 text = assembler.feed(event)
                 if text:
                     yield TextDelta(text)
+                if assembler.live:
+                    assembler.live = False
+                    yield assembler.reply.usage()
         finally:
             with self._lock:
                 self._stream = None
@@ -378,6 +389,13 @@ class AnthropicProvider:
                 retryable=False,
             )
         yield assembler.reply
+
+    def models(self) -> list[str]:
+        """The ids of the models the API offers (the Models endpoint); raise ProviderError."""
+        try:
+            return sorted(m.id for m in self._get_client().models.list())
+        except Exception as err:
+            raise classify(err, self.cfg.timeout_ms / 1000) from None
 
     def prepare(self) -> None:
         """Import the SDK and resolve the key (api_key_cmd) before anything is recorded."""

@@ -24,6 +24,17 @@ class Retrying:
     reason: str
 
 
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of the request in progress so far (live accounting; the Reply has the
+    final ones). `input` excludes tokens read from or written to the prompt cache."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+
 @dataclass
 class Reply:
     """A finished assistant message: content blocks exactly as received, plus accounting."""
@@ -33,9 +44,22 @@ class Reply:
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def usage(self) -> Usage:
+        return Usage(
+            self.input_tokens, self.output_tokens, self.cache_read_tokens, self.cache_write_tokens
+        )
 
 
-StreamEvent = TextDelta | Retrying | Reply
+@dataclass(frozen=True)
+class Notice:
+    """Something the pane says once during a turn (e.g. tools turned off for this model)."""
+
+    text: str
+
+
+StreamEvent = TextDelta | Retrying | Usage | Notice | Reply
 
 
 class ProviderError(Exception):

@@ -375,7 +375,8 @@ def test_empty_setup_loads_neither_config_nor_host(nvim_factory: Any) -> None:
     assert "<Plug>(sightline-chat)" in nv.call("maparg", "<Leader>ss", "n")
     # Asked later, the config is the defaults, and checkhealth knows setup({}) ran.
     cfg = nv.exec_lua("return require('sightline.config').get()")
-    assert cfg["pane"]["side"] == "right" and cfg["provider"]["model"] == "claude-sonnet-5-5"
+    # provider.model defaults to nil: the provider's preset picks its model.
+    assert cfg["pane"]["side"] == "right" and cfg["provider"].get("model") is None
     assert nv.exec_lua("return vim.deep_equal(require('sightline.config').last_opts(), {})")
 
 

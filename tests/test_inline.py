@@ -146,7 +146,7 @@ def test_partial_accept_by_keys_applies_the_chosen_hunks_as_one_undo_step(
     told = only_result(fake_api)["content"]
     assert told.startswith("partly accepted: of the 3 hunks of your edit, the user applied hunks 1, 3")
     assert "rejected hunk 2 (line 6), the user's note: keep line 6" in told
-    assert "app" not in told and "f.txt was changed and saved." in told
+    assert "keep line 6. f.txt was changed and saved.\n" in told
     assert "     2\tline 2 CHANGED" in told and "    11\tadded one" in told
     nv.command("undo")
     assert lines(nv, buf) == SOURCE.splitlines()
@@ -334,3 +334,37 @@ def test_pane_keys_step_through_the_hunks_with_reveal_and_the_cursor_stays(
     decide(nv, "reject")
     idle(nv)
     assert "]h" not in buf_maps(nv, tbuf)
+
+
+SELECTED = "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a + b + c\n"
+AROUND = "header\n{}footer\n"
+
+
+def test_replace_selection_partial_accept_keeps_the_scope_and_is_one_undo_step(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    path = isolated_env / "app.py"
+    path.write_text(AROUND.format(SELECTED))
+    nv = claude(nvim_factory, fake_api)
+    buf = edit(nv, path)
+    new = "def f():\n    a = 10\n    b = 2\n    c = 3\n    return a * b * c"
+    fake_api.script(tool_use("replace_selection", {"text": new}), text("done"))
+    rng = {"buffer": buf, "start_row": 1, "start_col": 0, "end_row": 5, "end_col": 20}
+    assert nv.exec_lua("return {require('sightline').send(...)}", "fix", rng) == [True]
+    wait_pending(nv)
+    wait_for(lambda: shown(nv))
+    assert [h["start"] for h in shown(nv)["hunks"]] == [2, 5]
+    tick = nv.api.buf_get_var(buf, "changedtick")
+    nv.api.win_set_cursor(0, [6, 0])
+    nv.input("\\hr")
+    wait_for(lambda: shown(nv)["hunks"][1].get("decided") == "reject")
+    assert nv.api.buf_get_var(buf, "changedtick") == tick
+    nv.input("\\hA")
+    idle(nv)
+    want = AROUND.format(SELECTED.replace("a = 1\n", "a = 10\n"))
+    assert path.read_text() == want
+    told = only_result(fake_api)["content"]
+    assert "applied hunk 1 and rejected hunk 2 (line 6)" in told and "     3\t    a = 10" in told
+    nv.command("undo")
+    assert lines(nv, buf) == AROUND.format(SELECTED).splitlines()
+    assert nv.call("undotree")["seq_cur"] == 0

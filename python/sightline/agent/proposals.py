@@ -208,7 +208,7 @@ def _partial_told(
     head = (
         f"partly accepted: of the {n} hunks of your edit, the user applied "
         f"{'hunk' if len(taken) == 1 else 'hunks'} {names} and rejected "
-        f"{_rejections(proposal, decisions, '')}. {applied}"
+        f"{_rejections(proposal, decisions, '')}. {applied.removeprefix('accepted: ')}"
     )
     now: list[str] | None = None
     if proposal.buffer:

@@ -181,7 +181,7 @@ def _lines_of(hunk: diff.Hunk) -> str:
 
 
 def _rejections(proposal: Proposal, decisions: dict[int, tuple[str, str]], none: str) -> str:
-    """"hunk 2 (line 5): the user's note; hunk 3 (lines 7–9)" for the rejected hunks."""
+    """ "hunk 2 (line 5): the user's note; hunk 3 (lines 7–9)" for the rejected hunks."""
     parts = []
     for i, hunk in enumerate(proposal.hunks):
         decision, note = decisions.get(i, ("reject", ""))

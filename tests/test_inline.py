@@ -7,6 +7,10 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sightline import diff
 from tests.agent_util import claude, decide, edit, idle, lines, only_result, send, wait_pending
 from tests.conftest import capture_notify, status, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
@@ -365,3 +369,29 @@ def test_replace_selection_partial_accept_keeps_the_scope_and_is_one_undo_step(
     nv.command("undo")
     assert lines(nv, buf) == AROUND.format(SELECTED).splitlines()
     assert nv.call("undotree")["seq_cur"] == 0
+
+
+_LINE = st.sampled_from(["", "a", "b", "\tc", "é ü", "x" * 200])
+_TEXT = st.lists(_LINE, max_size=10).map(lambda ls: "\n".join(ls) + "\n")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(_TEXT, _TEXT)
+def test_any_proposal_draws_one_tracker_per_hunk_and_never_changes_the_buffer(
+    nvim: Any, before: str, after: str
+) -> None:
+    buf = nvim.api.create_buf(True, False)
+    nvim.api.buf_set_lines(buf, 0, -1, False, before.split("\n")[:-1] or [""])
+    tick = nvim.api.buf_get_var(buf, "changedtick")
+    hunks = diff.hunks(diff.buffer_text(nvim.api.buf_get_lines(buf, 0, -1, False)), after)
+    spec = {"id": 7, "buffer": buf, "path": "x", "hunks": [h.as_data() for h in hunks]}
+    assert nvim.exec_lua("return require('sightline.port').show_hunks(...)", spec) is True
+    got = nvim.exec_lua("return require('sightline.inline').shown()")
+    assert len(got["hunks"]) == len(hunks)
+    assert all(isinstance(h["start"], int) for h in got["hunks"])
+    nvim.exec_lua("require('sightline.port').clear_hunks(7)")
+    assert marks(nvim, buf) == []
+    assert nvim.api.buf_get_var(buf, "changedtick") == tick
+    nvim.command(f"bwipeout! {buf}")

@@ -394,4 +394,4 @@ def test_any_proposal_draws_one_tracker_per_hunk_and_never_changes_the_buffer(
     nvim.exec_lua("require('sightline.port').clear_hunks(7)")
     assert marks(nvim, buf) == []
     assert nvim.api.buf_get_var(buf, "changedtick") == tick
-    nvim.command(f"bwipeout! {buf}")
+    nvim.command(f"bwipeout! {buf.number}")

@@ -11,6 +11,10 @@ local links = {
   SightlineChip = 'Underlined',
   SightlineDiffAdd = 'DiffAdd',
   SightlineDiffDelete = 'DiffDelete',
+  -- The edit proposal drawn in its buffer (sightline.inline).
+  SightlineHunkAdd = 'DiffAdd',
+  SightlineHunkDelete = 'DiffDelete',
+  SightlineHunkChange = 'DiffText',
 }
 
 function M.apply()

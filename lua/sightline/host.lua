@@ -74,6 +74,11 @@ local function on_exit(job, code)
   end
   local was = S.status.state
   S.chan = nil
+  -- A proposal drawn inline dies with the core that asked: leave no stale marks or keys.
+  local inline = package.loaded['sightline.inline']
+  if inline then
+    inline.clear()
+  end
   S.status = stopped_status()
   local tail = table.concat(vim.list_slice(S.stderr, math.max(1, #S.stderr - 5)), '\n')
   local msg = ('sightline: the core exited (code %d)%s; the next request starts a new one.'):format(
@@ -229,6 +234,10 @@ function M._apply_update(payload)
   for _, ev in ipairs(payload.events or {}) do
     if ev.name == 'SightlineTurnEnd' then
       require('sightline.scope').unwatch_all()
+      local inline = package.loaded['sightline.inline']
+      if inline then
+        inline.clear()
+      end
     end
     vim.api.nvim_exec_autocmds('User', { pattern = ev.name, data = ev.data, modeline = false })
   end

@@ -1,4 +1,4 @@
----@mod sightline.port  The Lua the core calls (issue 11 moves every such call here).
+---@mod sightline.port  The Lua the core calls, and nothing else calls the core from here.
 ---Data in, data out: no sentences, no decisions, never a call back into the core.
 local M = {}
 
@@ -43,6 +43,22 @@ function M.diagnostics(opts)
     end
   end
   return out
+end
+
+---Draw an edit proposal's hunks in its buffer while it waits (sightline.inline).
+---@param spec sightline.HunkSpec
+---@return boolean drawn
+function M.show_hunks(spec)
+  return require('sightline.inline').show(spec)
+end
+
+---Remove the inline drawing of proposal `id` (decided, stopped, turn over).
+---@param id integer
+function M.clear_hunks(id)
+  local inline = package.loaded['sightline.inline']
+  if inline then
+    inline.clear(id)
+  end
 end
 
 return M

@@ -171,6 +171,21 @@ def _decide(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.session.status()}
 
 
+@method(
+    "agent.hunk",
+    proposal=Int(required=True, min=1),
+    hunk=Int(min=0),
+    decision=Choice(required=True, values=DECISIONS),
+    reason=Text(max_chars=MAX_LINE_CHARS),
+)
+def _hunk(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """Decide one hunk of the edit shown inline (no `hunk`: every undecided one)."""
+    decisions = core.session.gate.decide_hunk(
+        params["proposal"], params.get("hunk"), params["decision"], params.get("reason", "")
+    )
+    return {"decisions": decisions, "status": core.session.status()}
+
+
 @method("agent.compare")
 def _compare(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"proposal": compare_view(core.session)}

@@ -91,6 +91,7 @@ def _replace(turn: Turn, args: dict[str, Any]) -> ToolResult:
         before=before.decode(errors=BYTES),
         after=after.decode(errors=BYTES),
         applier=apply,
+        buffer=sel.buffer,
     )
     return review(turn, proposal)
 

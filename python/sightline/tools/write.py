@@ -54,6 +54,7 @@ def propose_edit(turn: Turn, args: dict[str, Any]) -> ToolResult:
     at = before.find(old)
     after = diff.as_buffer_text(before[:at] + new + before[at + len(old) :])
     proposal = Proposal("edit", rel, str(path), before, after, at, at + len(old))
+    proposal.buffer = int(target.get("buf") or 0)  # where the hunks are drawn
     return review(turn, proposal)
 
 

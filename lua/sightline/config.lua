@@ -5,13 +5,14 @@ local M = {}
 local defaults = {
   python = nil, ---@type string?
   provider = {
-    name = nil, ---@type "anthropic"|"echo"|nil
+    name = nil, ---@type "anthropic"|"echo"|"acp"|nil
     model = 'claude-sonnet-5-5',
     max_tokens = 8192,
     base_url = nil, ---@type string?
     api_key_cmd = nil, ---@type string|string[]|nil
     timeout_ms = 60000,
     retries = 2,
+    agent = nil, ---@type "gemini"|"claude"|"codex"|{cmd: string[], env: table<string,string>?, client_writes: boolean?}|nil
   },
   pane = {
     side = 'right',
@@ -86,18 +87,47 @@ local function command(v)
   return ok, 'command string or non-empty list of strings'
 end
 
+-- provider.agent of the acp provider: a preset, or a command of one's own.
+local function agent(v)
+  local expected = "'gemini', 'claude', 'codex' or { cmd = {...}, env = {...}, client_writes = bool }"
+  if v == 'gemini' or v == 'claude' or v == 'codex' then
+    return true
+  end
+  if type(v) ~= 'table' or vim.islist(v) then
+    return false, expected
+  end
+  for key in pairs(v) do
+    if key ~= 'cmd' and key ~= 'env' and key ~= 'client_writes' then
+      return false, expected .. ' (unknown key ' .. describe(key) .. ')'
+    end
+  end
+  local ok = type(v.cmd) == 'table' and #v.cmd > 0 and vim.islist(v.cmd)
+  for _, part in ipairs(ok and v.cmd or {}) do
+    ok = ok and type(part) == 'string' and part ~= '' and not part:find('%z')
+  end
+  if v.env ~= nil then
+    ok = ok and type(v.env) == 'table'
+    for name, value in pairs(type(v.env) == 'table' and v.env or {}) do
+      ok = ok and type(name) == 'string' and type(value) == 'string'
+    end
+  end
+  ok = ok and (v.client_writes == nil or type(v.client_writes) == 'boolean')
+  return ok, expected
+end
+
 -- Each leaf: { validator, optional }. validator is a type name or a predicate returning
 -- (ok, expected).
 local schema = {
   python = { text, true },
   provider = {
-    name = { one_of({ 'anthropic', 'echo' }), true },
+    name = { one_of({ 'anthropic', 'echo', 'acp' }), true },
     model = { text },
     max_tokens = { positive },
     base_url = { text, true },
     api_key_cmd = { command, true },
     timeout_ms = { positive },
     retries = { count(0, 10) },
+    agent = { agent, true },
   },
   pane = {
     side = { one_of({ 'right', 'left' }) },

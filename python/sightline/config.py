@@ -24,6 +24,19 @@ class ConfigError(ValueError):
     """A config value has the wrong type or range; the text names its key path."""
 
 
+AGENT_PRESETS = ("gemini", "claude", "codex")
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """provider.agent of the `acp` provider: a preset name, or a command of one's own."""
+
+    preset: str | None = None
+    cmd: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    client_writes: bool = False  # a custom agent's edits come as fs/write_text_file
+
+
 @dataclass(frozen=True)
 class ProviderConfig:
     name: str = "echo"
@@ -33,6 +46,7 @@ class ProviderConfig:
     api_key_cmd: str | list[str] | None = None
     timeout_ms: int = 60000
     retries: int = 2
+    agent: AgentConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,7 @@ class CoreConfig:
             api_key_cmd=prov.command("api_key_cmd"),
             timeout_ms=prov.ms("timeout_ms", defaults.timeout_ms),
             retries=prov.count("retries", defaults.retries, minimum=0, maximum=10),
+            agent=prov.agent("agent"),
         )
         mentions = root.table("mentions")
         tools = root.table("tools")
@@ -153,6 +168,29 @@ class _Table:
             raise self._fail(key, f"at most {MAX_MS} milliseconds", value)
         whole: int = math.ceil(value)
         return max(1, whole)
+
+    def agent(self, key: str) -> AgentConfig | None:
+        """A preset name, or {cmd = {...}, env = {...}, client_writes = bool}."""
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            if value not in AGENT_PRESETS:
+                raise self._fail(key, "one of " + ", ".join(AGENT_PRESETS), value)
+            return AgentConfig(preset=value)
+        sub = self.table(key)
+        cmd = sub.command("cmd")
+        if not isinstance(cmd, list):
+            raise sub._fail("cmd", "a non-empty list of strings", sub.raw.get("cmd"))
+        env = sub.table("env")
+        pairs = []
+        for name, val in env.raw.items():
+            if not isinstance(name, str) or not isinstance(val, str) or "\0" in name + val:
+                raise env._fail(str(name), "a string", val)
+            pairs.append((name, val))
+        return AgentConfig(
+            cmd=tuple(cmd), env=tuple(pairs), client_writes=sub.flag("client_writes", False)
+        )
 
     def command(self, key: str) -> str | list[str] | None:
         value = self.raw.get(key)

@@ -20,9 +20,16 @@ def _anthropic(cfg: ProviderConfig) -> Provider:
     return AnthropicProvider(cfg)
 
 
+def _acp(cfg: ProviderConfig) -> Provider:
+    from sightline.providers.acp import AcpProvider
+
+    return AcpProvider(cfg)
+
+
 REGISTRY: dict[str, Callable[[ProviderConfig], Provider]] = {
     "echo": _echo,
     "anthropic": _anthropic,
+    "acp": _acp,
 }
 
 

@@ -30,7 +30,13 @@ from acp import (
     update_agent_message_text,
     update_agent_thought_text,
 )
-from acp.helpers import plan_entry, start_tool_call, tool_diff_content, update_plan, update_tool_call
+from acp.helpers import (
+    plan_entry,
+    start_tool_call,
+    tool_diff_content,
+    update_plan,
+    update_tool_call,
+)
 from acp.schema import (
     AgentCapabilities,
     Implementation,
@@ -80,7 +86,13 @@ class ScriptedAgent:
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
 
-    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kw: Any) -> InitializeResponse:  # noqa: E501
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kw: Any,
+    ) -> InitializeResponse:  # noqa: E501
         self.log("initialize", capabilities=client_capabilities, client=client_info)
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
@@ -106,13 +118,17 @@ class ScriptedAgent:
         self.log("new_session", cwd=cwd, mcp_servers=mcp_servers)
         return NewSessionResponse(session_id=f"s-{os.getpid()}", modes=self._modes())
 
-    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kw: Any) -> LoadSessionResponse:  # noqa: E501
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: Any = None, **kw: Any
+    ) -> LoadSessionResponse:  # noqa: E501
         self.log("load_session", cwd=cwd, session_id=session_id)
         # A replay of the history, which the client must not show twice.
         await self.conn.session_update(session_id, update_agent_message_text("REPLAYED"))
         return LoadSessionResponse(modes=self._modes())
 
-    async def set_session_mode(self, session_id: str, mode_id: str, **kw: Any) -> SetSessionModeResponse:  # noqa: E501
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kw: Any
+    ) -> SetSessionModeResponse:  # noqa: E501
         self.log("set_mode", mode_id=mode_id)
         return SetSessionModeResponse()
 
@@ -149,13 +165,21 @@ class ScriptedAgent:
             await conn.session_update(sid, update_agent_thought_text(step["think"]))
         elif "tool" in step:
             t = step["tool"]
-            content = [tool_diff_content(d["path"], d["new"], d.get("old")) for d in [t["diff"]]] if t.get("diff") else None  # noqa: E501
+            content = (
+                [tool_diff_content(d["path"], d["new"], d.get("old")) for d in [t["diff"]]]
+                if t.get("diff")
+                else None
+            )  # noqa: E501
             locations = [ToolCallLocation(path=p, line=ln) for p, ln in t.get("locations", [])]
             await conn.session_update(
                 sid,
                 start_tool_call(
-                    t["id"], t["title"], kind=t.get("kind"), status=t.get("status"),
-                    content=content, locations=locations or None,
+                    t["id"],
+                    t["title"],
+                    kind=t.get("kind"),
+                    status=t.get("status"),
+                    content=content,
+                    locations=locations or None,
                 ),
             )
         elif "update" in step:
@@ -167,7 +191,10 @@ class ScriptedAgent:
         elif "read" in step:
             try:
                 res = await conn.read_text_file(
-                    session_id=sid, path=step["read"], line=step.get("line"), limit=step.get("limit")
+                    session_id=sid,
+                    path=step["read"],
+                    line=step.get("line"),
+                    limit=step.get("limit"),
                 )
                 self.log("read_result", content=res.content)
                 await self.say(sid, f"[read ok {len(res.content)}]")
@@ -176,7 +203,9 @@ class ScriptedAgent:
                 await self.say(sid, f"[read refused: {err}]")
         elif "write" in step:
             try:
-                await conn.write_text_file(session_id=sid, path=step["write"], content=step["content"])
+                await conn.write_text_file(
+                    session_id=sid, path=step["write"], content=step["content"]
+                )
                 self.log("write_result", ok=True)
                 await self.say(sid, "[write ok]")
             except RequestError as err:
@@ -184,14 +213,21 @@ class ScriptedAgent:
                 await self.say(sid, f"[write refused: {err}]")
         elif "permission" in step:
             p = step["permission"]
-            content = [tool_diff_content(d["path"], d["new"], d.get("old")) for d in [p["diff"]]] if p.get("diff") else None  # noqa: E501
+            content = (
+                [tool_diff_content(d["path"], d["new"], d.get("old")) for d in [p["diff"]]]
+                if p.get("diff")
+                else None
+            )  # noqa: E501
             options = [
                 PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
                 PermissionOption(option_id="always", name="Allow always", kind="allow_always"),
                 PermissionOption(option_id="no", name="Reject", kind="reject_once"),
             ]
             call = ToolCallUpdate(
-                tool_call_id=p["id"], title=p["title"], kind=p.get("kind"), content=content,
+                tool_call_id=p["id"],
+                title=p["title"],
+                kind=p.get("kind"),
+                content=content,
                 locations=[ToolCallLocation(path=x) for x in p.get("paths", [])] or None,
             )
             res = await conn.request_permission(session_id=sid, tool_call=call, options=options)

@@ -13,7 +13,9 @@ from tests.conftest import status, transcript, wait_for
 
 
 def shown(nv: Any, text: str) -> list[str]:
-    return list(wait_for(lambda: (t := transcript(nv)) and any(text in ln for ln in t) and t, 30, text))
+    return list(
+        wait_for(lambda: (t := transcript(nv)) and any(text in ln for ln in t) and t, 30, text)
+    )
 
 
 def test_stream_reaches_the_pane_and_the_session_gets_cwd_and_mcp(
@@ -23,8 +25,14 @@ def test_stream_reaches_the_pane_and_the_session_gets_cwd_and_mcp(
     turn = [
         {"think": "Let me look.\nAt the file."},
         {"say": "Hello from the agent", "chunks": 4},
-        {"tool": {"id": "t1", "title": "Read app.py", "kind": "read",
-                  "locations": [["app.py", 2]]}},
+        {
+            "tool": {
+                "id": "t1",
+                "title": "Read app.py",
+                "kind": "read",
+                "locations": [["app.py", 2]],
+            }
+        },
         {"update": {"id": "t1", "status": "in_progress"}},
         {"update": {"id": "t1", "status": "completed"}},
         {"tool": {"id": "t2", "title": "Run tests", "kind": "execute", "status": "pending"}},
@@ -46,12 +54,14 @@ def test_stream_reaches_the_pane_and_the_session_gets_cwd_and_mcp(
     assert "▍Plan (1/2 done)" in text and "- [x] look at app.py" in text
     assert "All done." in text
     assert nv.api.get_current_win() == win  # a location is a chip, never a jump
+    row = text.index("  ↳ app.py:2")
     chips = nv.exec_lua(
         "local b = require('sightline.pane').buffers().transcript "
-        "local ns = vim.api.nvim_get_namespaces()['sightline_chips'] "
-        "return ns and #vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, {}) or -1"
+        "local ns = vim.api.nvim_create_namespace('sightline.chip') "
+        "local row = ... return #vim.api.nvim_buf_get_extmarks(b, ns, {row, 0}, {row, -1}, {})",
+        row,
     )
-    assert chips != 0
+    assert chips == 1  # the location is a chip the user may follow
     (init,) = log.entries("initialize")
     fs = init["capabilities"]["fs"]
     assert fs == {"readTextFile": True, "writeTextFile": True}

@@ -92,8 +92,10 @@ class ScriptedAgent:
         client_capabilities: Any = None,
         client_info: Any = None,
         **kw: Any,
-    ) -> InitializeResponse:  # noqa: E501
-        self.log("initialize", capabilities=client_capabilities, client=client_info)
+    ) -> InitializeResponse:
+        self.log(
+            "initialize", capabilities=client_capabilities, client=client_info, pid=os.getpid()
+        )
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
@@ -120,7 +122,7 @@ class ScriptedAgent:
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, **kw: Any
-    ) -> LoadSessionResponse:  # noqa: E501
+    ) -> LoadSessionResponse:
         self.log("load_session", cwd=cwd, session_id=session_id)
         # A replay of the history, which the client must not show twice.
         await self.conn.session_update(session_id, update_agent_message_text("REPLAYED"))
@@ -128,7 +130,7 @@ class ScriptedAgent:
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kw: Any
-    ) -> SetSessionModeResponse:  # noqa: E501
+    ) -> SetSessionModeResponse:
         self.log("set_mode", mode_id=mode_id)
         return SetSessionModeResponse()
 
@@ -154,7 +156,7 @@ class ScriptedAgent:
     async def say(self, sid: str, text: str) -> None:
         await self.conn.session_update(sid, update_agent_message_text(text))
 
-    async def _step(self, sid: str, step: dict[str, Any]) -> str | None:  # noqa: C901
+    async def _step(self, sid: str, step: dict[str, Any]) -> str | None:
         conn = self.conn
         if "say" in step:
             text, n = step["say"], max(1, int(step.get("chunks", 1)))
@@ -169,7 +171,7 @@ class ScriptedAgent:
                 [tool_diff_content(d["path"], d["new"], d.get("old")) for d in [t["diff"]]]
                 if t.get("diff")
                 else None
-            )  # noqa: E501
+            )
             locations = [ToolCallLocation(path=p, line=ln) for p, ln in t.get("locations", [])]
             await conn.session_update(
                 sid,
@@ -217,7 +219,7 @@ class ScriptedAgent:
                 [tool_diff_content(d["path"], d["new"], d.get("old")) for d in [p["diff"]]]
                 if p.get("diff")
                 else None
-            )  # noqa: E501
+            )
             options = [
                 PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
                 PermissionOption(option_id="always", name="Allow always", kind="allow_always"),

@@ -36,7 +36,7 @@ class AgentLog:
 
 def agent_cmd(
     tmp_path: Path, turns: list[list[dict[str, Any]]], caps: dict[str, Any] | None = None
-) -> tuple[list[str], AgentLog]:  # noqa: E501
+) -> tuple[list[str], AgentLog]:
     script = tmp_path / "script.json"
     log = tmp_path / "agent.log"
     script.write_text(json.dumps({"caps": caps or {}, "turns": turns}))

@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.acp_util import acp_nvim
 from tests.agent_util import decide, edit, idle, lines, send, wait_pending
-from tests.conftest import capture_notify, status, transcript, wait_for
+from tests.conftest import capture_notify, transcript, wait_for
 
 EXECUTE = {"permission": {"id": "p1", "title": "Run make", "kind": "execute"}}
 EDIT_PERM = {

@@ -113,7 +113,7 @@ def test_config_agent_presets_and_commands() -> None:
     agent = cfg.provider.agent
     assert agent is not None and agent.cmd == ("a", "b") and agent.env == (("K", "v"),)
     for bad in ("vim", {"cmd": []}, {"cmd": "a b"}, {"cmd": ["a"], "env": {"K": 1}}, 3):
-        with pytest.raises(ConfigError, match="provider.agent"):
+        with pytest.raises(ConfigError, match=r"provider\.agent"):
             CoreConfig.from_dict({"provider": {"name": "acp", "agent": bad}})
 
 
@@ -128,3 +128,21 @@ def test_setup_validates_the_agent_in_lua(nvim_factory: Any, tmp_path: Path) -> 
         "return {require('sightline.config').build({provider = {name = 'acp', agent = 'gemini'}})}"
     )
     assert ok[0]["provider"]["agent"] == "gemini"
+
+
+def test_checkhealth_shows_the_agent(nvim_factory: Any, tmp_path: Path) -> None:
+    cmd, _ = agent_cmd(tmp_path, [])
+    nv = nvim_factory({"provider": {"name": "acp", "agent": {"cmd": cmd, "client_writes": True}}})
+    nv.command("checkhealth sightline")
+    text = "\n".join(nv.api.buf_get_lines(0, 0, -1, False))
+    assert "scripted-agent 9.9.9" in text
+    assert "embeddedContext no" in text and "loadSession no" in text
+    assert "Change with Agent: available" in text
+
+
+def test_checkhealth_names_a_missing_agent(nvim_factory: Any, tmp_path: Path) -> None:
+    nv = nvim_factory({"provider": {"name": "acp", "agent": "codex"}}, env={"PATH": str(tmp_path)})
+    nv.command("checkhealth sightline")
+    text = "\n".join(nv.api.buf_get_lines(0, 0, -1, False))
+    assert "ACP agent codex: not found" in text
+    assert "npm install -g @zed-industries/codex-acp" in text

@@ -238,7 +238,7 @@ def bench_memory(turns: int = 200) -> list[Row]:
 
 def collect() -> list[Row]:
     rows = bench_startup() + bench_startup_setup() + bench_chat_cold() + bench_memory()
-    for name in ("bench_reveal", "bench_completion", "bench_change"):
+    for name in ("bench_reveal", "bench_completion", "bench_change", "bench_acp"):
         try:
             module = importlib.import_module(f"tests.{name}")
         except ModuleNotFoundError:

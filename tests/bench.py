@@ -302,6 +302,7 @@ def collect() -> list[Row]:
         "bench_change",
         "bench_provider",
         "bench_inline",
+        "bench_acp",
     ):
         try:
             module = importlib.import_module(f"tests.{name}")

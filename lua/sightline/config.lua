@@ -5,7 +5,7 @@ local M = {}
 local defaults = {
   python = nil, ---@type string?
   provider = {
-    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"echo"|nil
+    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"acp"|"echo"|nil
     model = nil, ---@type string? nil = the provider's default model (the core knows them)
     max_tokens = 8192,
     base_url = nil, ---@type string?
@@ -13,6 +13,7 @@ local defaults = {
     timeout_ms = 60000,
     retries = 2,
     prices = nil, ---@type table<string, {input?: number, output?: number, cache_read?: number, cache_write?: number}>?
+    agent = nil, ---@type "gemini"|"claude"|"codex"|{cmd: string[], env: table<string,string>?, client_writes: boolean?}|nil
   },
   rules = true,
   pane = {
@@ -89,12 +90,40 @@ local function command(v)
   return ok, 'command string or non-empty list of strings'
 end
 
+-- provider.agent of the acp provider: a preset, or a command of one's own.
+local function agent(v)
+  local expected = "'gemini', 'claude', 'codex' or { cmd = {...}, env = {...}, client_writes = bool }"
+  if v == 'gemini' or v == 'claude' or v == 'codex' then
+    return true
+  end
+  if type(v) ~= 'table' or vim.islist(v) then
+    return false, expected
+  end
+  for key in pairs(v) do
+    if key ~= 'cmd' and key ~= 'env' and key ~= 'client_writes' then
+      return false, expected .. ' (unknown key ' .. describe(key) .. ')'
+    end
+  end
+  local ok = type(v.cmd) == 'table' and #v.cmd > 0 and vim.islist(v.cmd)
+  for _, part in ipairs(ok and v.cmd or {}) do
+    ok = ok and type(part) == 'string' and part ~= '' and not part:find('%z')
+  end
+  if v.env ~= nil then
+    ok = ok and type(v.env) == 'table'
+    for name, value in pairs(type(v.env) == 'table' and v.env or {}) do
+      ok = ok and type(name) == 'string' and type(value) == 'string'
+    end
+  end
+  ok = ok and (v.client_writes == nil or type(v.client_writes) == 'boolean')
+  return ok, expected
+end
+
 -- Each leaf: { validator, optional }. validator is a type name or a predicate returning
 -- (ok, expected).
 local schema = {
   python = { text, true },
   provider = {
-    name = { one_of({ 'anthropic', 'openai', 'ollama', 'openrouter', 'echo' }), true },
+    name = { one_of({ 'anthropic', 'openai', 'ollama', 'openrouter', 'acp', 'echo' }), true },
     model = { text, true },
     max_tokens = { positive },
     base_url = { text, true },
@@ -112,6 +141,7 @@ local schema = {
       end
       return ok, 'a table { [model] = { input = n, output = n, cache_read = n, cache_write = n } }'
     end, true },
+    agent = { agent, true },
   },
   rules = { 'boolean' },
   pane = {

@@ -34,6 +34,39 @@ local function check_python(python, root)
   return all
 end
 
+---The configured ACP agent: found, version, capabilities, scoped turns (starts it once).
+function M.check_acp(python, root, agent)
+  local env = { PYTHONPATH = root .. '/python' .. (vim.env.PYTHONPATH and (':' .. vim.env.PYTHONPATH) or '') }
+  local cmd = { python, '-m', 'sightline.providers.acp', vim.json.encode(agent) }
+  local res = vim.system(cmd, { text = true, env = env }):wait(30000)
+  local ok, info = pcall(vim.json.decode, vim.trim(res.stdout or ''))
+  if res.code ~= 0 or not ok or type(info) ~= 'table' then
+    h.error('ACP agent: the check failed: ' .. vim.trim(res.stderr or ''):sub(1, 300))
+    return
+  end
+  local name = type(agent) == 'string' and agent or table.concat(info.cmd or {}, ' ')
+  if not info.found then
+    h.error(('ACP agent %s: not found'):format(name), { info.error })
+    return
+  end
+  if info.error then
+    h.error(('ACP agent %s: found, but %s'):format(name, info.error))
+    return
+  end
+  h.ok(('ACP agent %s: %s'):format(name, info.version or 'version unknown'))
+  local caps = {}
+  for key, on in pairs(info.capabilities or {}) do
+    caps[#caps + 1] = key .. (on and ' yes' or ' no')
+  end
+  table.sort(caps)
+  h.info('capabilities: ' .. table.concat(caps, ', '))
+  if info.scoped then
+    h.ok('Change with Agent: available (its edits come through sightline)')
+  else
+    h.warn('Change with Agent: not available with this agent (its edits go straight to disk)')
+  end
+end
+
 function M.check()
   h.start('sightline')
   if vim.fn.has('nvim-0.11') == 1 then
@@ -77,6 +110,8 @@ function M.check()
     else
       h.error('no API key: set $ANTHROPIC_API_KEY or provider.api_key_cmd')
     end
+  elseif provider == 'acp' then
+    M.check_acp(python, host.root, cfg.provider.agent or 'gemini')
   else
     h.info('no API key configured: the echo provider answers (set $ANTHROPIC_API_KEY for Claude)')
   end

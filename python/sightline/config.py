@@ -29,6 +29,19 @@ PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
 Prices = dict[str, dict[str, float]]
 
 
+AGENT_PRESETS = ("gemini", "claude", "codex")
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """provider.agent of the `acp` provider: a preset name, or a command of one's own."""
+
+    preset: str | None = None
+    cmd: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    client_writes: bool = False  # a custom agent's edits come as fs/write_text_file
+
+
 @dataclass(frozen=True)
 class ProviderConfig:
     name: str = "echo"
@@ -40,6 +53,7 @@ class ProviderConfig:
     timeout_ms: int = 60000
     retries: int = 2
     prices: Prices = field(default_factory=dict, compare=False)
+    agent: AgentConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,7 @@ class CoreConfig:
             timeout_ms=prov.ms("timeout_ms", defaults.timeout_ms),
             retries=prov.count("retries", defaults.retries, minimum=0, maximum=10),
             prices=prov.prices("prices"),
+            agent=prov.agent("agent"),
         )
         mentions = root.table("mentions")
         tools = root.table("tools")
@@ -184,6 +199,29 @@ class _Table:
             entry = table.table(model)
             out[model] = {k: v for k in PRICE_KEYS if (v := entry.number(k)) is not None}
         return out
+
+    def agent(self, key: str) -> AgentConfig | None:
+        """A preset name, or {cmd = {...}, env = {...}, client_writes = bool}."""
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            if value not in AGENT_PRESETS:
+                raise self._fail(key, "one of " + ", ".join(AGENT_PRESETS), value)
+            return AgentConfig(preset=value)
+        sub = self.table(key)
+        cmd = sub.command("cmd")
+        if not isinstance(cmd, list):
+            raise sub._fail("cmd", "a non-empty list of strings", sub.raw.get("cmd"))
+        env = sub.table("env")
+        pairs = []
+        for name, val in env.raw.items():
+            if not isinstance(name, str) or not isinstance(val, str) or "\0" in name + val:
+                raise env._fail(str(name), "a string", val)
+            pairs.append((name, val))
+        return AgentConfig(
+            cmd=tuple(cmd), env=tuple(pairs), client_writes=sub.flag("client_writes", False)
+        )
 
     def command(self, key: str) -> str | list[str] | None:
         value = self.raw.get(key)

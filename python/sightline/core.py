@@ -51,6 +51,9 @@ class Core:
         self.cfg = cfg
         self.session.cfg = self.cfg
         self.session.autoaccept = self.cfg.autoaccept
+        old = self.session._provider
+        if old is not None and callable(getattr(old, "close", None)):
+            old.close()  # type: ignore[attr-defined]  # an ACP agent process ends with it
         self.session._provider = None
         if workspace:
             self.set_workspace(workspace)
@@ -172,6 +175,10 @@ class Core:
                 "Change with Agent needs a model provider; the echo provider cannot change "
                 "anything (set $ANTHROPIC_API_KEY or provider.name)"
             )
+        refusal = getattr(self.session.provider, "scope_refusal", None)
+        why = refusal() if callable(refusal) else None
+        if why:
+            raise Refused(f"sightline: {why}")
         flat = {k: params.get(k) for k in scope.RANGE_KEYS}
         info = self.editor.lua(
             "local info, err = require('sightline.scope').describe(...) "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import threading
 import time
 import traceback
@@ -175,7 +176,9 @@ class Session:
             "seq": next(self._status_seq),
             "state": self.state(),
             "provider": self.cfg.provider.name,
-            "model": self.provider.model,
+            "model": _model_label(self.cfg)
+            if self.cfg.provider.name == "acp"
+            else self.provider.model,
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
@@ -265,9 +268,11 @@ class Session:
                     user, turn.user = turn.user, None
                     if user is not None:
                         self.record(user)
-            if turn.cancelled():
+            if turn.cancelled() or user is None:
                 return  # stopped while the key was fetched: nothing is sent
-            status = self._loop(turn)
+            # The seam for providers that run whole turns (providers/base.py TurnRunner).
+            run_turn = getattr(self.provider, "run_turn", None)
+            status = run_turn(turn, user) if callable(run_turn) else self._loop(turn)
         except ProviderError as err:
             status = "error"
             if not turn.cancelled():
@@ -627,6 +632,18 @@ def format_cost(dollars: float) -> str:
     return f"${dollars:.2f}" if dollars >= 1 else f"${dollars:.4f}".rstrip("0").rstrip(".")
 
 
+def _model_label(cfg: CoreConfig) -> str:
+    """The status bar's model: echo, an ACP agent's name, or the configured model."""
+    if cfg.provider.name == "echo":
+        return "echo"
+    if cfg.provider.name == "acp":
+        agent = cfg.provider.agent
+        if agent is not None and agent.cmd:
+            return os.path.basename(agent.cmd[0])
+        return agent.preset if agent is not None and agent.preset else "gemini"
+    return cfg.provider.model
+
+
 def _json_kind(value: Any) -> str:
     """How the model's JSON value is named in an error (`an array [1, 2]`)."""
     kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
@@ -694,7 +711,7 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
         elif kind == "plan" and isinstance(record.get("steps"), list):
             steps = [s for s in record["steps"] if isinstance(s, dict)]
             transcript.add_lines(checklist(steps))
-        elif kind == "proposal" and isinstance(record.get("lines"), list):
+        elif kind in ("proposal", "acp") and isinstance(record.get("lines"), list):
             lines = record["lines"]
             transcript.add_lines(
                 [

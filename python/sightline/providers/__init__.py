@@ -29,12 +29,19 @@ def _openai(cfg: ProviderConfig) -> Provider:
     return OpenAIProvider(cfg)
 
 
+def _acp(cfg: ProviderConfig) -> Provider:
+    from sightline.providers.acp import AcpProvider
+
+    return AcpProvider(cfg)
+
+
 REGISTRY: dict[str, Callable[[ProviderConfig], Provider]] = {
     "echo": _echo,
     "anthropic": _anthropic,
     "openai": _openai,
     "ollama": _openai,
     "openrouter": _openai,
+    "acp": _acp,
 }
 
 

@@ -105,3 +105,14 @@ class Provider(Protocol):
     def cancel(self) -> None:
         """Close the stream in progress, from another thread; later events are dropped."""
         ...
+
+
+class TurnRunner(Protocol):
+    """A provider that runs a whole turn itself (an ACP agent has its own tool loop).
+
+    The seam with the session: when the provider has `run_turn`, Session._run calls it
+    instead of its own request/tool loop, after `prepare()` and after the user message is
+    recorded. It returns the turn's status ("done", "stopped", ...) or raises ProviderError;
+    the session still finishes the turn, and `stop()` still calls `cancel()`."""
+
+    def run_turn(self, turn: Any, user: dict[str, Any]) -> str: ...

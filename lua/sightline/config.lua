@@ -157,9 +157,11 @@ local function validate(cfg, node, path, unknown)
       if err then
         return err, unknown
       end
-    elseif key == 'mappings' and value == false then -- false turns every default key off
     elseif type(value) ~= 'table' then
-      return ('%s: expected table, got %s'):format(name, describe(value)), unknown
+      -- mappings = false turns every default key off
+      if not (key == 'mappings' and value == false) then
+        return ('%s: expected table, got %s'):format(name, describe(value)), unknown
+      end
     else
       local err = validate(value, sub, name, unknown)
       if err then

@@ -81,7 +81,14 @@ end
 function M.resolve(root, lang, buf, opts)
   local query, qerr = languages.query(lang)
   if not query then
-    return nil, qerr or ('no queries/%s/sightline.scm on the runtimepath says what its members and steps are'):format(lang)
+    local what = opts.member_key and ("member_key '%s'"):format(opts.member_key) or 'syntax_scope'
+    return nil,
+      qerr
+        or ('cannot resolve %s in %s: no queries/%s/sightline.scm on the runtimepath says what its members and steps are'):format(
+          what,
+          opts.name or 'the file',
+          lang
+        )
   end
   local roots = { { node = root, body = root, where = opts.name or 'the file' } }
   if opts.member_key then

@@ -189,3 +189,13 @@ def test_every_event_is_documented() -> None:
         assert f"*{event}*" in listed or f"|{event}|" in listed, f"{event} missing from 7."
     documented = set(re.findall(r"\*(Sightline[A-Z]\w*)\*", listed))
     assert documented <= events, f"documented events nobody fires: {documented - events}"
+
+
+def test_luacats_classes_are_declared_once() -> None:
+    """One name, one meaning: a class declared in two files is two types under one name."""
+    seen: dict[str, list[str]] = {}
+    for f in sorted((ROOT / "lua").rglob("*.lua")):
+        for name in re.findall(r"^---@class\s+([\w.]+)", f.read_text(), re.M):
+            seen.setdefault(name, []).append(str(f.relative_to(ROOT)))
+    assert len(seen) > 10
+    assert {n: fs for n, fs in seen.items() if len(fs) > 1} == {}

@@ -6,7 +6,7 @@ local match = require('sightline.resolve.match')
 local M = {}
 
 ---@param node TSNode
----@return sightline.Range
+---@return sightline.LineRange
 local function node_range(node)
   local sr, _, er, ec = node:range()
   if ec == 0 and er > sr then
@@ -77,7 +77,7 @@ end
 ---@param lang string
 ---@param buf integer
 ---@param opts sightline.ResolveOpts
----@return sightline.Range?, string?, sightline.Range?
+---@return sightline.LineRange?, string?, sightline.LineRange?
 function M.resolve(root, lang, buf, opts)
   local query, qerr = languages.query(lang)
   if not query then

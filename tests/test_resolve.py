@@ -482,6 +482,11 @@ def test_a_broken_query_file_is_named_and_changes_nothing(files: Any, tmp_path: 
     assert res.startswith("queries/c/sightline.scm does not parse: "), res
     assert "no_such_node" in res and "\n" not in res and "stack traceback" not in res
     assert nvim.current.buffer.api.get_var("changedtick") == tick
+    # With valid lines, those are shown, as for any lookup that failed.
+    res = nvim.exec_lua(REVEAL, {"file_path": "a.c", "member_key": "helper", "start_line": 8})
+    assert res.startswith("OK (queries/c/sightline.scm does not parse: "), res
+    assert res.endswith("; showed lines 8–8)")
+    assert nvim.exec_lua(LAST) == [8, 8]
 
 
 def test_every_step_kind_in_the_queries_is_one_the_core_offers() -> None:

@@ -94,7 +94,8 @@ function M.members(query, root, buf)
   local by_node = {}
   for _, key in ipairs(order) do
     local m = by_body[key]
-    by_node[m.node:id()] = { names = match.split_key(vim.treesitter.get_node_text(m.name, buf)), node = m.node, body = m.body }
+    by_node[m.node:id()] =
+      { names = match.split_key(vim.treesitter.get_node_text(m.name, buf)), node = m.node, body = m.body }
   end
   ---@type table<string, string[]>
   local paths = {}

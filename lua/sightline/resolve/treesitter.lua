@@ -53,7 +53,12 @@ local function follow_scope(root, kinds, steps, where)
     if not hit then
       return nil,
         ('syntax_scope step %d (%s #%d) not found in %s: it has %d such statement(s)'):format(
-          i, step.kind, step.index_in_parent, where, #matching)
+          i,
+          step.kind,
+          step.index_in_parent,
+          where,
+          #matching
+        )
     end
     node = hit.node
   end

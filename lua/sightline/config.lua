@@ -165,7 +165,13 @@ local schema = {
   completion = { engine = { one_of({ 'auto', 'blink', 'cmp', 'native' }) } },
 }
 
+---@alias sightline.Validator string|fun(v: any): boolean, string a type name, or (ok, expected)
+
 ---One value against a type name or a predicate returning (ok, expected).
+---@param name string the option's path, for the message
+---@param value any
+---@param validator sightline.Validator
+---@param optional boolean? nil is allowed
 ---@return string? err
 function M.check_leaf(name, value, validator, optional)
   if value == nil and optional then
@@ -201,9 +207,11 @@ local function validate(cfg, node, path, unknown)
       if err then
         return err, unknown
       end
-    elseif key == 'mappings' and value == false then -- false turns every default key off
     elseif type(value) ~= 'table' then
-      return ('%s: expected table, got %s'):format(name, describe(value)), unknown
+      -- mappings = false turns every default key off
+      if not (key == 'mappings' and value == false) then
+        return ('%s: expected table, got %s'):format(name, describe(value)), unknown
+      end
     else
       local err = validate(value, sub, name, unknown)
       if err then
@@ -254,7 +262,8 @@ local last_opts ---@type table?
 local last_error ---@type string?
 
 ---Merge defaults ⊕ vim.g.sightline ⊕ opts and validate.
----@return table? cfg, string? err, string[] unknown
+---@param opts table? the user's (partial) configuration
+---@return sightline.Config? cfg, string? err, string[] unknown
 function M.build(opts)
   local g = vim.g.sightline
   local layers, unknown = {}, {}
@@ -275,6 +284,7 @@ function M.build(opts)
 end
 
 ---Every setup() starts again from the defaults.
+---@param opts table?
 ---@return boolean ok, string? err, string[] unknown
 function M.setup(opts)
   local cfg, err, unknown = M.build(opts)
@@ -296,6 +306,7 @@ end
 local warned ---@type string?
 
 ---The effective configuration (setup() if it ran, else defaults ⊕ vim.g.sightline).
+---@return sightline.Config
 function M.get()
   if current then
     return current
@@ -313,6 +324,8 @@ function M.get()
 end
 
 ---The provider a user gets: the configured one, else anthropic when a key is available.
+---@param cfg sightline.Config? default: the effective configuration
+---@return 'anthropic'|'echo'
 function M.provider_name(cfg)
   cfg = cfg or M.get()
   if cfg.provider.name then

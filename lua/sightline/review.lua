@@ -6,7 +6,7 @@ local M = {}
 local api = vim.api
 local buffers = require('sightline.buffers')
 
----@class sightline.Target
+---@class sightline.EditTarget the buffer an agent edit goes to
 ---@field buf? integer
 ---@field lines? string[] the whole buffer (proposals keep it for the diff and compare)
 ---@field modified? boolean
@@ -27,7 +27,7 @@ end
 
 ---The buffer an edit proposal targets, loaded if needed; unchangeable buffers are refused.
 ---@param path string absolute, symlinks resolved
----@return sightline.Target
+---@return sightline.EditTarget
 function M.target(path)
   if not buffers.find(path) and vim.fn.filereadable(path) == 0 then
     return { missing = true }

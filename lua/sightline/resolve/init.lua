@@ -16,7 +16,7 @@ M.KINDS = { 'for', 'while', 'if', 'switch', 'try', 'block', 'function' }
 ---@field near_line? integer several matches → the one nearest this line
 ---@field name? string file name for messages
 
----@class sightline.Range
+---@class sightline.LineRange 1-based, inclusive lines
 ---@field start_line integer
 ---@field end_line integer
 
@@ -57,7 +57,7 @@ end
 --- when the member resolved but its syntax_scope did not, the member's range.
 ---@param buf integer
 ---@param opts sightline.ResolveOpts
----@return sightline.Range?, string?, sightline.Range?
+---@return sightline.LineRange?, string?, sightline.LineRange?
 function M.resolve(buf, opts)
   if opts.member_key and not opts.syntax_scope then
     local found = require('sightline.resolve.lsp').members(buf, opts.member_key)

@@ -4,7 +4,7 @@ local api = vim.api
 local M = {}
 
 ---@param opts sightline.ResolveOpts
----@return sightline.Range?, string?
+---@return sightline.LineRange?, string?
 local function request(buf, opts)
   local ok, host = pcall(require, 'sightline.host')
   if not ok or type(host) ~= 'table' or type(host.request) ~= 'function' then
@@ -35,7 +35,7 @@ end
 --- Like resolve.resolve, for a Python buffer.
 ---@param buf integer
 ---@param opts sightline.ResolveOpts
----@return sightline.Range?, string?, sightline.Range?
+---@return sightline.LineRange?, string?, sightline.LineRange?
 function M.resolve(buf, opts)
   local r, err = request(buf, opts)
   if r then

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
-from sightline import history, paths, scope
+from sightline import history, mcp_mentions, paths, scope
 from sightline.agent.session import Session
 from sightline.chips import reference_finder
 from sightline.composer import ComposerCompletion
@@ -15,6 +16,7 @@ from sightline.config import ConfigError, CoreConfig
 from sightline.context import ContextLimits
 from sightline.editor import Editor
 from sightline.errors import Refused
+from sightline.mcp_client.manager import Manager
 from sightline.mention_context import buffer_reader, context_parts
 from sightline.providers import REGISTRY
 from sightline.tools.registry import default_registry
@@ -27,7 +29,25 @@ class Core:
         self.editor = editor
         self.cfg = CoreConfig()
         self.session = Session(editor, self.cfg, os.getcwd(), default_registry())
-        self.completion = ComposerCompletion()
+        # The user's MCP servers: their tools join a turn's, their resources `@` mentions.
+        self.mcp = Manager(self._mcp_note)
+        self.session.extra_tools = self.mcp.turn_tools
+        self.session.extra_parts = self._mcp_parts
+        self.completion = ComposerCompletion(
+            extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
+        )
+        atexit.register(self.mcp.stop_all)
+
+    def _mcp_note(self, text: str) -> None:
+        """A server failed or refused a tool: said once in the pane."""
+        self.session.transcript.add_note(
+            text, "SightlineError" if text.startswith("✗") else "SightlineWarning"
+        )
+        self.session.ui.schedule()
+
+    def _mcp_parts(self, workspace: str, text: str, used: int) -> list[str]:
+        remaining = max(0, self.cfg.max_total_bytes - used)
+        return mcp_mentions.parts(self.mcp, workspace, text, self.cfg.max_file_bytes, remaining)
 
     def configure(self, raw: object, workspace: str | None = None) -> None:
         """Apply the Lua config table; a bad one is refused whole and changes nothing."""
@@ -42,6 +62,7 @@ class Core:
         self.session.cfg = self.cfg
         self.session.autoaccept = self.cfg.autoaccept
         self.session._provider = None
+        self.mcp.configure(cfg.mcp_servers, cfg.mcp_start_timeout_ms, cfg.mcp_call_timeout_ms)
         if workspace:
             self.set_workspace(workspace)
         if self.cfg.provider.name == "anthropic":

@@ -30,7 +30,7 @@ from sightline.providers.base import (
     TextDelta,
 )
 from sightline.scope import Selection
-from sightline.tools.base import Tool, ToolResult, call_label, tools_for
+from sightline.tools.base import Kind, Tool, ToolResult, allowed_kinds, call_label, tools_for
 from sightline.tools.plan import checklist
 from sightline.transcript import Transcript
 from sightline.ui import Ui
@@ -106,6 +106,10 @@ class Session:
         self._turn_ids = 0
         self._status_seq = itertools.count(1)  # lets the Lua mirror drop out-of-order statuses
         self._lock = threading.RLock()
+        # Tools and mention parts from outside the registry (the MCP client; Core sets them).
+        # Asked on the turn's worker thread, the one place that may wait on a server.
+        self.extra_tools: Callable[[str, frozenset[Kind]], list[Tool]] = lambda ws, kinds: []
+        self.extra_parts: Callable[[str, str, int], list[str]] = lambda ws, text, used: []
 
     # -- status -------------------------------------------------------------------------------
 
@@ -201,8 +205,11 @@ class Session:
         ).start()
         return turn
 
-    def _tools(self, turn: Turn) -> list[Tool]:
-        return tools_for(self.registry, self.mode, turn.scope is not None)
+    def _tools(self, turn: Turn, mode: str | None = None) -> list[Tool]:
+        mode = self.mode if mode is None else mode
+        scoped = turn.scope is not None
+        extra = self.extra_tools(self.workspace, allowed_kinds(mode, scoped))
+        return tools_for([*self.registry, *extra], mode, scoped)
 
     def _run(self, turn: Turn, user: dict[str, Any]) -> None:
         status = "done"
@@ -211,6 +218,9 @@ class Session:
                 # Credentials first (api_key_cmd): the key must be known to the redactor
                 # before the user's message is written to history.
                 self.provider.prepare()
+                used = sum(len(str(b.get("text", "")).encode()) for b in user["content"][1:])
+                late = self.extra_parts(self.workspace, user["visible"], used)
+                user["content"].extend({"type": "text", "text": part} for part in late)
             finally:
                 self.record(user)
             status = self._loop(turn)
@@ -229,9 +239,11 @@ class Session:
             self._finish(turn, status)
 
     def _loop(self, turn: Turn) -> str:
-        tools = self._tools(turn)
-        by_name = {tool.name: tool for tool in tools}
+        mode = self.mode
         for iteration in range(self.cfg.max_iterations + 1):
+            # Each request asks again: an MCP server that died since is left out.
+            tools = self._tools(turn, mode)
+            by_name = {tool.name: tool for tool in tools}
             assert self.conversation is not None
             request = Request(
                 # The workspace path may hold bytes that are not UTF-8 (surrogate escapes).

@@ -50,6 +50,10 @@ M.subcommands = {
     run = function(args) return require('sightline.extensions').command(args) end,
     complete = function(arglead, args) return require('sightline.extensions').complete(arglead, args) end,
   },
+  mcp = {
+    run = function(args) return require('sightline.mcp_client').command(args) end,
+    complete = function(arglead, args) return require('sightline.mcp_client').complete(arglead, args) end,
+  },
   plan = { run = function(args) return sl().plan(args[1] or 'toggle') end, complete = fixed(ON_OFF) },
   autoaccept = { run = function(args) return sl().autoaccept(args[1] or 'toggle') end, complete = fixed(ON_OFF) },
 }

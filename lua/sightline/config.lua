@@ -25,6 +25,7 @@ local defaults = {
   attachments = { navigate = 'reveal' },
   mentions = { max_file_bytes = 65536, max_total_bytes = 262144 },
   tools = { max_iterations = 25, command_timeout_ms = 120000 },
+  mcp = { servers = {}, start_timeout_ms = 30000, call_timeout_ms = 120000 },
 }
 
 local function one_of(values)
@@ -40,6 +41,38 @@ end
 local function key_or_false(v)
   return v == false or type(v) == 'string', 'string or false'
 end
+
+local function strings(v)
+  return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
+    return type(k) == 'number' and type(x) == 'string'
+  end), 'list of strings'
+end
+
+local function string_map(v)
+  return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
+    return type(k) == 'string' and type(x) == 'string'
+  end), 'table of names to strings'
+end
+
+local function tool_kinds(v)
+  return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
+    return type(k) == 'string' and (x == 'read' or x == 'exec')
+  end), "table of tool names to 'read' or 'exec'"
+end
+
+-- One MCP server of `mcp.servers` (a map of names the user chooses): stdio or HTTP.
+local mcp_server = {
+  command = { 'string', true },
+  args = { strings, true },
+  env = { string_map, true, 'secret' }, -- values may be tokens: never shown in a message
+  url = { 'string', true },
+  headers = { string_map, true, 'secret' },
+  type = { one_of({ 'stdio', 'http', 'streamable-http' }), true },
+  kind = { one_of({ 'read', 'exec' }), true },
+  tools = { tool_kinds, true },
+  trust_annotations = { 'boolean', true },
+  enabled = { 'boolean', true },
+}
 
 -- Each leaf: { validator, optional }. validator is a type name or a function (vim.validate).
 local schema = {
@@ -71,11 +104,12 @@ local schema = {
   attachments = { navigate = { one_of({ 'reveal', 'select' }) } },
   mentions = { max_file_bytes = { positive }, max_total_bytes = { positive } },
   tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
+  mcp = { servers = { map_of = mcp_server }, start_timeout_ms = { positive }, call_timeout_ms = { positive } },
 }
 
 ---One value against a type name (vim.validate) or a predicate returning (ok, expected).
 ---@return string? err
-function M.check_leaf(name, value, validator, optional)
+function M.check_leaf(name, value, validator, optional, secret)
   if type(validator) == 'function' then
     if value == nil and optional then
       return nil
@@ -84,11 +118,35 @@ function M.check_leaf(name, value, validator, optional)
     if ok then
       return nil
     end
-    return ('%s: expected %s, got %s'):format(name, expected, vim.inspect(value))
+    local got = secret and ('a ' .. type(value)) or vim.inspect(value)
+    return ('%s: expected %s, got %s'):format(name, expected, got)
   end
   local ok, err = pcall(vim.validate, name, value, validator, optional)
   if not ok then
     return (tostring(err):gsub('^.-:%d+: ', ''))
+  end
+end
+
+---A table of names the user chooses, each entry checked against `entry` (mcp.servers).
+---@return string? err
+function M.check_map(name, value, entry, unknown, validate)
+  if type(value) ~= 'table' then
+    return ('%s: expected table, got %s'):format(name, type(value))
+  end
+  for key, item in pairs(value) do
+    local path = name .. '.' .. tostring(key)
+    if type(key) ~= 'string' then
+      return ('%s: expected a table of named entries, got a list'):format(name)
+    elseif type(item) ~= 'table' then
+      return ('%s: expected table, got %s'):format(path, type(item))
+    end
+    local err = validate(item, entry, path, unknown)
+    if err then
+      return err
+    end
+    if (item.command == nil) == (item.url == nil) then
+      return ('%s: expected either command (stdio) or url (HTTP)'):format(path)
+    end
   end
 end
 
@@ -104,8 +162,13 @@ local function validate(cfg, node, path, unknown)
     local name = path .. '.' .. tostring(key)
     if sub == nil then
       table.insert(unknown, name)
+    elseif sub.map_of then
+      local err = M.check_map(name, value, sub.map_of, unknown, validate)
+      if err then
+        return err, unknown
+      end
     elseif is_leaf(sub) then
-      local err = M.check_leaf(name, value, sub[1], sub[2])
+      local err = M.check_leaf(name, value, sub[1], sub[2], sub[3])
       if err then
         return err, unknown
       end

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,8 +250,10 @@ class Connection:
             raise McpFailure(_one_line(str(err))) from None
 
     async def ping(self) -> bool:
-        from mcp import MCPError
+        from mcp import MCPDeprecationWarning, MCPError
 
+        # Removed in the 2026-07-28 protocol, kept by the legacy handshake this client uses.
+        warnings.filterwarnings("ignore", "ping is removed", MCPDeprecationWarning)
         try:
             await asyncio.wait_for(self.client.send_ping(), PING_TIMEOUT_S)
         except (MCPError, TimeoutError) as err:

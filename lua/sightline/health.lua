@@ -110,7 +110,10 @@ function M.check_mcp()
     if s.error and s.error ~= vim.NIL then
       h.error(line .. ': ' .. s.error, tools)
     elseif s.state == 'running' then
-      h.ok(line .. (' with %d tools'):format(#tools), tools)
+      h.ok(line .. (' with %d tools'):format(#tools))
+      for _, tool in ipairs(tools) do
+        h.info('  ' .. tool)
+      end
     elseif s.state == 'disabled' then
       h.info(line .. (s.source == 'workspace' and (' (:Sightline mcp enable ' .. s.name .. ')') or ''))
     else

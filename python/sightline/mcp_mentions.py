@@ -4,7 +4,8 @@ completion, and their text for the model when the message is sent.
 The hooks the rest of the code calls (one place each): `complete()` from
 ComposerCompletion.candidates, `parts()` from the turn's worker (Session._run, through
 Core) — reading a resource waits on the server, which pynvim's thread must never do.
-Like `@ext`: only servers that run and are enabled for the workspace count, each resource
+Like `@ext`: only servers enabled for the workspace count (a mentioned one not started
+yet is started, on the worker), each resource
 once, an unknown one is skipped silently, the text is bounded by mentions.max_file_bytes and
 what remains of mentions.max_total_bytes, and the parts come after the typed text.
 A server name holding `:` or whitespace cannot be mentioned.
@@ -91,7 +92,7 @@ def parts(
         return []
     from sightline.mcp_client.client import McpFailure
 
-    running = manager.running(workspace)
+    running = manager.for_mentions(workspace, {name for name, _ in mentions})
     out = []
     for name, uri in mentions:
         server = running.get(name)

@@ -52,7 +52,10 @@ def crash() -> str:
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True), description="A tiny image.")
 def picture() -> list[TextContent | ImageContent]:
     data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 24).decode()
-    return [TextContent(type="text", text="here it is"), ImageContent(type="image", data=data, mimeType="image/png")]
+    return [
+        TextContent(type="text", text="here it is"),
+        ImageContent(type="image", data=data, mimeType="image/png"),
+    ]
 
 
 @server.tool(description="Print a lot.")
@@ -60,7 +63,9 @@ def flood(lines: int) -> str:
     return "\n".join(f"line {i} " + "x" * 100 for i in range(lines))
 
 
-@server.resource("demo://notes", name="notes", description="The demo notes.", mime_type="text/plain")
+@server.resource(
+    "demo://notes", name="notes", description="The demo notes.", mime_type="text/plain"
+)
 def notes() -> str:
     return "NOTES-RESOURCE-TEXT: the demo server's notes\n"
 

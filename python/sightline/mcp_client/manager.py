@@ -227,6 +227,12 @@ class Manager:
         """The enabled servers that run now (no start, no wait: any thread)."""
         return {s.cfg.name: s for s in self.enabled(workspace) if s.state == "running"}
 
+    def for_mentions(self, workspace: Path | str, names: set[str]) -> dict[str, Server]:
+        """The enabled servers of these names, started if need be (on a worker thread)."""
+        wanted = [s for s in self.enabled(workspace) if s.cfg.name in names]
+        self.ensure_started(wanted, self.start_timeout_s)
+        return {s.cfg.name: s for s in wanted if s.state == "running"}
+
     def read_resource(self, server: Server, uri: str, timeout_s: float) -> Any:
         conn = server.conn
         if conn is None:

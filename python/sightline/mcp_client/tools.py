@@ -156,6 +156,8 @@ def run(
         denied = _ask(turn, cfg, listed, args)
         if denied is not None:
             return denied
+    else:
+        session.ui.schedule()  # the call's line shows while the server works
     from sightline.mcp_client.client import McpFailure, Stopped
 
     try:

@@ -293,7 +293,7 @@ def test_stop_during_a_call_ends_the_turn_at_once(
     nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
 ) -> None:
     nv = _claude_env(nvim_factory, fake_api, {}, mcp={"servers": {"demo": demo(kind="read")}})
-    fake_api.script(tool_use("mcp__demo__slow", {"seconds": 60}), text("after"), text("next"))
+    fake_api.script(tool_use("mcp__demo__slow", {"seconds": 60}))
     send(nv)
     wait_for(lambda: any("mcp__demo__slow" in ln for ln in transcript(nv)), TURN_TIMEOUT_S)
     stopped_at = time.monotonic()

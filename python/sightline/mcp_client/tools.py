@@ -44,10 +44,12 @@ HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
 
 def tool_name(server: str, tool: str, taken: set[str]) -> str:
-    name = _BAD.sub("_", f"mcp__{server}__{tool}")
-    if len(name) > MAX_NAME or name in taken:
-        digest = hashlib.sha256(f"{server}\0{tool}".encode(errors="surrogatepass")).hexdigest()
-        name = name[: MAX_NAME - 9] + "_" + digest[:8]
+    plain = _BAD.sub("_", f"mcp__{server}__{tool}")
+    name, salt = plain, 0
+    while len(name) > MAX_NAME or name in taken:
+        key = f"{server}\0{tool}" + (f"\0{salt}" if salt else "")  # salt: a listed twice
+        digest = hashlib.sha256(key.encode(errors="surrogatepass")).hexdigest()
+        name, salt = plain[: MAX_NAME - 9] + "_" + digest[:8], salt + 1
     return name
 
 

@@ -32,7 +32,7 @@ class Core:
         # The user's MCP servers: their tools join a turn's, their resources `@` mentions.
         self.mcp = Manager(self._mcp_note)
         self.session.extra_tools = self.mcp.turn_tools
-        self.session.extra_parts = self._mcp_parts
+        self.session.late_parts = self._mcp_parts
         self.completion = ComposerCompletion(
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
         )

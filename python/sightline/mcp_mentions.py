@@ -2,7 +2,7 @@
 completion, and their text for the model when the message is sent.
 
 The hooks the rest of the code calls (one place each): `complete()` from
-ComposerCompletion.candidates, `parts()` from the turn's worker (Session._run, through
+ComposerCompletion.candidates, `parts()` from the turn's worker (Session.late_parts, set by
 Core) — reading a resource waits on the server, which pynvim's thread must never do.
 Like `@ext`: only servers enabled for the workspace count (a mentioned one not started
 yet is started, on the worker), each resource

@@ -109,7 +109,7 @@ class Session:
         # Tools and mention parts from outside the registry (the MCP client; Core sets them).
         # Asked on the turn's worker thread, the one place that may wait on a server.
         self.extra_tools: Callable[[str, frozenset[Kind]], list[Tool]] = lambda ws, kinds: []
-        self.extra_parts: Callable[[str, str, int], list[str]] = lambda ws, text, used: []
+        self.late_parts: Callable[[str, str, int], list[str]] = lambda ws, text, used: []
 
     # -- status -------------------------------------------------------------------------------
 
@@ -219,7 +219,7 @@ class Session:
                 # before the user's message is written to history.
                 self.provider.prepare()
                 used = sum(len(str(b.get("text", "")).encode()) for b in user["content"][1:])
-                late = self.extra_parts(self.workspace, user["visible"], used)
+                late = self.late_parts(self.workspace, user["visible"], used)
                 user["content"].extend({"type": "text", "text": part} for part in late)
             finally:
                 self.record(user)

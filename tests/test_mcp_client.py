@@ -33,6 +33,7 @@ from tests.test_command import processes_with
 __all__ = ["fake_api"]
 
 DEMO = Path(__file__).parent / "mcp_servers" / "demo.py"
+RAW = Path(__file__).parent / "mcp_servers" / "raw.py"
 DEMO_TOOLS = ["lookup", "touch", "env_value", "slow", "crash", "picture", "flood"]
 
 
@@ -269,6 +270,37 @@ def test_a_server_that_cannot_start_is_reported_once(
     assert len(notes) == 1, transcript(nv)
     assert "no-such-server" in notes[0]
     assert mcp_names(tool_names(fake_api, 1)) == []
+
+
+def test_a_tool_with_a_schema_too_large_is_refused_once(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    raw = {"command": sys.executable, "args": [str(RAW), "big"]}
+    nv = _claude_env(nvim_factory, fake_api, {}, mcp={"servers": {"raw": raw}})
+    send(nv)
+    idle(nv)
+    send(nv, "again")
+    idle(nv)
+    assert mcp_names(tool_names(fake_api, 1)) == ["mcp__raw__good"]
+    notes = [line for line in transcript(nv) if "not offered" in line]
+    assert notes == [
+        "⚠ MCP server raw: tool bad not offered (its input schema is larger than 65536 bytes)"
+    ], transcript(nv)
+
+
+def test_a_listing_with_a_non_object_schema_fails_the_server_once(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    # The SDK (2.3) refuses the whole listing: the server is reported, its tools left out.
+    raw = {"command": sys.executable, "args": [str(RAW), "string"]}
+    nv = _claude_env(nvim_factory, fake_api, {}, mcp={"servers": {"raw": raw}})
+    send(nv)
+    idle(nv)
+    send(nv, "again")
+    idle(nv)
+    assert mcp_names(tool_names(fake_api, 1)) == []
+    notes = [line for line in transcript(nv) if "MCP server raw did not start" in line]
+    assert len(notes) == 1 and "inputSchema" in notes[0], transcript(nv)
 
 
 def test_a_slow_tool_times_out_without_hanging_the_turn(

@@ -95,17 +95,24 @@ def _map(value: object, path: str, what: str = "a table of names to strings") ->
         if not isinstance(key, str) or not key or len(key) > MAX_TEXT:
             raise _fail(path, what, value)
         if not isinstance(item, str) or len(item) > MAX_TEXT:
-            raise _fail(f"{path}.{key}", "a string", item)
+            shown = key if key.isprintable() else repr(key)  # the message is one line
+            raise _fail(f"{path}.{shown}", "a string", item)
         out[key] = item
     return out
 
 
 def parse_server(name: object, raw: object, path: str, source: Source) -> ServerConfig:
     """One entry of `mcp.servers` (source "user") or of `.mcp.json` (source "workspace")."""
-    if not isinstance(name, str) or not name or len(name) > MAX_NAME_CHARS:
+    if (
+        not isinstance(name, str)
+        or not name
+        or len(name) > MAX_NAME_CHARS
+        or not name.isprintable()
+    ):
         shown = repr(name) if isinstance(name, str) else _kind(name)
         raise ServerConfigError(
-            f"{path}: expected server names of 1 to {MAX_NAME_CHARS} characters, got {shown[:80]}"
+            f"{path}: expected server names of 1 to {MAX_NAME_CHARS} printable characters, "
+            f"got {shown[:80]}"
         )
     where = f"{path}.{name}"
     if not isinstance(raw, Mapping):
@@ -147,8 +154,9 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
     tools = _map(raw.get("tools"), f"{where}.tools", "a table of tool names to 'read' or 'exec'")
     for tool, tool_kind in tools.items():
         if tool_kind not in KINDS:
+            shown = tool if tool.isprintable() else repr(tool)
             raise ServerConfigError(
-                f"{where}.tools.{tool}: expected 'read' or 'exec', got {tool_kind!r}"
+                f"{where}.tools.{shown}: expected 'read' or 'exec', got {tool_kind!r}"[:500]
             )
     trust = raw.get("trust_annotations", False)
     if not isinstance(trust, bool):

@@ -76,6 +76,10 @@ M.subcommands = {
     complete = fixed(ON_OFF),
     max_args = 1,
   },
+  mcp = {
+    run = function(args) return require('sightline.mcp_client').command(args) end,
+    complete = function(arglead, args) return require('sightline.mcp_client').complete(arglead, args) end,
+  },
 }
 
 -- `extensions` (the listing) takes the same verbs, like the command line's alias.

@@ -29,6 +29,7 @@ local defaults = {
   mentions = { max_file_bytes = 65536, max_total_bytes = 262144 },
   tools = { max_iterations = 25, command_timeout_ms = 120000 },
   completion = { engine = 'auto' }, ---@type { engine: "auto"|"blink"|"cmp"|"native" }
+  mcp = { servers = {}, start_timeout_ms = 30000, call_timeout_ms = 120000 },
 }
 
 -- How a bad value is named in a message: short, and never a huge string or a table's address.
@@ -118,8 +119,42 @@ local function agent(v)
   return ok, expected
 end
 
--- Each leaf: { validator, optional }. validator is a type name or a predicate returning
--- (ok, expected).
+
+local function strings(v)
+  return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
+    return type(k) == 'number' and type(x) == 'string'
+  end), 'list of strings'
+end
+
+local function string_map(v)
+  return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
+    return type(k) == 'string' and type(x) == 'string'
+  end), 'table of names to strings'
+end
+
+local function tool_kinds(v)
+  return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
+    return type(k) == 'string' and (x == 'read' or x == 'exec')
+  end), "table of tool names to 'read' or 'exec'"
+end
+
+-- One MCP server of `mcp.servers` (a map of names the user chooses): stdio or HTTP.
+local mcp_server = {
+  command = { 'string', true },
+  args = { strings, true },
+  env = { string_map, true, 'secret' }, -- values may be tokens: never shown in a message
+  url = { 'string', true },
+  headers = { string_map, true, 'secret' },
+  type = { one_of({ 'stdio', 'http', 'streamable-http' }), true },
+  kind = { one_of({ 'read', 'exec' }), true },
+  tools = { tool_kinds, true },
+  trust_annotations = { 'boolean', true },
+  enabled = { 'boolean', true },
+}
+
+-- Each leaf: { validator, optional, secret? }. validator is a type name or a predicate
+-- returning (ok, expected); a secret leaf's value is never quoted in a message. A
+-- `{ map_of = entry }` node is a table of names the user chooses, each checked as `entry`.
 local schema = {
   python = { text, true },
   provider = {
@@ -163,6 +198,7 @@ local schema = {
   mentions = { max_file_bytes = { positive }, max_total_bytes = { positive } },
   tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
   completion = { engine = { one_of({ 'auto', 'blink', 'cmp', 'native' }) } },
+  mcp = { servers = { map_of = mcp_server }, start_timeout_ms = { positive }, call_timeout_ms = { positive } },
 }
 
 ---@alias sightline.Validator string|fun(v: any): boolean, string a type name, or (ok, expected)
@@ -173,7 +209,7 @@ local schema = {
 ---@param validator sightline.Validator
 ---@param optional boolean? nil is allowed
 ---@return string? err
-function M.check_leaf(name, value, validator, optional)
+function M.check_leaf(name, value, validator, optional, secret)
   if value == nil and optional then
     return nil
   end
@@ -186,7 +222,31 @@ function M.check_leaf(name, value, validator, optional)
   if ok then
     return nil
   end
-  return ('%s: expected %s, got %s'):format(name, expected, describe(value))
+  local got = secret and ('a ' .. type(value)) or describe(value)
+  return ('%s: expected %s, got %s'):format(name, expected, got)
+end
+
+---A table of names the user chooses, each entry checked against `entry` (mcp.servers).
+---@return string? err
+function M.check_map(name, value, entry, unknown, validate)
+  if type(value) ~= 'table' then
+    return ('%s: expected table, got %s'):format(name, type(value))
+  end
+  for key, item in pairs(value) do
+    local path = name .. '.' .. tostring(key)
+    if type(key) ~= 'string' then
+      return ('%s: expected a table of named entries, got a list'):format(name)
+    elseif type(item) ~= 'table' then
+      return ('%s: expected table, got %s'):format(path, type(item))
+    end
+    local err = validate(item, entry, path, unknown)
+    if err then
+      return err
+    end
+    if (item.command == nil) == (item.url == nil) then
+      return ('%s: expected either command (stdio) or url (HTTP)'):format(path)
+    end
+  end
 end
 
 local function is_leaf(node)
@@ -202,8 +262,13 @@ local function validate(cfg, node, path, unknown)
     local name = path .. '.' .. (type(key) == 'string' and key or '[' .. describe(key) .. ']')
     if sub == nil then
       table.insert(unknown, name)
+    elseif sub.map_of then
+      local err = M.check_map(name, value, sub.map_of, unknown, validate)
+      if err then
+        return err, unknown
+      end
     elseif is_leaf(sub) then
-      local err = M.check_leaf(name, value, sub[1], sub[2])
+      local err = M.check_leaf(name, value, sub[1], sub[2], sub[3])
       if err then
         return err, unknown
       end
@@ -233,7 +298,16 @@ local function merge(node, default, layers)
         below[#below + 1] = v
       end
     end
-    if is_leaf(sub) then
+    if sub.map_of then
+      -- A map of names (mcp.servers): every layer's entries, a later layer's by name winning.
+      local map = vim.deepcopy(default[key] or {})
+      for _, v in ipairs(below) do
+        for name, entry in pairs(v) do
+          map[name] = vim.deepcopy(entry)
+        end
+      end
+      out[key] = map
+    elseif is_leaf(sub) then
       local v = below[#below]
       if v == nil then
         v = default[key]

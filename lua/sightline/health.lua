@@ -124,6 +124,43 @@ function M.check()
     else
       h.error('the core did not start or answer: ' .. tostring(req_err), host.stderr())
     end
+    if res then
+      M.check_mcp()
+    end
+  end
+end
+
+---Each MCP server, its state and its tools with their kinds (nothing is started here).
+function M.check_mcp()
+  local servers, err = require('sightline.mcp_client').list()
+  if not servers then
+    h.error('MCP servers: ' .. tostring(err))
+    return
+  end
+  if #servers == 0 then
+    h.info('no MCP servers configured (:help sightline-mcp-client)')
+  end
+  for _, s in ipairs(servers) do
+    local from = s.source == 'workspace' and '.mcp.json' or 'setup()'
+    local line = ('MCP server %s (%s, %s): %s'):format(s.name, s.transport, from, s.state)
+    local tools = {}
+    for _, t in ipairs(s.tools or {}) do
+      local hints = t.annotations ~= '' and (' [server says: ' .. t.annotations .. ']') or ''
+      local refused = (t.refused and t.refused ~= vim.NIL) and (' not offered: ' .. t.refused) or ''
+      table.insert(tools, ('%s: %s%s%s'):format(t.api_name, t.kind, hints, refused))
+    end
+    if s.error and s.error ~= vim.NIL then
+      h.error(line .. ': ' .. s.error, tools)
+    elseif s.state == 'running' then
+      h.ok(line .. (' with %d tools'):format(#tools))
+      for _, tool in ipairs(tools) do
+        h.info('  ' .. tool)
+      end
+    elseif s.state == 'disabled' then
+      h.info(line .. (s.source == 'workspace' and (' (:Sightline mcp enable ' .. s.name .. ')') or ''))
+    else
+      h.info(line .. ' (it starts when a turn needs it)')
+    end
   end
 end
 

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sightline.mcp_client.config import ServerConfig, ServerConfigError, parse_servers
+
 # A vim/libuv timer cannot wait longer than this either; Python's waits overflow above it.
 MAX_MS = 2**31 - 1
 # The largest whole number a Lua number holds exactly.
@@ -65,6 +67,9 @@ class CoreConfig:
     max_iterations: int = 25
     command_timeout_ms: int = 120000
     rules: bool = True
+    mcp_servers: tuple[ServerConfig, ...] = ()
+    mcp_start_timeout_ms: int = 30000
+    mcp_call_timeout_ms: int = 120000
 
     @classmethod
     def from_dict(cls, raw: object) -> CoreConfig:
@@ -85,6 +90,7 @@ class CoreConfig:
         )
         mentions = root.table("mentions")
         tools = root.table("tools")
+        mcp = root.table("mcp")
         return cls(
             provider=provider,
             autoaccept=root.flag("autoaccept", False),
@@ -93,7 +99,17 @@ class CoreConfig:
             max_iterations=tools.count("max_iterations", 25),
             command_timeout_ms=tools.ms("command_timeout_ms", 120000),
             rules=root.flag("rules", True),
+            mcp_servers=_mcp_servers(mcp.raw.get("servers")),
+            mcp_start_timeout_ms=mcp.ms("start_timeout_ms", 30000),
+            mcp_call_timeout_ms=mcp.ms("call_timeout_ms", 120000),
         )
+
+
+def _mcp_servers(raw: object) -> tuple[ServerConfig, ...]:
+    try:
+        return parse_servers(raw, "mcp.servers")
+    except ServerConfigError as err:
+        raise ConfigError(str(err)) from None
 
 
 def _kind(value: object) -> str:

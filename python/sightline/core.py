@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import logging
 import os
@@ -10,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from sightline import chips, history, paths, scope
+from sightline import chips, history, mcp_mentions, paths, scope
 from sightline.agent.session import Session
 from sightline.chips import reference_finder
 from sightline.composer import ComposerCompletion
@@ -18,6 +19,7 @@ from sightline.config import ConfigError, CoreConfig
 from sightline.context import ContextLimits
 from sightline.editor import Editor
 from sightline.errors import Refused
+from sightline.mcp_client.manager import Manager
 from sightline.mention_context import buffer_reader, context_parts
 from sightline.providers import REGISTRY
 from sightline.tools.registry import default_registry
@@ -33,11 +35,29 @@ class Core:
         self.editor = editor
         self.cfg = CoreConfig()
         self.session = Session(editor, self.cfg, os.getcwd(), default_registry())
-        self.completion = ComposerCompletion()
+        # The user's MCP servers: their tools join a turn's, their resources `@` mentions.
+        self.mcp = Manager(self._mcp_note)
+        self.session.extra_tools = self.mcp.turn_tools
+        self.session.late_parts = self._mcp_parts
+        self.completion = ComposerCompletion(
+            extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
+        )
+        atexit.register(self.mcp.stop_all)
         # Model lists per (provider, base_url): fetched once, off Neovim's thread.
         self._models: dict[tuple[str, str | None], list[str] | str] = {}
         self._fetches: dict[tuple[str, str | None], threading.Event] = {}
         self._models_lock = threading.Lock()
+
+    def _mcp_note(self, text: str) -> None:
+        """A server failed or refused a tool: said once in the pane."""
+        self.session.transcript.add_note(
+            text, "SightlineError" if text.startswith("✗") else "SightlineWarning"
+        )
+        self.session.ui.schedule()
+
+    def _mcp_parts(self, workspace: str, text: str, used: int) -> list[str]:
+        remaining = max(0, self.cfg.max_total_bytes - used)
+        return mcp_mentions.parts(self.mcp, workspace, text, self.cfg.max_file_bytes, remaining)
 
     def configure(self, raw: object, workspace: str | None = None) -> None:
         """Apply the Lua config table; a bad one is refused whole and changes nothing."""
@@ -55,6 +75,7 @@ class Core:
         if old is not None and callable(getattr(old, "close", None)):
             old.close()  # type: ignore[attr-defined]  # an ACP agent process ends with it
         self.session._provider = None
+        self.mcp.configure(cfg.mcp_servers, cfg.mcp_start_timeout_ms, cfg.mcp_call_timeout_ms)
         if workspace:
             self.set_workspace(workspace)
         if self.cfg.provider.name == "anthropic":

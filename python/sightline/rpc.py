@@ -28,6 +28,7 @@ from sightline.agent.session import MODES
 from sightline.core import Core
 from sightline.editor import EditorError
 from sightline.errors import Refused
+from sightline.mcp_client.config import ServerConfigError
 from sightline.params import (
     Choice,
     Directory,
@@ -316,6 +317,40 @@ def _extension_errors(core: Core) -> Iterator[None]:
         raise Refused(f"{err.strerror or err}{where}") from None
     finally:
         core.completion.forget_extensions()
+
+
+MCP_NAME = Text(required=True, max_chars=MAX_NAME_CHARS)
+
+
+@method("mcp.list", workspace=WORKSPACE)
+def _mcp_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"servers": core.mcp.status(_workspace(core, params))}
+
+
+@contextlib.contextmanager
+def _mcp_errors() -> Iterator[None]:
+    try:
+        yield
+    except ServerConfigError as err:
+        raise Refused(f"sightline: {err}") from None
+
+
+@method("mcp.enable", name=MCP_NAME, workspace=WORKSPACE)
+def _mcp_enable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _mcp_errors():
+        return {"message": core.mcp.set_enabled(params["name"], True, _workspace(core, params))}
+
+
+@method("mcp.disable", name=MCP_NAME, workspace=WORKSPACE)
+def _mcp_disable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _mcp_errors():
+        return {"message": core.mcp.set_enabled(params["name"], False, _workspace(core, params))}
+
+
+@method("mcp.restart", name=MCP_NAME, workspace=WORKSPACE)
+def _mcp_restart(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _mcp_errors():
+        return {"message": core.mcp.restart(params["name"], _workspace(core, params))}
 
 
 MAX_ERROR_CHARS = 1000

@@ -34,7 +34,7 @@ from sightline.providers.base import (
 )
 from sightline.providers.presets import preset
 from sightline.scope import Selection
-from sightline.tools.base import Tool, ToolResult, call_label, tools_for
+from sightline.tools.base import Kind, Tool, ToolResult, allowed_kinds, call_label, tools_for
 from sightline.tools.plan import checklist
 from sightline.transcript import Transcript
 from sightline.ui import Ui
@@ -113,6 +113,10 @@ class Session:
         self._turn_ids = 0
         self._status_seq = itertools.count(1)  # lets the Lua mirror drop out-of-order statuses
         self._lock = threading.RLock()
+        # Tools and mention parts from outside the registry (the MCP client; Core sets them).
+        # Asked on the turn's worker thread, the one place that may wait on a server.
+        self.extra_tools: Callable[[str, frozenset[Kind]], list[Tool]] = lambda ws, kinds: []
+        self.late_parts: Callable[[str, str, int], list[str]] = lambda ws, text, used: []
 
     # -- status -------------------------------------------------------------------------------
 
@@ -253,8 +257,11 @@ class Session:
         ).start()
         return turn
 
-    def _tools(self, turn: Turn) -> list[Tool]:
-        return tools_for(self.registry, self.mode, turn.scope is not None)
+    def _tools(self, turn: Turn, mode: str | None = None) -> list[Tool]:
+        mode = self.mode if mode is None else mode
+        scoped = turn.scope is not None
+        extra = self.extra_tools(self.workspace, allowed_kinds(mode, scoped))
+        return tools_for([*self.registry, *extra], mode, scoped)
 
     def _run(self, turn: Turn) -> None:
         status = "done"
@@ -263,6 +270,14 @@ class Session:
                 # Credentials first (api_key_cmd): the key must be known to the redactor
                 # before the user's message is written to history.
                 self.provider.prepare()
+                pending = turn.user
+                if pending is not None:
+                    # Parts that need a worker thread (MCP resources), after the typed text.
+                    content = pending["content"]
+                    used = sum(len(str(b.get("text", "")).encode()) for b in content[1:])
+                    late = self.late_parts(self.workspace, pending["visible"], used)
+                    with turn.lock:
+                        content.extend({"type": "text", "text": part} for part in late)
             finally:
                 with turn.lock:
                     user, turn.user = turn.user, None
@@ -288,16 +303,18 @@ class Session:
             self._finish(turn, status)
 
     def _loop(self, turn: Turn) -> str:
-        tools = self._tools(turn)
-        by_name = {tool.name: tool for tool in tools}
+        mode = self.mode
         # Read once per turn: the system prompt stays the same for every request of the turn
         # (the prompt cache serves it).
         rules = load_rules(self.workspace) if self.cfg.rules else []
         if rules:
             self.transcript.add_note(rules_note(rules))
             self.ui.schedule()
-        system = system_prompt(self.workspace, self.mode, turn.scope is not None, rules)
+        system = system_prompt(self.workspace, mode, turn.scope is not None, rules)
         for iteration in range(self.cfg.max_iterations + 1):
+            # Each request asks again: an MCP server that died since is left out.
+            tools = self._tools(turn, mode)
+            by_name = {tool.name: tool for tool in tools}
             assert self.conversation is not None
             request = Request(
                 # The workspace path may hold bytes that are not UTF-8 (surrogate escapes).

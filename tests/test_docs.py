@@ -66,9 +66,14 @@ local leaves = {}
 local function walk(node, path)
   for key, sub in pairs(node) do
     local name = path == '' and key or path .. '.' .. key
-    if type(sub[1]) == 'function' or type(sub[1]) == 'string' then
+    if sub.map_of then
+      -- A map of names the user chooses (mcp.servers): its entries' fields, under its path.
+      walk(sub.map_of, name)
+    elseif type(sub[1]) == 'function' or type(sub[1]) == 'string' then
       -- The validator's own words for what it takes: 'one of a, b' names the choices.
-      local expected = config.check_leaf(name, {}, sub[1], false):match('expected (.-), got')
+      local err = config.check_leaf(name, {}, sub[1], false)
+        or config.check_leaf(name, 0, sub[1], false)
+      local expected = err:match('expected (.-), got')
       local choices = expected:match('^one of ([%w_, ]+)$')
       leaves[#leaves + 1] = {
         path = name,
@@ -100,12 +105,19 @@ def defaults_block(text: str) -> str:
 
 
 def option_entries(text: str) -> dict[str, str]:
-    """`*sightline-option-X*` → the text from that tag to the next one (or the mappings)."""
+    """`*sightline-option-X*` → the text from that tag to the next option tag, the mappings
+    or the end of its section, whichever comes first (options of later features are
+    documented in their own sections)."""
     marks = list(re.finditer(r"\*sightline-option-([^*\s]+)\*", text))
     entries = {}
     for i, m in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else text.index("*sightline-mappings*")
-        entries[m.group(1)] = text[m.end() : end]
+        ends = [marks[i + 1].start()] if i + 1 < len(marks) else [len(text)]
+        ends += [
+            at
+            for at in (text.find(stop, m.end()) for stop in ("*sightline-mappings*", "\n===="))
+            if at >= 0
+        ]
+        entries[m.group(1)] = text[m.end() : min(ends)]
     return entries
 
 

@@ -91,7 +91,7 @@ local function send_dialog()
   end
   local ok, err = require('sightline').send(text, dialog.range)
   if not ok then
-    vim.notify(err, vim.log.levels.WARN)
+    require('sightline.pane').refused(ok, err, { show = true })
     return
   end
   vim.cmd.stopinsert()
@@ -155,14 +155,17 @@ end
 
 ---<Plug>(sightline-change): from visual mode.
 function M.from_visual()
+  -- A refusal shows in the pane too: a message alone is lost when Visual mode ends.
+  local pane = require('sightline.pane')
   if not provider_ok() then
-    vim.notify(NEEDS_PROVIDER, vim.log.levels.WARN)
+    api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
+    pane.refused(nil, NEEDS_PROVIDER, { show = true })
     return
   end
   local range, err = M.current_selection()
   api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
   if not range then
-    vim.notify(err, vim.log.levels.WARN)
+    pane.refused(nil, err, { show = true })
     return
   end
   M.open_dialog(range)

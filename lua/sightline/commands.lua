@@ -78,10 +78,11 @@ function M.run(opts)
     return
   end
   local ok, res, err = pcall(sub.run, args, opts)
+  -- Refusals also show in the pane (bar and transcript note): a message alone scrolls away.
   if not ok then
-    vim.notify('sightline: ' .. tostring(res), vim.log.levels.ERROR)
+    require('sightline.pane').notice('sightline: ' .. tostring(res), vim.log.levels.ERROR)
   elseif not res and err then
-    vim.notify(err, vim.log.levels.WARN)
+    require('sightline.pane').notice(err, vim.log.levels.WARN)
   elseif type(res) == 'string' and not vim.startswith(res, 'OK') then
     vim.notify(res, vim.log.levels.WARN)
   end

@@ -11,6 +11,9 @@ local links = {
   SightlineChip = 'Underlined',
   SightlineDiffAdd = 'DiffAdd',
   SightlineDiffDelete = 'DiffDelete',
+  SightlineHint = 'NonText',
+  SightlineOutput = 'Comment',
+  SightlineCompareHint = 'WarningMsg',
 }
 
 function M.apply()

@@ -68,7 +68,7 @@ local function on_exit(job, code)
   end
   vim.schedule(function()
     vim.notify(msg, vim.log.levels.ERROR)
-    require('sightline.pane').on_core_exit()
+    require('sightline.pane').on_core_exit(msg)
     vim.api.nvim_exec_autocmds('User', { pattern = 'SightlineTurnEnd', data = { status = 'crashed' }, modeline = false })
   end)
 end

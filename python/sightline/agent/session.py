@@ -27,6 +27,7 @@ from sightline.providers.base import (
     Request,
     Retrying,
     TextDelta,
+    Usage,
 )
 from sightline.scope import Selection
 from sightline.tools.base import Tool, ToolResult, call_label, tools_for
@@ -46,6 +47,8 @@ class Turn:
     scope: Selection | None = None
     started: float = field(default_factory=time.monotonic)
     partial: str = ""
+    usage: dict[str, int] | None = None  # the reply being streamed, live (input, output)
+    accounted: dict[str, int] = field(default_factory=dict)  # its finished replies
     lock: threading.Lock = field(default_factory=threading.Lock)
     _cancelled: threading.Event = field(default_factory=threading.Event)
     _on_cancel: list[Callable[[], None]] = field(default_factory=list)
@@ -153,7 +156,16 @@ class Session:
             "conversation_path": str(self.conversation.path) if self.conversation else None,
             "read_only": bool(self.conversation and self.conversation.read_only),
             "tokens": dict(self.tokens),
+            "turn_tokens": self._turn_tokens(turn),
         }
+
+    def _turn_tokens(self, turn: Turn | None) -> dict[str, int] | None:
+        """Tokens of the running turn: its finished rounds plus the reply streaming now."""
+        if turn is None:
+            return None
+        live = turn.usage or {"input": 0, "output": 0}
+        done = turn.accounted
+        return {k: done.get(k, 0) + live.get(k, 0) for k in ("input", "output")}
 
     # -- conversation ---------------------------------------------------------------------------
 
@@ -271,6 +283,10 @@ class Session:
                         }
                     )
             self._account(reply)
+            with turn.lock:
+                for key, n in (("input", reply.input_tokens), ("output", reply.output_tokens)):
+                    turn.accounted[key] = turn.accounted.get(key, 0) + n
+                turn.usage = None
             if reply.stop_reason == "max_tokens":
                 self.transcript.add_note(
                     "The reply stopped at provider.max_tokens "
@@ -306,6 +322,9 @@ class Session:
                     turn.partial += event.text
                     self.transcript.append_text(event.text)
                 self.ui.schedule()
+            elif isinstance(event, Usage):
+                turn.usage = {"input": event.input_tokens, "output": event.output_tokens}
+                self.ui.schedule()
             elif isinstance(event, Retrying):
                 self.transcript.add_note(
                     f"↻ {event.reason} Retrying in {event.delay_s:g} s "
@@ -338,7 +357,8 @@ class Session:
             )
         else:
             args = dict(call.get("input") or {})
-            self.transcript.add_note(f"• {call_label(name, args)}")
+            label = call_label(name, args)
+            row = self.transcript.add_note(f"• {label}")
             try:
                 result = tool.handler(turn, args)
             except Refused as err:
@@ -346,6 +366,7 @@ class Session:
             except Exception as err:
                 log.error("tool %s failed:\n%s", name, traceback.format_exc())
                 result = ToolResult(f"tool {name} failed: {type(err).__name__}: {err}", True)
+            show_outcome(self.transcript, row, name, label, result.content, result.is_error)
         self.ui.schedule()
         block: dict[str, Any] = {
             "type": "tool_result",
@@ -449,6 +470,7 @@ class Session:
 
 def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> None:
     """Rebuild the transcript of a conversation reopened from history."""
+    calls: dict[str, tuple[int, str, str]] = {}  # tool_use id -> (note row, name, label)
     for record in records:
         kind = record.get("type")
         if kind == "message" and record.get("role") == "user" and "visible" in record:
@@ -458,9 +480,17 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
                 if block.get("type") == "text":
                     transcript.append_text(block["text"])
                 elif block.get("type") == "tool_use":
-                    label = call_label(str(block.get("name")), dict(block.get("input") or {}))
-                    transcript.add_note(f"• {label}")
+                    name = str(block.get("name"))
+                    label = call_label(name, dict(block.get("input") or {}))
+                    calls[str(block.get("id"))] = (transcript.add_note(f"• {label}"), name, label)
             transcript.end_reply()
+        elif kind == "message" and record.get("role") == "user":
+            for block in record.get("content", []):
+                call = calls.pop(str(block.get("tool_use_id")), None)
+                if isinstance(block, dict) and block.get("type") == "tool_result" and call:
+                    content = block.get("content")
+                    text = content if isinstance(content, str) else ""
+                    show_outcome(transcript, *call, text, bool(block.get("is_error")))
         elif kind == "event" and record.get("event") == "error":
             transcript.add_note("✗ " + str(record.get("text", "")), "SightlineError")
         elif kind == "event" and record.get("event") == "stopped":
@@ -469,3 +499,19 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
             transcript.add_lines(checklist(list(record.get("steps", []))))
         elif kind == "proposal":
             transcript.add_lines([(str(t), g) for t, g in record.get("lines", [])])
+
+
+def show_outcome(
+    transcript: Transcript, row: int, name: str, label: str, content: str, is_error: bool
+) -> None:
+    """A tool call's note, once its result is known: a failure is marked with its reason
+    (what the model was told), and run_command's output is shown, long output folded."""
+    if is_error:
+        reason = next((line for line in content.splitlines() if line.strip()), "failed")
+        if len(reason) > 160:
+            reason = reason[:159] + "…"
+        transcript.set_line(row, f"✗ {label} — {reason}", "SightlineError")
+    if name == "run_command":
+        _status, _, output = content.partition("\n")
+        if output and output != "(no output)":
+            transcript.add_output(output)

@@ -29,6 +29,7 @@ from sightline.providers.base import (
     Retrying,
     StreamEvent,
     TextDelta,
+    Usage,
 )
 
 MAX_RETRY_AFTER_S = 30.0
@@ -305,6 +306,10 @@ class AnthropicProvider:
                 text = assembler.feed(event)
                 if text:
                     yield TextDelta(text)
+                elif event.type in ("message_start", "message_delta"):
+                    # The SDK reports usage at these two events: the pane shows it live.
+                    reply = assembler.reply
+                    yield Usage(reply.input_tokens, reply.output_tokens)
         finally:
             with self._lock:
                 self._stream = None

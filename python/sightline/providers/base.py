@@ -22,6 +22,14 @@ class Retrying:
     reason: str
 
 
+@dataclass(frozen=True)
+class Usage:
+    """Tokens of the reply being streamed so far (shown live in the pane's bar)."""
+
+    input_tokens: int
+    output_tokens: int
+
+
 @dataclass
 class Reply:
     """A finished assistant message: content blocks exactly as received, plus accounting."""
@@ -33,7 +41,7 @@ class Reply:
     cache_read_tokens: int = 0
 
 
-StreamEvent = TextDelta | Retrying | Reply
+StreamEvent = TextDelta | Retrying | Usage | Reply
 
 
 class ProviderError(Exception):

@@ -311,18 +311,25 @@ api.nvim_create_autocmd('VimResized', {
   desc = 'sightline: fit the pane to the terminal',
 })
 
----Bring the pane into view without taking the focus.
+local function open_windows()
+  M.close()
+  local cfg = require('sightline.config').get().pane
+  S.twin = api.nvim_open_win(S.tbuf, false, { split = cfg.side, win = -1, width = M.width() })
+  S.cwin = api.nvim_open_win(S.cbuf, false, { split = 'below', win = S.twin, height = composer_height() })
+  style(S.twin, 'pane', S.tbuf)
+  style(S.cwin, 'pane', S.cbuf)
+  vim.wo[S.cwin].winfixheight = true
+  M.on_state(require('sightline.host').status())
+  local last = api.nvim_buf_line_count(S.tbuf)
+  api.nvim_win_set_cursor(S.twin, { last, 0 })
+  render_notice()
+end
+
+---Bring the pane into view without taking the focus (the current window and mode stay).
 function M.show()
+  ensure_buffers()
   if not M.is_open() then
-    local win = vim.api.nvim_get_current_win()
-    local mode = api.nvim_get_mode().mode
-    M.open()
-    if not mode:match('^i') then
-      vim.cmd.stopinsert()
-    end
-    if vim.api.nvim_win_is_valid(win) then
-      vim.api.nvim_set_current_win(win)
-    end
+    open_windows()
   end
 end
 
@@ -330,17 +337,7 @@ end
 function M.open()
   ensure_buffers()
   if not M.is_open() then
-    M.close()
-    local cfg = require('sightline.config').get().pane
-    S.twin = api.nvim_open_win(S.tbuf, false, { split = cfg.side, win = -1, width = M.width() })
-    S.cwin = api.nvim_open_win(S.cbuf, true, { split = 'below', win = S.twin, height = composer_height() })
-    style(S.twin, 'pane', S.tbuf)
-    style(S.cwin, 'pane', S.cbuf)
-    vim.wo[S.cwin].winfixheight = true
-    M.on_state(require('sightline.host').status())
-    local last = api.nvim_buf_line_count(S.tbuf)
-    api.nvim_win_set_cursor(S.twin, { last, 0 })
-    render_notice()
+    open_windows()
   end
   api.nvim_set_current_win(S.cwin)
   vim.cmd.startinsert({ bang = true })

@@ -291,10 +291,10 @@ function M.compare(p)
   M.close_compare()
   local ft = vim.filetype.match({ filename = p.path }) or ''
   -- Named by the file's tail: the tab's label (the current buffer's name, its directories
-  -- shortened) stays readable, e.g. `app.py · proposal 3`.
+  -- shortened) stays readable, e.g. `app.py · after (proposal 3)`.
   local tail = vim.fn.fnamemodify(p.path, ':t')
-  local before = side(('%s · before proposal %d'):format(tail, p.id), p.before, ft)
-  local after = side(('%s · proposal %d'):format(tail, p.id), p.after, ft)
+  local before = side(('%s · before (proposal %d)'):format(tail, p.id), p.before, ft)
+  local after = side(('%s · after (proposal %d)'):format(tail, p.id), p.after, ft)
   vim.bo[before].modifiable = false
   vim.cmd('tab sbuffer ' .. before)
   vim.cmd('diffthis')

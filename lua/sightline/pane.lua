@@ -374,7 +374,8 @@ end
 ---parser; `conceal` hides markers in the transcript window (conceallevel 2).
 local function render_markdown(buf, first, last)
   local lines = api.nvim_buf_get_lines(buf, first, last, false)
-  local text = table.concat(lines, '\n')
+  -- A closing fence is only one when a newline ends it.
+  local text = table.concat(lines, '\n') .. '\n'
   if not text:find('[%*_`#~%[%]>|<&\\]') then
     return -- plain prose: nothing to render
   end
@@ -546,7 +547,7 @@ local function count(n)
   return tostring(n)
 end
 
----The bar: what matters first (a refusal, what waits and its keys, the running turn), then
+---The bar: what matters first (what waits and its keys, the running turn, a refusal), then
 ---`%<` and the rest; a narrow pane cuts the rest, never the first part. When what waits and
 ---its keys do not fit on one line, the keys go to the composer's bar (second value).
 local function winbar_text(status, width)
@@ -579,7 +580,10 @@ local function winbar_text(status, width)
       first = ('%%#SightlineWarning#● %s%%* · %s'):format(esc(pending), esc(bar))
     else
       first = ('%%#SightlineWarning#● %s%%*'):format(esc(fit(pending, width - 2)))
-      second = '%#SightlineWarning#' .. esc(bar) .. '%*'
+      if vim.fn.strdisplaywidth(bar) > width and not command and keys.compare then
+        bar = bar:gsub(' · [^·]*$', '') -- the compare key goes first, accept and reject stay
+      end
+      second = '%#SightlineWarning#' .. esc(bar) .. '%*%<'
     end
   end
   if S.notice then
@@ -591,7 +595,7 @@ local function winbar_text(status, width)
       -- is whole at the end of the transcript.
       return first .. '%<' .. ' · ' .. head .. ' · ' .. note, second
     end
-    first = first and (note .. ' · ' .. first) or note
+    first = first and (first .. ' · ' .. note) or note
   end
   if not first then
     return head, second

@@ -295,7 +295,7 @@ def test_a_refused_tool_call_is_marked_failed_with_its_reason(
     assert "outside the" in screen.row(row)  # the reason the model was told, wrapped
     (line,) = [t for t in transcript(nv) if t.startswith("✗ propose_edit")]
     assert "outside the workspace" in line
-    assert screen.group_at(row, col + 2) == "SightlineError"
+    assert screen.group_at(row, col + 2) in ("SightlineError", "ErrorMsg")
     assert "• propose_edit ../../etc/passwd" not in transcript(nv)
 
 

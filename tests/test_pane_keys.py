@@ -120,7 +120,7 @@ def test_review_bar_at_80_columns_keeps_what_waits_and_the_keys(
     nv.input("change it<C-s>")
     wait_pending(nv)
     screen.wait_text("● edit a_rather")
-    screen.wait_text("ga accept · gr reject")
+    screen.wait_text("ga accept  gr reject  gd compare")  # in the composer's bar
     col = nv.call("win_screenpos", pane_wins(nv)["transcript"])[1] - 1
     _row, at = screen.wait_text("● edit a_rather")
     assert at == col  # the summary starts the bar

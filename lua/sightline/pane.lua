@@ -183,30 +183,42 @@ local function set_keys(buf)
   end
 end
 
--- The composer's hint: virtual text while it is empty (never buffer text).
-local function render_hint()
-  local buf = S.cbuf
-  if not valid_buf(buf) then
+-- The composer's hint: virtual text while it is empty (never buffer text), drawn by a
+-- decoration provider so that nothing runs on a keystroke but the redraw itself.
+local function hint_text()
+  local keys = require('sightline.config').get().pane.keys
+  local parts = { 'Ask the agent' }
+  if keys.submit then
+    table.insert(parts, keys.submit .. ' sends')
+  end
+  if keys.send then
+    table.insert(parts, keys.send .. ' in Normal mode too')
+  end
+  table.insert(parts, '@ mentions a file')
+  return table.concat(parts, ' · ')
+end
+
+local hint_registered = false
+local function register_hint()
+  if hint_registered then
     return
   end
-  api.nvim_buf_clear_namespace(buf, hint_ns, 0, -1)
-  local lines = api.nvim_buf_get_lines(buf, 0, 2, false)
-  if #lines == 1 and lines[1] == '' then
-    local keys = require('sightline.config').get().pane.keys
-    local parts = { 'Ask the agent' }
-    if keys.submit then
-      table.insert(parts, keys.submit .. ' sends')
-    end
-    if keys.send then
-      table.insert(parts, keys.send .. ' in Normal mode too')
-    end
-    table.insert(parts, '@ mentions a file')
-    api.nvim_buf_set_extmark(buf, hint_ns, 0, 0, {
-      virt_text = { { table.concat(parts, ' · '), 'SightlineHint' } },
-      virt_text_pos = 'overlay',
-      hl_mode = 'combine',
-    })
-  end
+  hint_registered = true
+  api.nvim_set_decoration_provider(hint_ns, {
+    on_win = function(_, _, buf)
+      return buf == S.cbuf and api.nvim_buf_line_count(buf) == 1
+    end,
+    on_line = function(_, _, buf, row)
+      if row == 0 and api.nvim_buf_get_lines(buf, 0, 1, false)[1] == '' then
+        api.nvim_buf_set_extmark(buf, hint_ns, 0, 0, {
+          virt_text = { { hint_text(), 'SightlineHint' } },
+          virt_text_pos = 'overlay',
+          hl_mode = 'combine',
+          ephemeral = true,
+        })
+      end
+    end,
+  })
 end
 
 local function ensure_buffers()
@@ -225,12 +237,7 @@ local function ensure_buffers()
     vim.bo[S.cbuf].filetype = 'markdown'
     set_keys(S.cbuf)
     pcall(function() require('sightline.complete').attach(S.cbuf) end)
-    api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI', 'BufEnter' }, {
-      buffer = S.cbuf,
-      callback = render_hint,
-      desc = 'sightline: the empty composer hint',
-    })
-    render_hint()
+    register_hint()
   end
 end
 
@@ -473,7 +480,7 @@ function M.apply(delta)
   end
   api.nvim_buf_clear_namespace(buf, md_ns, from, -1)
   for _, span in ipairs(delta.md or {}) do
-    render_markdown(buf, span[1], span[2])
+    pcall(render_markdown, buf, span[1], span[2]) -- rendering is a nicety; the text is there
   end
   require('sightline.chips').apply(buf, delta.start, delta.chips)
   render_notice()
@@ -580,8 +587,9 @@ local function winbar_text(status, width)
       first = ('%%#SightlineWarning#● %s%%* · %s'):format(esc(pending), esc(bar))
     else
       first = ('%%#SightlineWarning#● %s%%*'):format(esc(fit(pending, width - 2)))
+      bar = bar:gsub(' · ', '  ') -- a bar of its own: spaces separate well enough
       if vim.fn.strdisplaywidth(bar) > width and not command and keys.compare then
-        bar = bar:gsub(' · [^·]*$', '') -- the compare key goes first, accept and reject stay
+        bar = bar:gsub('  %S+ compare$', '') -- the compare key goes first, accept and reject stay
       end
       second = '%#SightlineWarning#' .. esc(bar) .. '%*%<'
     end

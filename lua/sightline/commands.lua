@@ -119,12 +119,16 @@ function M.run(opts)
     return
   end
   local ok, res, err = pcall(sub.run, args, opts)
+  -- Refusals also show in the pane (bar and transcript note): a message alone scrolls away.
   if not ok then
     -- A bug, not the user's input: one line without the Lua location or traceback.
     local line = (tostring(res):match('^[^\n]*') or '?'):gsub('^.-%.lua:%d+: ', ''):sub(1, 200)
-    vim.notify(('sightline: :Sightline %s: internal error: %s'):format(name, line), vim.log.levels.ERROR)
+    require('sightline.pane').notice(
+      ('sightline: :Sightline %s: internal error: %s'):format(name, line),
+      vim.log.levels.ERROR
+    )
   elseif not res and err then
-    vim.notify(shorten(err), vim.log.levels.WARN)
+    require('sightline.pane').notice(shorten(err), vim.log.levels.WARN)
   elseif type(res) == 'string' and not vim.startswith(res, 'OK') then
     vim.notify(shorten(res), vim.log.levels.WARN)
   end

@@ -15,6 +15,9 @@ local links = {
   SightlineHunkAdd = 'DiffAdd',
   SightlineHunkDelete = 'DiffDelete',
   SightlineHunkChange = 'DiffText',
+  SightlineHint = 'NonText',
+  SightlineOutput = 'Comment',
+  SightlineCompareHint = 'WarningMsg',
 }
 
 function M.apply()

@@ -89,7 +89,7 @@ local function on_exit(job, code)
   msg = require('sightline.diagnose').for_exit(S.stderr, M.python(), root, msg)
   vim.schedule(function()
     if msg then vim.notify(msg, vim.log.levels.ERROR) end
-    require('sightline.pane').on_core_exit()
+    require('sightline.pane').on_core_exit(msg)
     vim.api.nvim_exec_autocmds('User', { pattern = 'SightlineTurnEnd', data = { status = 'crashed' }, modeline = false })
   end)
 end

@@ -193,7 +193,16 @@ class Session:
             "conversation_path": str(self.conversation.path) if self.conversation else None,
             "read_only": bool(self.conversation and self.conversation.read_only),
             **self.usage(),
+            "turn_tokens": self._turn_tokens(turn),
         }
+
+    def _turn_tokens(self, turn: Turn | None) -> dict[str, int] | None:
+        """Tokens of the running turn (the bar's live count): its finished rounds plus the
+        reply streaming now."""
+        if turn is None:
+            return None
+        tokens = self.turn_tokens + self.live
+        return {"input": tokens.input + tokens.cache_write, "output": tokens.output}
 
     # -- conversation ---------------------------------------------------------------------------
 
@@ -454,7 +463,8 @@ class Session:
             )
         else:
             args = dict(raw_input or {})
-            self.transcript.add_note(f"• {call_label(name, args)}")
+            label = call_label(name, args)
+            row = self.transcript.add_note(f"• {label}")
             try:
                 result = tool.handler(turn, args)
             except Refused as err:
@@ -462,6 +472,7 @@ class Session:
             except Exception as err:
                 log.error("tool %s failed:\n%s", name, traceback.format_exc())
                 result = ToolResult(f"tool {name} failed: {type(err).__name__}: {err}", True)
+            show_outcome(self.transcript, row, name, label, result.content, result.is_error)
         self.ui.schedule()
         block: dict[str, Any] = {
             "type": "tool_result",
@@ -682,8 +693,10 @@ ABANDONED_NOTE = "✗ not completed: the session ended before this call finished
 
 def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> None:
     """Rebuild the transcript of a conversation reopened from history. Tolerates any record
-    (they come from a file): what it cannot show it leaves out."""
+    (they come from a file): what it cannot show it leaves out. A call's note is marked with
+    its outcome once its result is read, as it was live."""
     waiting: list[Any] = []  # ids of the last reply's calls with no answer yet
+    calls: dict[Any, tuple[int, str, str]] = {}  # tool_use id -> (note row, name, label)
 
     def abandon() -> None:
         for _ in waiting:
@@ -699,8 +712,13 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
             for block in results:
                 if block.get("tool_use_id") in waiting:
                     waiting.remove(block["tool_use_id"])
-                    if block.get("content") == ABANDONED:
+                    call = calls.pop(block["tool_use_id"], None)
+                    content = block.get("content")
+                    if content == ABANDONED:
                         transcript.add_note(ABANDONED_NOTE, "SightlineError")
+                    elif call is not None:
+                        text = content if isinstance(content, str) else ""
+                        show_outcome(transcript, *call, text, bool(block.get("is_error")))
             abandon()  # the next user message answers them, or the request does
             if isinstance(record.get("visible"), str):
                 note, chip = record.get("note"), record.get("chip")
@@ -715,11 +733,12 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
                     transcript.append_text(block["text"])
                 elif block.get("type") == "tool_use":
                     args = block.get("input")
-                    label = call_label(
-                        str(block.get("name")), args if isinstance(args, dict) else {}
-                    )
-                    transcript.add_note(f"• {label}")
+                    name = str(block.get("name"))
+                    label = call_label(name, args if isinstance(args, dict) else {})
+                    row = transcript.add_note(f"• {label}")
                     waiting.append(block.get("id"))
+                    if isinstance(block.get("id"), str):
+                        calls[block["id"]] = (row, name, label)
             transcript.end_reply()
         elif kind == "event" and record.get("event") == "error":
             transcript.add_note("✗ " + str(record.get("text", "")), "SightlineError")
@@ -738,3 +757,19 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
                 ]
             )
     abandon()
+
+
+def show_outcome(
+    transcript: Transcript, row: int, name: str, label: str, content: str, is_error: bool
+) -> None:
+    """A tool call's note, once its result is known: a failure is marked with its reason
+    (what the model was told), and run_command's output is shown, long output folded."""
+    if is_error:
+        reason = next((line for line in content.splitlines() if line.strip()), "failed")
+        if len(reason) > 160:
+            reason = reason[:159] + "…"
+        transcript.set_line(row, f"✗ {label} — {reason}", "SightlineError")
+    if name == "run_command":
+        _status, _, output = content.partition("\n")
+        if output and output != "(no output)":
+            transcript.add_output(output)

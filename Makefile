@@ -55,7 +55,13 @@ lint: $(STAMP) $(TOOLS)/.stylua-$(STYLUA_VERSION) luacheck-installed
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP)
+# The published MCP server the MCP client is tested against, from npm, into the git-ignored
+# tests/.npm (tests/mcp_servers/npm.py would install it on first use, inside a test's time).
+EVERYTHING := @modelcontextprotocol/server-everything@2026.8.31
+tests/.npm/node_modules/.bin/mcp-server-everything:
+	npm install --prefix tests/.npm --no-save --no-audit --no-fund --loglevel=error $(EVERYTHING)
+
+pytest: $(STAMP) tests/.npm/node_modules/.bin/mcp-server-everything
 	$(PY) -m pytest -n $(JOBS) -q
 
 test: lint typecheck pytest

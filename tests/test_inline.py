@@ -283,6 +283,18 @@ def test_no_stale_marks_after_a_crash(
     assert lines(nv, buf) == SOURCE.splitlines()
 
 
+def test_no_stale_marks_after_a_restart(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    # Seen when tried by hand: :Sightline restart while hunks showed left them drawn.
+    nv, buf, _path = start(nvim_factory, fake_api, isolated_env)
+    assert marks(nv, buf) != []
+    nv.command("Sightline restart")
+    wait_for(lambda: marks(nv, buf) == [], what="the drawing gone after the restart")
+    assert shown(nv) is None and "\\ha" not in buf_maps(nv, buf)
+    assert lines(nv, buf) == SOURCE.splitlines()
+
+
 def test_autoaccept_draws_nothing(
     nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
 ) -> None:

@@ -62,6 +62,19 @@ local function stopped_status()
   return status
 end
 
+---What the Lua side drew or watched for the core that asked: gone with that core, however
+---it ended (a crash, a restart, a shutdown), so no stale marks or keys remain.
+local function forget_core_state()
+  local inline = package.loaded['sightline.inline']
+  if inline then
+    inline.clear()
+  end
+  local scope = package.loaded['sightline.scope']
+  if scope then
+    scope.unwatch_all()
+  end
+end
+
 local function on_exit(job, code)
   if S.expected[job] then
     -- Stopped on purpose (restart, shutdown): the flag is per job, so a later crash of
@@ -74,11 +87,7 @@ local function on_exit(job, code)
   end
   local was = S.status.state
   S.chan = nil
-  -- A proposal drawn inline dies with the core that asked: leave no stale marks or keys.
-  local inline = package.loaded['sightline.inline']
-  if inline then
-    inline.clear()
-  end
+  forget_core_state()
   S.status = stopped_status()
   local tail = table.concat(vim.list_slice(S.stderr, math.max(1, #S.stderr - 5)), '\n')
   local msg = ('sightline: the core exited (code %d)%s; the next request starts a new one.'):format(
@@ -195,6 +204,7 @@ function M.shutdown(wait_ms)
   end
   S.expected[job] = true
   S.chan = nil
+  forget_core_state()
   S.status = stopped_status()
   local pid_ok, pid = pcall(vim.fn.jobpid, job)
   pcall(vim.fn.jobstop, job)

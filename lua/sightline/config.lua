@@ -13,6 +13,8 @@ local defaults = {
     timeout_ms = 60000,
     retries = 2,
     prices = nil, ---@type table<string, {input?: number, output?: number, cache_read?: number, cache_write?: number}>?
+    thinking = nil, ---@type integer|"low"|"medium"|"high"|false|nil token budget (anthropic) or reasoning effort
+    context_window = nil, ---@type integer? nil = the model's known context size
   },
   rules = true,
   pane = {
@@ -112,6 +114,13 @@ local schema = {
       end
       return ok, 'a table { [model] = { input = n, output = n, cache_read = n, cache_write = n } }'
     end, true },
+    thinking = { function(v)
+      if v == false or v == 'low' or v == 'medium' or v == 'high' then
+        return true
+      end
+      return count(1024, 128000)(v) == true, "token budget 1024..128000, 'low', 'medium', 'high' or false"
+    end, true },
+    context_window = { count(1024, 2 ^ 31 - 1), true },
   },
   rules = { 'boolean' },
   pane = {

@@ -2,7 +2,9 @@
 
 A delta is `{start, lines, hls, chips}`: replace the buffer from row `start` to the end
 with `lines`, then paint `hls` (row, start_col, end_col or -1 for the whole line, group) and
-mark `chips` (row, col, end_col, target): code references <CR> navigates to.
+mark `chips` (row, col, end_col, target): code references <CR> navigates to. `folds` lists
+the (start, end) rows (0-based, inclusive) of thinking sections from `start` on: the pane
+may fold them closed (the text is painted SightlineThinking either way).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from sightline.chips import Chip
 
 USER_HEADER = "▍You"
 ASSISTANT_HEADER = "▍Agent"
+THINKING_HEADER = "∴ Thinking"
+THINKING_GROUP = "SightlineThinking"
 
 
 @dataclass
@@ -26,7 +30,9 @@ class Transcript:
     fixed_chips: list[dict[str, Any]] = field(default_factory=list)
     finder: Callable[[str], list[Chip]] | None = None
     _dirty_from: int | None = 0
+    folds: list[list[int]] = field(default_factory=list)  # [start, end] of thinking sections
     _in_reply: bool = False
+    _section: str | None = None  # in a reply: "thinking" or "text", where the stream goes
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def _mark(self, row: int) -> None:
@@ -45,8 +51,9 @@ class Transcript:
 
     def clear(self) -> None:
         with self._lock:
-            self.lines, self.hls, self.fixed_chips = [], [], []
+            self.lines, self.hls, self.fixed_chips, self.folds = [], [], [], []
             self._in_reply = False
+            self._section = None
             self._dirty_from = 0
 
     def add_user(
@@ -72,19 +79,44 @@ class Transcript:
                         }
                     )
 
+    def _open_reply(self) -> None:
+        if not self._in_reply:
+            self._separate()
+            self._push(ASSISTANT_HEADER, "SightlineAssistant")
+            self._in_reply = True
+            self._section = None
+
+    def _stream_into(self, text: str, group: str | None) -> None:
+        first, *rest = text.split("\n")
+        self._mark(len(self.lines) - 1)
+        self.lines[-1] += first
+        for line in rest:
+            self._push(line, group)
+
     def append_text(self, text: str) -> None:
         """Stream assistant text into the current reply, opening it on first use."""
         with self._lock:
-            if not self._in_reply:
-                self._separate()
-                self._push(ASSISTANT_HEADER, "SightlineAssistant")
+            self._open_reply()
+            if self._section != "text":
+                if self._section == "thinking":
+                    self._push("")
                 self._push("")
-                self._in_reply = True
-            first, *rest = text.split("\n")
-            self._mark(len(self.lines) - 1)
-            self.lines[-1] += first
-            for line in rest:
-                self._push(line)
+                self._section = "text"
+            self._stream_into(text, None)
+
+    def append_thinking(self, text: str) -> None:
+        """Stream the model's thinking into a section of its own, above the reply's text."""
+        with self._lock:
+            self._open_reply()
+            if self._section != "thinking":
+                if self._section == "text":
+                    self._push("")
+                self.folds.append([len(self.lines), len(self.lines) + 1])
+                self._push(THINKING_HEADER, THINKING_GROUP)
+                self._push("", THINKING_GROUP)
+                self._section = "thinking"
+            self._stream_into(text, THINKING_GROUP)
+            self.folds[-1][1] = len(self.lines) - 1
 
     def add_note(self, text: str, group: str = "SightlineNote") -> None:
         """A muted line of its own (retries, token counts, tool activity, errors)."""
@@ -130,6 +162,7 @@ class Transcript:
             "lines": lines,
             "hls": [list(h) for h in self.hls if h[0] >= start],
             "chips": chips,
+            "folds": [list(f) for f in self.folds if f[1] >= start],
         }
 
     def full(self) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from sightline.providers.base import (
     Retrying,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     Usage,
 )
 from sightline.providers.presets import PRESETS, Preset
@@ -192,6 +193,8 @@ def chat_request(cfg: ProviderConfig, request: Request, tools_on: bool = True) -
     }
     if tools_on and request.tools:
         params["tools"] = chat_tools(request.tools)
+    if isinstance(cfg.thinking, str) and request.thinking:
+        params["reasoning_effort"] = cfg.thinking
     return params
 
 
@@ -206,11 +209,13 @@ class _Assembler:
     calls: dict[int, dict[str, str]] = field(default_factory=dict)
     finish: str | None = None
     usage: Usage | None = None
+    thought: str = ""  # this chunk's reasoning text (servers that stream it; never sent back)
 
     def feed(self, chunk: Any) -> tuple[str, bool]:
         """The new text of this chunk, and whether the usage changed."""
         new = ""
         live = False
+        self.thought = ""
         if getattr(chunk, "usage", None) is not None:
             self.usage = _usage(chunk.usage)
             live = True
@@ -221,6 +226,12 @@ class _Assembler:
             if delta is not None:
                 if delta.content:
                     new += delta.content
+                # DeepSeek, vLLM and Ollama say reasoning_content, OpenRouter reasoning.
+                reasoning = getattr(delta, "reasoning_content", None) or getattr(
+                    delta, "reasoning", None
+                )
+                if isinstance(reasoning, str):
+                    self.thought += reasoning
                 for call in delta.tool_calls or []:
                     slot = self.calls.setdefault(call.index, {"id": "", "name": "", "args": ""})
                     if call.id:
@@ -423,7 +434,7 @@ class OpenAIProvider:
             emitted = False
             try:
                 for item in self._stream_once(request, cancelled):
-                    emitted = emitted or isinstance(item, TextDelta)
+                    emitted = emitted or isinstance(item, TextDelta | ThinkingDelta)
                     yield item
                 return
             except Exception as err:
@@ -469,6 +480,8 @@ class OpenAIProvider:
                 if cancelled():
                     return
                 text, live = assembler.feed(chunk)
+                if assembler.thought:
+                    yield ThinkingDelta(assembler.thought)
                 if text:
                     yield TextDelta(text)
                 if live and assembler.usage is not None:

@@ -66,6 +66,8 @@ def type_until(nv: Any, keys: str, expected: list[str]) -> None:
 
 
 ALL = [
+    "@buffer",  # the editor's state, fixed at the top (see test_mentions_editor.py)
+    "@diagnostics",
     "@ext:browser-tools",
     "@ext:k8s",
     "@README.md",

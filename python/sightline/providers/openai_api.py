@@ -176,7 +176,11 @@ def chat_messages(system: str, messages: list[dict[str, Any]], tools_on: bool) -
         content = msg.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         if msg.get("role") == "assistant":
-            out.append(_assistant(blocks, tools_on))
+            said = _assistant(blocks, tools_on)
+            # Only Claude's thinking blocks (a conversation begun with anthropic): nothing
+            # Chat Completions can carry, and an empty assistant message is refused.
+            if said["content"] is not None or "tool_calls" in said:
+                out.append(said)
         else:
             out.extend(_user(blocks, tools_on))
     return out

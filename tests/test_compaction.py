@@ -249,3 +249,24 @@ def test_compaction_through_the_openai_provider_makes_a_valid_request(
         "role": "user",
         "content": SUMMARY_INTRO + "Summary of one.\n\nsecond",
     }
+
+
+def test_stop_during_compact_records_nothing_and_the_conversation_goes_on(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    fake_api.script(fa.text("one"), fa.hold(of=fa.text("a summary never finished")), fa.text("two"))
+    nv = claude(nvim_factory, fake_api)
+    send(nv, "first")
+    idle(nv)
+    nv.command("Sightline compact")
+    assert fake_api.holding.wait(TURN_TIMEOUT_S)
+    assert nv.exec_lua("return require('sightline').status().state") == "working"
+    assert nv.exec_lua("return {require('sightline').stop()}")[0] is True
+    idle(nv)
+    assert not any(r["type"] == "compaction" for r in history_records(isolated_env))
+    send(nv, "second")
+    idle(nv)
+    body = fake_api.wait_for_requests(3)[2].body
+    assert validation_error(body) is None
+    assert texts(body["messages"][0]) == ["first"]  # not compacted
+    assert "two" in "\n".join(transcript(nv))

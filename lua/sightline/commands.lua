@@ -26,6 +26,17 @@ M.subcommands = {
   chat = { run = function() return sl().chat() end, max_args = 0 },
   stop = { run = function() return sl().stop() end, max_args = 0 },
   reset = { run = function() return sl().reset() end, max_args = 0 },
+  compact = {
+    -- The summary is made on the core's worker thread; this returns at once.
+    run = function()
+      local res, err = require('sightline.host').request('agent.compact')
+      if not res then
+        return nil, err
+      end
+      return true
+    end,
+    max_args = 0,
+  },
   restart = { run = function() return sl().restart() end, max_args = 0 },
   history = { run = function() return sl().history() end, max_args = 0 },
   accept = { run = function(args) return sl().decide('accept', table.concat(args, ' ')) end },

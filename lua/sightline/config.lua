@@ -14,6 +14,8 @@ local defaults = {
     retries = 2,
     prices = nil, ---@type table<string, {input?: number, output?: number, cache_read?: number, cache_write?: number}>?
     agent = nil, ---@type "gemini"|"claude"|"codex"|{cmd: string[], env: table<string,string>?, client_writes: boolean?}|nil
+    thinking = nil, ---@type integer|"low"|"medium"|"high"|false|nil token budget (anthropic) or reasoning effort
+    context_window = nil, ---@type integer? nil = the model's known context size
   },
   rules = true,
   pane = {
@@ -177,6 +179,13 @@ local schema = {
       return ok, 'a table { [model] = { input = n, output = n, cache_read = n, cache_write = n } }'
     end, true },
     agent = { agent, true },
+    thinking = { function(v)
+      if v == false or v == 'low' or v == 'medium' or v == 'high' then
+        return true
+      end
+      return count(1024, 128000)(v) == true, "token budget 1024..128000, 'low', 'medium', 'high' or false"
+    end, true },
+    context_window = { count(1024, 2 ^ 31 - 1), true },
   },
   rules = { 'boolean' },
   pane = {

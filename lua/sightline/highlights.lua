@@ -5,6 +5,7 @@ local links = {
   SightlineUser = 'Title',
   SightlineAssistant = 'Special',
   SightlineNote = 'Comment',
+  SightlineThinking = 'Comment', -- the model's thinking, above its reply
   SightlineWarning = 'WarningMsg',
   SightlineError = 'ErrorMsg',
   SightlineWorking = 'DiagnosticInfo',

@@ -241,13 +241,17 @@ local function ensure_buffers()
   end
 end
 
----The transcript's fold expression: rows the core marked (long command output).
+---The transcript's fold expression: rows the core marked (long command output, thinking).
 function M.foldexpr()
   return S.folded[vim.v.lnum - 1] and '1' or '0'
 end
 
 function M.foldtext()
   local n = vim.v.foldend - vim.v.foldstart + 1
+  local first = vim.fn.getline(vim.v.foldstart)
+  if vim.startswith(first, '∴') then -- the model's thinking, folded from its header on
+    return ('%s  ▸ %d lines (zo shows them)'):format(first, n - 1)
+  end
   return ('  ▸ %d more lines of output (zo shows them)'):format(n)
 end
 

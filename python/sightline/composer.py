@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sightline import extensions
-from sightline.completion import CompletionItem, CompletionSession, FileListCache
+from sightline.completion import CompletionItem, CompletionSession, FileListCache, editor_items
 from sightline.mentions import mention_at_end
 
 log = logging.getLogger(__name__)
@@ -75,6 +75,12 @@ class ComposerCompletion:
         if token == "" or self._extensions is None:
             self._extensions = self._active(workspace)
         items = session.complete(token, self._extensions, wait=FIRST_LIST_WAIT_S)
+        if "\\" not in token and not token.startswith("ext:"):
+            # At the top level of `@`, before extensions and files.
+            fixed = editor_items(token)
+            items = (fixed + [i for i in items if i.word not in {f.word for f in fixed}])[
+                : session.max_items
+            ]
         if self._extra is not None:
             items = self._extra(workspace, token, items)
         return {"start": start, "items": columns(items)}

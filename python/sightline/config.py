@@ -26,6 +26,10 @@ class ConfigError(ValueError):
     """A config value has the wrong type or range; the text names its key path."""
 
 
+EFFORTS = ("low", "medium", "high")
+MIN_THINKING = 1024  # the Messages API refuses a smaller budget_tokens
+MAX_THINKING = 128_000
+
 PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
 # Prices per million tokens, by model: {model: {input=…, output=…, cache_read=…, cache_write=…}}.
 Prices = dict[str, dict[str, float]]
@@ -56,6 +60,11 @@ class ProviderConfig:
     retries: int = 2
     prices: Prices = field(default_factory=dict, compare=False)
     agent: AgentConfig | None = None
+    # Anthropic extended thinking budget in tokens, or an OpenAI-compatible reasoning effort
+    # ("low" | "medium" | "high"); None = off.
+    thinking: int | str | None = None
+    # The model's context window in tokens; None = the known size of the model (pricing.py).
+    context_window: int | None = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,14 @@ class CoreConfig:
             retries=prov.count("retries", defaults.retries, minimum=0, maximum=10),
             prices=prov.prices("prices"),
             agent=prov.agent("agent"),
+            thinking=prov.thinking("thinking"),
+            context_window=prov.optional_count("context_window", minimum=1024),
         )
+        if isinstance(provider.thinking, int) and _kind_of(provider.name) == "openai":
+            raise ConfigError(
+                "provider.thinking: expected 'low', 'medium' or 'high' for an "
+                "OpenAI-compatible provider (a token budget is for anthropic), got a number"
+            )
         mentions = root.table("mentions")
         tools = root.table("tools")
         mcp = root.table("mcp")
@@ -110,6 +126,13 @@ def _mcp_servers(raw: object) -> tuple[ServerConfig, ...]:
         return parse_servers(raw, "mcp.servers")
     except ServerConfigError as err:
         raise ConfigError(str(err)) from None
+
+
+def _kind_of(provider: str) -> str | None:
+    from sightline.providers.presets import preset
+
+    found = preset(provider)
+    return found.kind if found else None
 
 
 def _kind(value: object) -> str:
@@ -181,6 +204,25 @@ class _Table:
         if value > maximum:
             raise self._fail(key, f"a whole number ≤ {maximum}", value)
         return value
+
+    def optional_count(self, key: str, minimum: int = 1) -> int | None:
+        if self.raw.get(key) is None:
+            return None
+        return self.count(key, minimum, minimum=minimum)
+
+    def thinking(self, key: str) -> int | str | None:
+        """A thinking budget in tokens (≥ 1024, the API's minimum), an effort name, or off
+        (nil or false)."""
+        value = self.raw.get(key)
+        if value is None or value is False:
+            return None
+        if isinstance(value, str):
+            if value not in EFFORTS:
+                raise self._fail(key, "'low', 'medium', 'high' or a token budget", value)
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return self.count(key, MIN_THINKING, minimum=MIN_THINKING, maximum=MAX_THINKING)
+        raise self._fail(key, "a token budget (a number ≥ 1024) or 'low', 'medium', 'high'", value)
 
     def ms(self, key: str, default: int) -> int:
         """A duration in milliseconds: any positive number (Lua allows fractions)."""

@@ -20,7 +20,7 @@ from sightline.context import ContextLimits
 from sightline.editor import Editor
 from sightline.errors import Refused
 from sightline.mcp_client.manager import Manager
-from sightline.mention_context import buffer_reader, context_parts
+from sightline.mention_context import buffer_reader, context_parts, editor_reader
 from sightline.providers import REGISTRY
 from sightline.tools.registry import default_registry
 
@@ -186,7 +186,13 @@ class Core:
         selection block); a mentioned file comes from its buffer when one is loaded."""
         limits = ContextLimits(self.cfg.max_file_bytes, self.cfg.max_total_bytes)
         reader = buffer_reader(self.editor)
-        return context_parts(text, self.session.workspace, limits, read_file=reader)
+        return context_parts(
+            text,
+            self.session.workspace,
+            limits,
+            read_file=reader,
+            read_editor=editor_reader(self.editor, self.session.workspace),
+        )
 
     def selection(self, params: dict[str, Any]) -> scope.Selection:
         """Check the flat range in Neovim and read the selected text there (the request

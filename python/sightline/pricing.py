@@ -35,6 +35,18 @@ PRICES: dict[str, dict[str, float]] = {
     "o4-mini": {"input": 1.1, "output": 4.4, "cache_read": 0.275},
 }
 
+# Context windows in tokens, looked up like prices (exact name, else the longest prefix).
+CONTEXT: dict[str, int] = {
+    "claude": 200_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-5": 400_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+}
+DEFAULT_CONTEXT = 128_000  # a hosted model not in the table
+LOCAL_CONTEXT = 8_192  # a local server's model (Ollama's default num_ctx is smaller still)
+
 KEYS = ("input", "output", "cache_read", "cache_write")
 
 
@@ -83,3 +95,17 @@ def cost(tokens: Tokens, price: Price) -> float:
         + tokens.cache_write * price.get("cache_write", base)
     )
     return total / 1_000_000
+
+
+def context_window(model: str, *, local: bool = False, configured: int | None = None) -> int:
+    """The context size of `model` in tokens: provider.context_window, else the table, else a
+    default (small for a local server, whose models are often run with a short context)."""
+    if configured:
+        return configured
+    for name in (model, model.rsplit("/", 1)[-1]):
+        if name in CONTEXT:
+            return CONTEXT[name]
+        best = max((k for k in CONTEXT if name.startswith(k + "-")), key=len, default="")
+        if best:
+            return CONTEXT[best]
+    return LOCAL_CONTEXT if local else DEFAULT_CONTEXT

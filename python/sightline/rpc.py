@@ -129,6 +129,12 @@ def _reset(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.session.status()}
 
 
+@method("agent.compact")
+def _compact(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    turn = core.session.compact()
+    return {"turn": turn.id, "status": core.session.status()}
+
+
 @method("agent.status")
 def _status(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.session.status()}

@@ -4,8 +4,8 @@ A delta is `{start, lines, hls, chips, md, folds}`: replace the buffer from row 
 the end with `lines`, then paint `hls` (row, start_col, end_col or -1 for the whole line,
 group), mark `chips` (row, col, end_col, target): code references <CR> navigates to, render
 the `md` row spans [first, end) as Markdown (only what the user and the model wrote: notes,
-diffs and command output are never read as Markdown) and fold the `folds` row spans (long
-command output, opened with `zo`).
+diffs and command output are never read as Markdown) and fold the `folds` row spans
+[first, end) (long command output and the model's thinking, opened with `zo`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ USER_HEADER = "▍You"
 OUTPUT_PREFIX = "  "
 OUTPUT_SHOWN = 6
 ASSISTANT_HEADER = "▍Agent"
+THINKING_HEADER = "∴ Thinking"
+THINKING_GROUP = "SightlineThinking"
 
 
 @dataclass
@@ -34,6 +36,7 @@ class Transcript:
     finder: Callable[[str], list[Chip]] | None = None
     _dirty_from: int | None = 0
     _in_reply: bool = False
+    _section: str | None = None  # in a reply: "thinking" or "text", where the stream goes
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def _mark(self, row: int) -> None:
@@ -55,6 +58,7 @@ class Transcript:
             self.lines, self.hls, self.fixed_chips = [], [], []
             self.md, self.folds = [], []
             self._in_reply = False
+            self._section = None
             self._dirty_from = 0
 
     def add_user(
@@ -82,21 +86,47 @@ class Transcript:
                         }
                     )
 
+    def _open_reply(self) -> None:
+        if not self._in_reply:
+            self._separate()
+            self._push(ASSISTANT_HEADER, "SightlineAssistant")
+            self._in_reply = True
+            self._section = None
+
+    def _stream_into(self, text: str, group: str | None) -> None:
+        first, *rest = text.split("\n")
+        self._mark(len(self.lines) - 1)
+        self.lines[-1] += first
+        for line in rest:
+            self._push(line, group)
+
     def append_text(self, text: str) -> None:
         """Stream assistant text into the current reply, opening it on first use."""
         with self._lock:
-            if not self._in_reply:
-                self._separate()
-                self._push(ASSISTANT_HEADER, "SightlineAssistant")
+            self._open_reply()
+            if self._section != "text":
+                if self._section == "thinking":
+                    self._push("")
                 self._push("")
                 self.md.append([len(self.lines) - 1, len(self.lines)])
-                self._in_reply = True
-            first, *rest = text.split("\n")
-            self._mark(len(self.lines) - 1)
-            self.lines[-1] += first
-            for line in rest:
-                self._push(line)
+                self._section = "text"
+            self._stream_into(text, None)
             self.md[-1][1] = len(self.lines)
+
+    def append_thinking(self, text: str) -> None:
+        """Stream the model's thinking into a section of its own, above the reply's text,
+        folded from its header on."""
+        with self._lock:
+            self._open_reply()
+            if self._section != "thinking":
+                if self._section == "text":
+                    self._push("")
+                self.folds.append([len(self.lines), len(self.lines) + 1])
+                self._push(THINKING_HEADER, THINKING_GROUP)
+                self._push("", THINKING_GROUP)
+                self._section = "thinking"
+            self._stream_into(text, THINKING_GROUP)
+            self.folds[-1][1] = len(self.lines)
 
     def add_note(self, text: str, group: str = "SightlineNote") -> int:
         """A muted line of its own (retries, token counts, tool activity, errors); returns

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sightline import history, paths, pricing
+from sightline import compaction, history, paths, pricing
 from sightline.agent.gate import Gate
 from sightline.agent.prompt import load_rules, rules_note, system_prompt
-from sightline.agent.wire import ABANDONED, clean_text, unanswered, wire_messages
+from sightline.agent.wire import ABANDONED, clean_text, is_compaction, unanswered, wire_messages
 from sightline.chips import reference_finder
 from sightline.config import CoreConfig
 from sightline.editor import Editor
@@ -30,6 +30,7 @@ from sightline.providers.base import (
     Request,
     Retrying,
     TextDelta,
+    ThinkingDelta,
     Usage,
 )
 from sightline.providers.presets import preset
@@ -134,6 +135,9 @@ class Session:
         self.live = pricing.Tokens()  # the reply streaming now, as far as the API said
         self.spent: float | None = 0.0  # dollars of `tokens`; None once a price was unknown
         self.turn_spent: float | None = 0.0
+        # The whole input plus output of the last reply: what the next request holds at least
+        # (0 after a compaction, until the next reply says).
+        self.last_context = 0
 
     def _price(self) -> pricing.Price | None:
         cfg = self.cfg.provider
@@ -154,6 +158,14 @@ class Session:
         self.live = pricing.Tokens()
         self.spent = _plus(self.spent, cost)
         self.turn_spent = _plus(self.turn_spent, cost)
+
+    def context_window(self) -> int:
+        found = preset(self.cfg.provider.name)
+        return pricing.context_window(
+            self.provider.model,
+            local=bool(found and found.local),
+            configured=self.cfg.provider.context_window,
+        )
 
     def usage(self) -> dict[str, Any]:
         """status().tokens and status().cost: per conversation and per turn, live."""
@@ -325,6 +337,10 @@ class Session:
             tools = self._tools(turn, mode)
             by_name = {tool.name: tool for tool in tools}
             assert self.conversation is not None
+            if self.last_context >= compaction.TRIGGER * self.context_window():
+                self._auto_compact(turn)
+                if turn.cancelled():
+                    return "stopped"
             request = Request(
                 # The workspace path may hold bytes that are not UTF-8 (surrogate escapes).
                 system=clean_text(system),
@@ -354,6 +370,7 @@ class Session:
                         }
                     )
             self._account(reply)
+            self.last_context = _context_of(reply)
             if reply.stop_reason == "max_tokens":
                 self.transcript.add_note(
                     "The reply stopped at provider.max_tokens "
@@ -394,6 +411,16 @@ class Session:
                     self.ui.flush()
                 else:
                     self.ui.schedule()
+            elif isinstance(event, ThinkingDelta):
+                with turn.lock:
+                    if turn.cancelled():
+                        return None
+                    self.transcript.append_thinking(event.text)
+                if first:
+                    first = False
+                    self.ui.flush()
+                else:
+                    self.ui.schedule()
             elif isinstance(event, Usage):
                 self.live = _tokens(event)
                 self.ui.schedule()
@@ -410,6 +437,103 @@ class Session:
             else:
                 reply = event
         return None if turn.cancelled() else reply
+
+    # -- compaction ---------------------------------------------------------------------
+
+    def compact(self) -> Turn:
+        """`:Sightline compact`: summarise the whole conversation so far, on a worker thread
+        (a turn of its own: the bar says working, Stop ends it, nothing else is changed)."""
+        with self._lock:
+            if self.turn is not None:
+                raise Refused("a turn is running: wait for it or :Sightline stop")
+            conv = self.conversation
+            if conv is None or not compaction.summarisable(conv.records):
+                raise Refused("nothing to compact: the conversation has no earlier messages")
+            if conv.read_only:
+                raise Refused("this conversation is open in another Neovim (read-only)")
+            self._turn_ids += 1
+            turn = Turn(self._turn_ids, self)
+            self.turn = turn
+            self.turn_tokens, self.turn_spent, self.live = pricing.Tokens(), 0.0, pricing.Tokens()
+        self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": False})
+        threading.Thread(
+            target=self._run_compact, args=(turn,), name=f"compact-{turn.id}", daemon=True
+        ).start()
+        return turn
+
+    def _run_compact(self, turn: Turn) -> None:
+        status = "done"
+        try:
+            self.provider.prepare()
+            assert self.conversation is not None
+            if not self._compact(turn, len(self.conversation.records)):
+                status = "stopped"
+        except ProviderError as err:
+            status = "error"
+            if not turn.cancelled():
+                self.transcript.add_note(
+                    "✗ The conversation was not compacted: " + err.message, "SightlineError"
+                )
+        except Exception as err:
+            status = "error"
+            log.error("compaction failed:\n%s", traceback.format_exc())
+            if not turn.cancelled():
+                text = f"✗ internal error: {type(err).__name__}: {err} (details in the log)"
+                self.transcript.add_note(text, "SightlineError")
+        finally:
+            self._finish(turn, status)
+
+    def _auto_compact(self, turn: Turn) -> None:
+        """The conversation nears the context window: summarise what came before the
+        current prompt. A failure is said and the turn goes on uncompacted."""
+        assert self.conversation is not None
+        records = self.conversation.records
+        upto = compaction.current_prompt(records)
+        if upto is None or not compaction.summarisable(records[:upto]):
+            return
+        try:
+            self._compact(turn, upto)
+        except ProviderError as err:
+            if not turn.cancelled():
+                self.transcript.add_note(
+                    f"⚠ The conversation could not be compacted ({err.message}); it goes on "
+                    "in full.",
+                    "SightlineWarning",
+                )
+                self.last_context = 0  # not tried again before the next reply
+                self.ui.schedule()
+
+    def _compact(self, turn: Turn, upto: int) -> bool:
+        """Summarise records[:upto] by a model request and record the compaction; False
+        when stopped (then nothing is recorded)."""
+        assert self.conversation is not None
+        records = list(self.conversation.records)
+        replaced = compaction.summarisable(records[:upto])
+        self.transcript.add_note("⟲ Compacting the conversation…")
+        self.ui.flush()
+        reply: Reply | None = None
+        for event in self.provider.stream(compaction.request(records[:upto]), turn.cancelled):
+            if turn.cancelled():
+                return False
+            if isinstance(event, Usage):
+                self.live = _tokens(event)
+            elif isinstance(event, Reply):
+                reply = event
+        if reply is None or turn.cancelled():
+            return False
+        self._account(reply)
+        summary = compaction.summary_of(reply)
+        if not summary:
+            raise ProviderError("The model answered the summarising request with no text.")
+        with turn.lock:
+            if turn.cancelled():
+                return False
+            keep = len(self.conversation.records) - upto
+            self.record(compaction.record(summary, keep, replaced))
+        self.last_context = 0
+        self.transcript.add_note(compaction.note(replaced))
+        self.ui.schedule()
+        return True
 
     def _run_calls(
         self, turn: Turn, by_name: dict[str, Tool], calls: list[dict[str, Any]]
@@ -610,6 +734,11 @@ class Session:
             if record.get("type") == "message" and isinstance(record.get("usage"), dict):
                 self._account(_recorded_usage(record["usage"]))
         self.turn_tokens, self.turn_spent = pricing.Tokens(), 0.0
+        for record in conv.records:
+            if record.get("type") == "compaction":
+                self.last_context = 0
+            elif record.get("type") == "message" and isinstance(record.get("usage"), dict):
+                self.last_context = _context_of(_recorded_usage(record["usage"]))
         plans = [r for r in conv.records if r.get("type") == "plan"]
         self.plan = list(plans[-1]["steps"]) if plans else []
         self.ui.flush()
@@ -618,6 +747,16 @@ class Session:
 def _plus(a: float | None, b: float | None) -> float | None:
     """A sum of costs: unknown when either is."""
     return None if a is None or b is None else a + b
+
+
+def _context_of(reply: Reply) -> int:
+    """The tokens the next request holds at least: this one's whole input and the reply."""
+    return (
+        reply.input_tokens
+        + reply.cache_read_tokens
+        + reply.cache_write_tokens
+        + reply.output_tokens
+    )
 
 
 def _tokens(usage: Usage) -> pricing.Tokens:
@@ -731,6 +870,10 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
             for block in _blocks(record.get("content")):
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
                     transcript.append_text(block["text"])
+                elif block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
+                    transcript.append_thinking(block["thinking"])
+                elif block.get("type") == "redacted_thinking":
+                    transcript.append_thinking("(redacted by the API)")
                 elif block.get("type") == "tool_use":
                     args = block.get("input")
                     name = str(block.get("name"))
@@ -742,6 +885,10 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
             transcript.end_reply()
         elif kind == "event" and record.get("event") == "error":
             transcript.add_note("✗ " + str(record.get("text", "")), "SightlineError")
+        elif is_compaction(record):
+            replaced = record.get("replaced")
+            count = replaced if isinstance(replaced, int) and not isinstance(replaced, bool) else 0
+            transcript.add_note(compaction.note(max(0, count)))
         elif kind == "event" and record.get("event") == "stopped":
             transcript.add_note("■ Stopped.", "SightlineWarning")
         elif kind == "plan" and isinstance(record.get("steps"), list):

@@ -29,10 +29,52 @@ from sightline.providers.base import (
     Retrying,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
 )
 
 MAX_RETRY_AFTER_S = 30.0
 SDK_IMPORTED = threading.Event()
+# provider.thinking given as an effort: the budget it means for Claude.
+EFFORT_BUDGET = {"low": 2048, "medium": 8192, "high": 24576}
+_THINKING = ("thinking", "redacted_thinking")
+
+
+def thinking_budget(cfg: ProviderConfig) -> int | None:
+    if isinstance(cfg.thinking, str):
+        return EFFORT_BUDGET.get(cfg.thinking)
+    return cfg.thinking
+
+
+def thinking_allowed(messages: list[dict[str, Any]]) -> bool:
+    """Whether thinking may be on for this request. With thinking on, the API requires the
+    assistant message whose tool calls the last user message answers to start with its
+    thinking block; a history written without thinking (or by another provider) has none,
+    and none can be made up, so that request goes without thinking (the next turn has it)."""
+    if len(messages) < 2 or messages[-1].get("role") != "user":
+        return True
+    content = messages[-1].get("content")
+    answers = isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
+    if not answers:
+        return True
+    previous = messages[-2].get("content")
+    first = previous[0] if isinstance(previous, list) and previous else None
+    return isinstance(first, dict) and first.get("type") in _THINKING
+
+
+def _mark_last_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with a cache breakpoint on the last block of the last one (the third
+    of at most four: the tools, the system prompt, the last turn), copied, not changed."""
+    if not messages or not isinstance(messages[-1].get("content"), list):
+        return messages
+    last = dict(messages[-1])
+    blocks = list(last["content"])
+    if not blocks or not isinstance(blocks[-1], dict) or blocks[-1].get("type") in _THINKING:
+        return messages
+    blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
+    last["content"] = blocks
+    return [*messages[:-1], last]
 
 
 def preload() -> None:
@@ -191,7 +233,7 @@ class _Assembler:
     stopped: bool = False
     live: bool = False  # the usage changed: tell the pane
 
-    def feed(self, event: Any) -> str | None:
+    def feed(self, event: Any) -> TextDelta | ThinkingDelta | None:
         kind = event.type
         if kind == "message_start":
             usage = event.message.usage
@@ -210,7 +252,14 @@ class _Assembler:
             block = self.reply.content[event.index]
             if delta.type == "text_delta":
                 block["text"] = block.get("text", "") + delta.text
-                return str(delta.text)
+                return TextDelta(str(delta.text)) if delta.text else None
+            if delta.type == "thinking_delta":
+                # Kept exactly as streamed: the API checks it against the signature when
+                # it comes back before a tool_result.
+                block["thinking"] = block.get("thinking", "") + delta.thinking
+                return ThinkingDelta(str(delta.thinking)) if delta.thinking else None
+            if delta.type == "signature_delta":
+                block["signature"] = block.get("signature", "") + delta.signature
             if delta.type == "input_json_delta":
                 self.partial_json[event.index] += delta.partial_json
         elif kind == "content_block_stop":
@@ -319,10 +368,15 @@ class AnthropicProvider:
             "system": [
                 {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
             ],
-            "messages": request.messages,
+            "messages": _mark_last_turn(request.messages),
         }
         if tools:
             params["tools"] = tools
+        budget = thinking_budget(self.cfg)
+        if budget and request.thinking and thinking_allowed(request.messages):
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            # provider.max_tokens stays the reply's own budget; thinking counts on top.
+            params["max_tokens"] = self.cfg.max_tokens + budget
         return params
 
     def stream(self, request: Request, cancelled: Callable[[], bool]) -> Iterator[StreamEvent]:
@@ -333,7 +387,7 @@ class AnthropicProvider:
             emitted = False
             try:
                 for item in self._stream_once(request, cancelled):
-                    emitted = emitted or isinstance(item, TextDelta)
+                    emitted = emitted or isinstance(item, TextDelta | ThinkingDelta)
                     yield item
                 return
             except Exception as err:
@@ -372,9 +426,9 @@ class AnthropicProvider:
                     return
                 if event.type == "error":
                     raise _error_from_status(200, event.model_dump(), None)
-                text = assembler.feed(event)
-                if text:
-                    yield TextDelta(text)
+                delta = assembler.feed(event)
+                if delta is not None:
+                    yield delta
                 if assembler.live:
                     assembler.live = False
                     yield assembler.reply.usage()

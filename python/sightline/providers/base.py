@@ -15,6 +15,13 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """Streamed reasoning of the model (shown dimmed; recorded only as the API returns it)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Retrying:
     """The core is about to retry a failed request; shown in the pane."""
 
@@ -59,7 +66,7 @@ class Notice:
     text: str
 
 
-StreamEvent = TextDelta | Retrying | Usage | Notice | Reply
+StreamEvent = TextDelta | ThinkingDelta | Retrying | Usage | Notice | Reply
 
 
 class ProviderError(Exception):
@@ -81,6 +88,8 @@ class Request:
     system: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
+    # provider.thinking applies (off for a summarising request: see compaction.py).
+    thinking: bool = True
 
     def __post_init__(self) -> None:
         for name in ("system", "messages", "tools"):

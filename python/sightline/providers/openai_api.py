@@ -44,6 +44,7 @@ from sightline.providers.base import (
     Retrying,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     Usage,
 )
 from sightline.providers.presets import PRESETS, Preset
@@ -175,7 +176,11 @@ def chat_messages(system: str, messages: list[dict[str, Any]], tools_on: bool) -
         content = msg.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         if msg.get("role") == "assistant":
-            out.append(_assistant(blocks, tools_on))
+            said = _assistant(blocks, tools_on)
+            # Only Claude's thinking blocks (a conversation begun with anthropic): nothing
+            # Chat Completions can carry, and an empty assistant message is refused.
+            if said["content"] is not None or "tool_calls" in said:
+                out.append(said)
         else:
             out.extend(_user(blocks, tools_on))
     return out
@@ -192,6 +197,8 @@ def chat_request(cfg: ProviderConfig, request: Request, tools_on: bool = True) -
     }
     if tools_on and request.tools:
         params["tools"] = chat_tools(request.tools)
+    if isinstance(cfg.thinking, str) and request.thinking:
+        params["reasoning_effort"] = cfg.thinking
     return params
 
 
@@ -206,11 +213,13 @@ class _Assembler:
     calls: dict[int, dict[str, str]] = field(default_factory=dict)
     finish: str | None = None
     usage: Usage | None = None
+    thought: str = ""  # this chunk's reasoning text (servers that stream it; never sent back)
 
     def feed(self, chunk: Any) -> tuple[str, bool]:
         """The new text of this chunk, and whether the usage changed."""
         new = ""
         live = False
+        self.thought = ""
         if getattr(chunk, "usage", None) is not None:
             self.usage = _usage(chunk.usage)
             live = True
@@ -221,6 +230,12 @@ class _Assembler:
             if delta is not None:
                 if delta.content:
                     new += delta.content
+                # DeepSeek, vLLM and Ollama say reasoning_content, OpenRouter reasoning.
+                reasoning = getattr(delta, "reasoning_content", None) or getattr(
+                    delta, "reasoning", None
+                )
+                if isinstance(reasoning, str):
+                    self.thought += reasoning
                 for call in delta.tool_calls or []:
                     slot = self.calls.setdefault(call.index, {"id": "", "name": "", "args": ""})
                     if call.id:
@@ -423,7 +438,7 @@ class OpenAIProvider:
             emitted = False
             try:
                 for item in self._stream_once(request, cancelled):
-                    emitted = emitted or isinstance(item, TextDelta)
+                    emitted = emitted or isinstance(item, TextDelta | ThinkingDelta)
                     yield item
                 return
             except Exception as err:
@@ -469,6 +484,8 @@ class OpenAIProvider:
                 if cancelled():
                     return
                 text, live = assembler.feed(chunk)
+                if assembler.thought:
+                    yield ThinkingDelta(assembler.thought)
                 if text:
                     yield TextDelta(text)
                 if live and assembler.usage is not None:

@@ -202,8 +202,13 @@ def test_transcript_renders_markdown_but_not_notes(nvim: Any, screen: Screen) ->
     assert screen.find("**bold**") is None and screen.find("```") is None
     assert "strong" in screen.group_at(row, col + 4)
     krow, kcol = screen.wait_text("local x = 1")
-    # The lua parser, injected: `local` is a keyword (linked to Statement by default).
-    assert screen.group_at(krow, kcol) in ("Statement", "@keyword.lua", "@keyword")
+    # The lua parser, injected: `local` is a keyword (linked to Statement by default). The
+    # injection is painted on a later redraw than the text: wait for it.
+    keyword = ("Statement", "@keyword.lua", "@keyword")
+    screen.wait_for(
+        lambda s: s.group_at(krow, kcol) in keyword,
+        what=f"`local` as a keyword (painted {screen.group_at(krow, kcol)!r})",
+    )
     # A note is not Markdown: a path with __init__ keeps its underscores.
     nvim.exec_lua(
         "require('sightline.pane').apply({start = vim.api.nvim_buf_line_count("

@@ -173,7 +173,7 @@ def test_thinking_is_its_own_section_above_the_text_and_foldable() -> None:
     assert lines[-1] == "Because." and lines[-2] == ""
     painted = {h[0] for h in delta["hls"] if h[3] == THINKING_GROUP}
     assert painted == {head, head + 1, head + 2}
-    assert delta["folds"] == [[head, head + 2]]
+    assert delta["folds"] == [[head, head + 3]]  # [first, end): header to its last line
 
 
 def test_a_reopened_conversation_shows_its_thinking() -> None:

@@ -399,6 +399,12 @@ local function render_markdown(buf, first, last)
   end
   parser:for_each_tree(function(tree, ltree)
     local lang = ltree:lang()
+    -- An injected language paints over its host (the lua in a fence over the fence's own
+    -- group): trees come in no fixed order, so depth decides, not the order of painting.
+    local depth, up = 0, ltree:parent()
+    while up do
+      depth, up = depth + 1, up:parent()
+    end
     local qok, query = pcall(vim.treesitter.query.get, lang, 'highlights')
     if not qok or not query then
       return
@@ -412,7 +418,9 @@ local function render_markdown(buf, first, last)
           end_row = first + er,
           end_col = ec,
           hl_group = '@' .. name .. '.' .. lang,
-          priority = 100 + (tonumber(metadata.priority or md.priority) or 0),
+          -- A query's own priority replaces the default (markdown sets 90 on code blocks so
+          -- that what is inside them wins); injected trees sit above their host.
+          priority = (tonumber(metadata.priority or md.priority) or 100) + 10 * depth,
           strict = false,
         }
         local conceal = metadata.conceal or md.conceal

@@ -107,7 +107,7 @@ REFUSALS = [
     ),
     (
         {"buffer": 0, "start_row": 0.5, "start_col": 0, "end_row": 0, "end_col": 1},
-        "start_row: expected a whole number",
+        "start_row must be an integer",  # refused by send()'s own check, before the core
     ),
 ]
 

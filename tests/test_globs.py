@@ -38,7 +38,9 @@ def oracle(pattern: str) -> re.Pattern[str]:
             body = pattern[i + 1 : end]
             if body.startswith("!"):
                 body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
+            # Deliberately changed: a class never matches the `/` between segments (the
+            # old translation let `[!a]` match it, so `[!a]?` took `/a` for a name).
+            out.append("(?!/)[" + body.replace("\\", "\\\\") + "]")
             i = end + 1
         else:
             out.append(re.escape(c))

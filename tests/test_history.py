@@ -139,7 +139,7 @@ def test_only_files_of_the_store_are_opened_and_nothing_is_written(
     assert elsewhere.read_bytes().endswith(b"1}")
     for bad in (5, None, {"a": 1}):
         res = nvim.exec_lua("return {require('sightline').open_conversation(...)}", bad)
-        assert res[0] is None and "expected the path" in res[1]
+        assert res[0] is None and "path" in res[1] and "string" in res[1], res
 
 
 CORRUPT: dict[str, list[dict[str, Any]]] = {

@@ -295,7 +295,7 @@ class Session:
                 if pending is not None:
                     # Parts that need a worker thread (MCP resources), after the typed text.
                     content = pending["content"]
-                    used = sum(len(str(b.get("text", "")).encode()) for b in content[1:])
+                    used = sum(_utf8_len(str(b.get("text", ""))) for b in content[1:])
                     late = self.late_parts(self.workspace, pending["visible"], used)
                     with turn.lock:
                         content.extend({"type": "text", "text": part} for part in late)
@@ -920,3 +920,8 @@ def show_outcome(
         _status, _, output = content.partition("\n")
         if output and output != "(no output)":
             transcript.add_output(output)
+
+
+def _utf8_len(text: str) -> int:
+    """Bytes of `text` as sent; a selection may hold bytes that are not UTF-8 (surrogates)."""
+    return len(text.encode("utf-8", errors="surrogateescape"))

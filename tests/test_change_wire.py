@@ -125,7 +125,8 @@ def test_bad_ranges_are_refused_before_any_turn(
     ok, err = send_range(nv, "do it", **rng)
     assert ok is None and expected in err
     assert fake_api.requests == []
-    assert status(nv)["state"] in ("idle", "starting")
+    # No turn: the core is idle, starting, or not even started (send()'s own check refused).
+    assert status(nv)["state"] in ("idle", "starting", "stopped")
     assert not list((isolated_env.parent / "xdg" / "data").rglob("*.jsonl")) or all(
         "do it" not in p.read_text()
         for p in (isolated_env.parent / "xdg" / "data").rglob("*.jsonl")

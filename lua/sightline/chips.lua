@@ -39,7 +39,8 @@ function M.apply(buf, start, chips)
   end
   api.nvim_buf_clear_namespace(buf, ns, start, -1)
   for _, c in ipairs(chips or {}) do
-    local ok, id = pcall(api.nvim_buf_set_extmark, buf, ns, c.row, c.col, { end_col = c.end_col, hl_group = 'SightlineChip' })
+    local ok, id =
+      pcall(api.nvim_buf_set_extmark, buf, ns, c.row, c.col, { end_col = c.end_col, hl_group = 'SightlineChip' })
     if ok then
       local aid = c.target.attachment_id
       -- A chip drawn again (a rebuilt transcript) keeps its tracked range: the selection
@@ -59,8 +60,14 @@ end
 function M.track(target)
   local b = target.buffer
   if type(b) == 'number' and api.nvim_buf_is_valid(b) and not target.mark then
-    local ok, mark = pcall(api.nvim_buf_set_extmark, b, track_ns, target.start_row, target.start_col,
-      { end_row = target.end_row, end_col = target.end_col, right_gravity = false, end_right_gravity = true })
+    local ok, mark = pcall(
+      api.nvim_buf_set_extmark,
+      b,
+      track_ns,
+      target.start_row,
+      target.start_col,
+      { end_row = target.end_row, end_col = target.end_col, right_gravity = false, end_right_gravity = true }
+    )
     if ok then
       target.mark = mark
     end
@@ -124,8 +131,10 @@ local function open(target, how, ctx)
   local opts = M.resolve(target)
   local reveal = require('sightline.reveal')
   if how == 'select' then
-    return reveal.go_to_position({ file_path = opts.file_path, buffer = opts.buffer, line = opts.start_line,
-      column = 1, end_line = opts.end_line }, ctx)
+    return reveal.go_to_position(
+      { file_path = opts.file_path, buffer = opts.buffer, line = opts.start_line, column = 1, end_line = opts.end_line },
+      ctx
+    )
   end
   return reveal.reveal(opts, ctx)
 end
@@ -148,7 +157,9 @@ function M.reveal_by_id(opts, ctx)
   local target = by_id[aid]
   if not target then
     return ('no attachment %s in the transcript (ids are named in the conversation, e.g. "attachment_id: %s")'):format(
-      vim.inspect(aid), 'sel-1a2b3c4d')
+      vim.inspect(aid),
+      'sel-1a2b3c4d'
+    )
   end
   local how = sel == true and 'select' or (sel == false and 'reveal' or nil)
   return open(target, how, ctx)

@@ -23,9 +23,24 @@ end
 
 ---@type table<string, sightline.Subcommand>
 M.subcommands = {
-  chat = { run = function() return sl().chat() end, max_args = 0 },
-  stop = { run = function() return sl().stop() end, max_args = 0 },
-  reset = { run = function() return sl().reset() end, max_args = 0 },
+  chat = {
+    run = function()
+      return sl().chat()
+    end,
+    max_args = 0,
+  },
+  stop = {
+    run = function()
+      return sl().stop()
+    end,
+    max_args = 0,
+  },
+  reset = {
+    run = function()
+      return sl().reset()
+    end,
+    max_args = 0,
+  },
   compact = {
     -- The summary is made on the core's worker thread; this returns at once.
     run = function()
@@ -37,13 +52,38 @@ M.subcommands = {
     end,
     max_args = 0,
   },
-  restart = { run = function() return sl().restart() end, max_args = 0 },
-  history = { run = function() return sl().history() end, max_args = 0 },
-  accept = { run = function(args) return sl().decide('accept', table.concat(args, ' ')) end },
-  reject = { run = function(args) return sl().decide('reject', table.concat(args, ' ')) end },
-  compare = { run = function() return sl().compare() end, max_args = 0 },
+  restart = {
+    run = function()
+      return sl().restart()
+    end,
+    max_args = 0,
+  },
+  history = {
+    run = function()
+      return sl().history()
+    end,
+    max_args = 0,
+  },
+  accept = {
+    run = function(args)
+      return sl().decide('accept', table.concat(args, ' '))
+    end,
+  },
+  reject = {
+    run = function(args)
+      return sl().decide('reject', table.concat(args, ' '))
+    end,
+  },
+  compare = {
+    run = function()
+      return sl().compare()
+    end,
+    max_args = 0,
+  },
   change = {
-    run = function(args, opts) return require('sightline.change').command(args, opts) end,
+    run = function(args, opts)
+      return require('sightline.change').command(args, opts)
+    end,
     range = true,
   },
   reveal = {
@@ -59,8 +99,12 @@ M.subcommands = {
     end,
   },
   extension = {
-    run = function(args) return require('sightline.extensions').command(args) end,
-    complete = function(arglead, args) return require('sightline.extensions').complete(arglead, args) end,
+    run = function(args)
+      return require('sightline.extensions').command(args)
+    end,
+    complete = function(arglead, args)
+      return require('sightline.extensions').complete(arglead, args)
+    end,
   },
   model = {
     -- The core knows the models and the current one; the list is fetched off the UI thread
@@ -81,15 +125,27 @@ M.subcommands = {
     end,
     max_args = 1,
   },
-  plan = { run = function(args) return sl().plan(args[1] or 'toggle') end, complete = fixed(ON_OFF), max_args = 1 },
+  plan = {
+    run = function(args)
+      return sl().plan(args[1] or 'toggle')
+    end,
+    complete = fixed(ON_OFF),
+    max_args = 1,
+  },
   autoaccept = {
-    run = function(args) return sl().autoaccept(args[1] or 'toggle') end,
+    run = function(args)
+      return sl().autoaccept(args[1] or 'toggle')
+    end,
     complete = fixed(ON_OFF),
     max_args = 1,
   },
   mcp = {
-    run = function(args) return require('sightline.mcp_client').command(args) end,
-    complete = function(arglead, args) return require('sightline.mcp_client').complete(arglead, args) end,
+    run = function(args)
+      return require('sightline.mcp_client').command(args)
+    end,
+    complete = function(arglead, args)
+      return require('sightline.mcp_client').complete(arglead, args)
+    end,
   },
 }
 
@@ -104,9 +160,11 @@ end
 
 -- A refusal may quote what was typed: a line of it never floods the message area.
 local function shorten(msg)
-  return (tostring(msg):gsub('[^\n]+', function(line)
-    return #line > 300 and line:sub(1, 300) .. '…' or line
-  end))
+  return (
+    tostring(msg):gsub('[^\n]+', function(line)
+      return #line > 300 and line:sub(1, 300) .. '…' or line
+    end)
+  )
 end
 
 ---The :Sightline callback. Refusals show as one message, never a traceback.
@@ -119,14 +177,18 @@ function M.run(opts)
   end
   local sub = M.subcommands[name]
   if not sub then
-    vim.notify(('sightline: unknown subcommand %q; valid: %s'):format(name:sub(1, 60), table.concat(M.names(), ', ')),
-      vim.log.levels.ERROR)
+    vim.notify(
+      ('sightline: unknown subcommand %q; valid: %s'):format(name:sub(1, 60), table.concat(M.names(), ', ')),
+      vim.log.levels.ERROR
+    )
     return
   end
   if sub.max_args and #args > sub.max_args then
     local takes = sub.max_args == 0 and 'no arguments' or ('at most %d argument'):format(sub.max_args)
-    vim.notify(('sightline: :Sightline %s takes %s, got %q'):format(name, takes, table.concat(args, ' '):sub(1, 60)),
-      vim.log.levels.ERROR)
+    vim.notify(
+      ('sightline: :Sightline %s takes %s, got %q'):format(name, takes, table.concat(args, ' '):sub(1, 60)),
+      vim.log.levels.ERROR
+    )
     return
   end
   local ok, res, err = pcall(sub.run, args, opts)

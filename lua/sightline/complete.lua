@@ -224,7 +224,9 @@ end
 ---The engine `completion.engine` asks for (nil: the built-in menu).
 ---@return string? name, table? module
 local function wanted()
-  local ok, cfg = pcall(function() return require('sightline.config').get() end)
+  local ok, cfg = pcall(function()
+    return require('sightline.config').get()
+  end)
   local choice = ok and type(cfg.completion) == 'table' and cfg.completion.engine or 'auto'
   if choice == 'auto' then
     return M.detect()
@@ -238,7 +240,9 @@ local function wanted()
     mod = found and type(required) == 'table' and required or nil
   end
   if not mod then
-    warn(("completion.engine is '%s' but %s is not installed: the built-in menu completes"):format(choice, LABELS[choice]))
+    warn(
+      ("completion.engine is '%s' but %s is not installed: the built-in menu completes"):format(choice, LABELS[choice])
+    )
     return nil
   end
   return choice, mod
@@ -253,10 +257,18 @@ local function native(buf, exclusive)
   api.nvim_create_autocmd({ 'TextChangedI', 'TextChangedP' }, {
     group = group,
     buffer = buf,
-    callback = function(ev) M.on_change(ev.event) end,
+    callback = function(ev)
+      M.on_change(ev.event)
+    end,
   })
   api.nvim_create_autocmd('CompleteDone', { group = group, buffer = buf, callback = on_done })
-  api.nvim_create_autocmd('InsertLeave', { group = group, buffer = buf, callback = function() S.last = nil end })
+  api.nvim_create_autocmd('InsertLeave', {
+    group = group,
+    buffer = buf,
+    callback = function()
+      S.last = nil
+    end,
+  })
   -- The built-in menu asked for, or an engine we could not register with: keep the engines
   -- out of the composer, two menus would fight (blink's `omni` source would call the
   -- omnifunc on every key).
@@ -266,7 +278,9 @@ local function native(buf, exclusive)
     end
     local cmp = loaded('cmp')
     if cmp and type(cmp.setup) == 'table' and type(cmp.setup.buffer) == 'function' then
-      api.nvim_buf_call(buf, function() cmp.setup.buffer({ enabled = false }) end)
+      api.nvim_buf_call(buf, function()
+        cmp.setup.buffer({ enabled = false })
+      end)
     end
   end
 end
@@ -283,11 +297,15 @@ function M.choose(buf)
   local name, engine = wanted()
   local exclusive = name ~= nil
   if not name then
-    local ok, cfg = pcall(function() return require('sightline.config').get() end)
+    local ok, cfg = pcall(function()
+      return require('sightline.config').get()
+    end)
     exclusive = ok and type(cfg.completion) == 'table' and cfg.completion.engine == 'native'
   end
   if name and engine then
-    local ok, err = pcall(function() require('sightline.complete.' .. name).register(engine, buf) end)
+    local ok, err = pcall(function()
+      require('sightline.complete.' .. name).register(engine, buf)
+    end)
     if ok then
       S.engines[buf] = name
       -- The engine owns the menu: no 'omnifunc' (blink.cmp's `omni` source would list every
@@ -318,12 +336,26 @@ function M.attach(buf)
   -- view): the best item preselected, nothing inserted until one is taken.
   vim.bo[buf].completeopt = 'menuone,noinsert,popup'
   local group = api.nvim_create_augroup('sightline.complete.' .. buf, { clear = true })
-  api.nvim_create_autocmd('BufEnter', { group = group, buffer = buf, callback = function() M.warm() end })
-  api.nvim_create_autocmd('InsertEnter', { group = group, buffer = buf, callback = function() M.choose(buf) end })
+  api.nvim_create_autocmd('BufEnter', {
+    group = group,
+    buffer = buf,
+    callback = function()
+      M.warm()
+    end,
+  })
+  api.nvim_create_autocmd('InsertEnter', {
+    group = group,
+    buffer = buf,
+    callback = function()
+      M.choose(buf)
+    end,
+  })
   api.nvim_create_autocmd('BufWipeout', {
     group = group,
     buffer = buf,
-    callback = function() S.engines[buf] = nil end,
+    callback = function()
+      S.engines[buf] = nil
+    end,
   })
   S.engines[buf] = nil
   M.choose(buf)

@@ -18,8 +18,10 @@ function M.from_stderr(lines, python, root)
   for _, line in ipairs(lines or {}) do
     local module = type(line) == 'string' and line:match("No module named '([%w_]+)")
     if module and module ~= 'sightline' then
-      return ('sightline: the core cannot start: Python package %q is not installed for %s; %s, '
-        .. 'or set the `python` option'):format(module, python, M.install_advice(root))
+      return (
+        'sightline: the core cannot start: Python package %q is not installed for %s; %s, '
+        .. 'or set the `python` option'
+      ):format(module, python, M.install_advice(root))
     end
   end
 end

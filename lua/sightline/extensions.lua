@@ -76,7 +76,12 @@ function M.command(args)
     return M.show()
   elseif verb == 'install' then
     local force = vim.tbl_contains(args, '--force')
-    local path = table.concat(vim.tbl_filter(function(a) return a ~= '--force' end, args), ' ')
+    local path = table.concat(
+      vim.tbl_filter(function(a)
+        return a ~= '--force'
+      end, args),
+      ' '
+    )
     if path == '' then
       return nil, 'sightline: usage: :Sightline extension install {path} [--force]'
     end
@@ -110,7 +115,9 @@ end
 ---@return string[]
 function M.complete(arglead, args)
   local function starting(values)
-    return vim.tbl_filter(function(v) return vim.startswith(v, arglead) end, values)
+    return vim.tbl_filter(function(v)
+      return vim.startswith(v, arglead)
+    end, values)
   end
   if #args <= 1 then
     return starting(M.VERBS)

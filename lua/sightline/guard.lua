@@ -25,7 +25,8 @@ local function range(v, optional)
   for key in pairs(v) do
     if not vim.tbl_contains(RANGE_KEYS, key) then
       return ('unknown field %s (a flat range has buffer, start_row, start_col, end_row, end_col)'):format(
-        type(key) == 'string' and key or describe(key))
+        type(key) == 'string' and key or describe(key)
+      )
     end
   end
   if next(v) == nil then
@@ -131,6 +132,5 @@ function M.call(name, params, fn, ...)
   end
   return nil, msg
 end
-
 
 return M

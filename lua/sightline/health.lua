@@ -100,7 +100,9 @@ function M.check()
   end
 
   local provider = config.provider_name(cfg)
-  h.info('provider: ' .. provider .. (provider == 'echo' and '' or (' (model ' .. (cfg.provider.model or 'default') .. ')')))
+  h.info(
+    'provider: ' .. provider .. (provider == 'echo' and '' or (' (model ' .. (cfg.provider.model or 'default') .. ')'))
+  )
   if provider == 'anthropic' then
     local key = vim.env.ANTHROPIC_API_KEY
     if key and key ~= '' then

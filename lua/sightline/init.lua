@@ -36,15 +36,20 @@ end
 function M.setup(opts)
   -- The commonest call, setup({}) with no vim.g.sightline, has nothing to check: leave the
   -- config module unloaded (start-up budget ≤ 1 ms); it builds the defaults when first used.
-  if (opts == nil or type(opts) == 'table' and next(opts) == nil) and vim.g.sightline == nil
-    and not package.loaded['sightline.config'] then
+  if
+    (opts == nil or type(opts) == 'table' and next(opts) == nil)
+    and vim.g.sightline == nil
+    and not package.loaded['sightline.config']
+  then
     M._empty_setup = true
     require('sightline.keymaps').apply(nil, true)
     return true
   end
   local ok, res, err = pcall(configure, opts)
   if not ok then -- a bug, not the user's input: one line, no traceback
-    res, err = nil, 'sightline.setup: internal error: ' .. (tostring(res):match('^[^\n]*'):gsub('^.-%.lua:%d+: ', ''):sub(1, 200))
+    res, err =
+      nil,
+      'sightline.setup: internal error: ' .. (tostring(res):match('^[^\n]*'):gsub('^.-%.lua:%d+: ', ''):sub(1, 200))
   end
   if not res then
     vim.notify(err, vim.log.levels.ERROR)
@@ -171,7 +176,9 @@ end
 ---@param value sightline.Switch? nil toggles
 ---@return boolean? ok, string? err
 function M.plan(value)
-  return M._switch('agent.mode', value, function(s) return s.mode == 'plan' end, function(on)
+  return M._switch('agent.mode', value, function(s)
+    return s.mode == 'plan'
+  end, function(on)
     return { mode = on and 'plan' or 'normal' }
   end)
 end
@@ -180,7 +187,9 @@ end
 ---@param value sightline.Switch? nil toggles
 ---@return boolean? ok, string? err
 function M.autoaccept(value)
-  return M._switch('agent.autoaccept', value, function(s) return s.autoaccept end, function(on)
+  return M._switch('agent.autoaccept', value, function(s)
+    return s.autoaccept
+  end, function(on)
     return { value = on }
   end)
 end
@@ -199,7 +208,7 @@ function M._switch(method, value, current, params)
   elseif value == 'toggle' or value == nil then
     on = not current(M.status())
   else
-    return nil, ("sightline: expected on, off or toggle, got %s"):format(vim.inspect(value))
+    return nil, ('sightline: expected on, off or toggle, got %s'):format(vim.inspect(value))
   end
   local res, err = host().request(method, params(on))
   return res and true or nil, err
@@ -289,12 +298,18 @@ function M.restart()
   return err == nil or nil, err
 end
 
-
 -- One rule for every public entry: its arguments are checked against PARAMS and no Lua
 -- error escapes (sightline.guard, loaded on the first call rather than at start-up).
 -- Functions without parameters refuse arguments; one missing here checks none.
 local PARAMS = {
-  chat = {}, stop = {}, reset = {}, status = {}, restart = {}, compare = {}, extensions = {}, history = {},
+  chat = {},
+  stop = {},
+  reset = {},
+  status = {},
+  restart = {},
+  compare = {},
+  extensions = {},
+  history = {},
   send = { 'text', 'range?' },
   decide = { 'decision', 'reason' },
   change = { 'range?' },

@@ -27,7 +27,9 @@ local STATE_HL = { running = 'DiagnosticOk', failed = 'ErrorMsg', invalid = 'Err
 ---@return table[] chunks
 function M.chunks(servers)
   if #servers == 0 then
-    return { { 'No MCP servers: add mcp.servers to setup() or a .mcp.json to the workspace (:help sightline-mcp-client)' } }
+    return {
+      { 'No MCP servers: add mcp.servers to setup() or a .mcp.json to the workspace (:help sightline-mcp-client)' },
+    }
   end
   local chunks = {}
   for i, s in ipairs(servers) do
@@ -96,7 +98,9 @@ end
 ---@return string[]
 function M.complete(arglead, args)
   local function starting(values)
-    return vim.tbl_filter(function(v) return vim.startswith(v, arglead) end, values)
+    return vim.tbl_filter(function(v)
+      return vim.startswith(v, arglead)
+    end, values)
   end
   if #args <= 1 then
     return starting(M.VERBS)

@@ -236,7 +236,9 @@ local function ensure_buffers()
     S.cbuf = scratch('sightline://composer', 'composer')
     vim.bo[S.cbuf].filetype = 'markdown'
     set_keys(S.cbuf)
-    pcall(function() require('sightline.complete').attach(S.cbuf) end)
+    pcall(function()
+      require('sightline.complete').attach(S.cbuf)
+    end)
     register_hint()
   end
 end
@@ -318,7 +320,9 @@ end
 local resize_group = api.nvim_create_augroup('sightline.pane', { clear = true })
 api.nvim_create_autocmd('VimResized', {
   group = resize_group,
-  callback = function() M.resize() end,
+  callback = function()
+    M.resize()
+  end,
   desc = 'sightline: fit the pane to the terminal',
 })
 
@@ -571,7 +575,8 @@ end
 ---its keys do not fit on one line, the keys go to the composer's bar (second value).
 local function winbar_text(status, width)
   local mode = status.mode == 'plan' and 'plan mode' or 'normal'
-  local parts = { 'sightline', (status.provider or '') .. (status.model and (' ' .. status.model:gsub('%%', '%%%%')) or ''), mode }
+  local parts =
+    { 'sightline', (status.provider or '') .. (status.model and (' ' .. status.model:gsub('%%', '%%%%')) or ''), mode }
   if status.autoaccept then
     table.insert(parts, 'autoaccept')
   end
@@ -591,8 +596,12 @@ local function winbar_text(status, width)
     -- The review bar: what waits and the keys that decide it (a command is allowed or denied).
     local keys = require('sightline.config').get().pane.keys
     local command = status.pending_kind == 'command'
-    local bar = ('%s %s · %s %s'):format(keys.accept, command and 'allow' or 'accept',
-      keys.reject, command and 'deny' or 'reject')
+    local bar = ('%s %s · %s %s'):format(
+      keys.accept,
+      command and 'allow' or 'accept',
+      keys.reject,
+      command and 'deny' or 'reject'
+    )
     if not command and keys.compare then
       bar = bar .. (' · %s compare'):format(keys.compare)
     end
@@ -643,10 +652,14 @@ function M.on_state(status)
     S.since = S.since or vim.uv.now()
     if not S.timer then
       S.timer = vim.uv.new_timer()
-      S.timer:start(0, 120, vim.schedule_wrap(function()
-        S.frame = S.frame % #SPINNER + 1
-        render_bar()
-      end))
+      S.timer:start(
+        0,
+        120,
+        vim.schedule_wrap(function()
+          S.frame = S.frame % #SPINNER + 1
+          render_bar()
+        end)
+      )
     end
   else
     if status.state ~= 'awaiting_decision' then

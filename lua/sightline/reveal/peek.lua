@@ -118,10 +118,12 @@ function M.open(buf, s, e, title, with_signs)
   api.nvim_win_set_var(win, 'sightline_role', M.ROLE)
   api.nvim_win_call(win, function()
     -- noautocmd: the user's OptionSet handlers have no business with a transient float.
-    vim.cmd('noautocmd setlocal number norelativenumber nowrap nofoldenable nocursorline nolist winblend=0'
-      .. ' scrolloff=0 sidescrolloff=0 foldcolumn=0 statuscolumn= winbar= winfixbuf signcolumn='
-      .. (with_signs and 'yes:1' or 'no')
-      .. ' winhighlight=NormalFloat:Normal,FloatBorder:SightlineRevealBar,FloatTitle:SightlineRevealBar')
+    vim.cmd(
+      'noautocmd setlocal number norelativenumber nowrap nofoldenable nocursorline nolist winblend=0'
+        .. ' scrolloff=0 sidescrolloff=0 foldcolumn=0 statuscolumn= winbar= winfixbuf signcolumn='
+        .. (with_signs and 'yes:1' or 'no')
+        .. ' winhighlight=NormalFloat:Normal,FloatBorder:SightlineRevealBar,FloatTitle:SightlineRevealBar'
+    )
     vim.fn.winrestview({ topline = s, lnum = s, col = 0, leftcol = 0 })
   end)
   peek = { win = win, buf = buf, group = api.nvim_create_augroup('sightline.reveal.peek', { clear = true }) }

@@ -91,7 +91,12 @@ local function try_scroll(win, s, e)
     end
   end
   api.nvim_win_call(win, function()
-    vim.fn.winrestview({ topline = saved.topline, topfill = saved.topfill, leftcol = saved.leftcol, skipcol = saved.skipcol })
+    vim.fn.winrestview({
+      topline = saved.topline,
+      topfill = saved.topfill,
+      leftcol = saved.leftcol,
+      skipcol = saved.skipcol,
+    })
   end)
   return false
 end

@@ -13,6 +13,8 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Protocol
 
+from sightline import msgtext
+
 
 class EditorError(Exception):
     """Neovim refused or failed a call; the message is safe to show."""
@@ -90,4 +92,4 @@ class NvimEditor:
         # Always queued, even from the loop thread: the payload is built when its turn in the
         # loop comes, after every request answered before it, so status is never stale.
         code = "require('sightline.host')._on_update(...)"
-        self._nvim.async_call(lambda: self._nvim.exec_lua(code, build(), async_=True))
+        self._nvim.async_call(lambda: self._nvim.exec_lua(code, msgtext.safe(build()), async_=True))

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sightline import extension_admin as admin
-from sightline import extensions, pyresolve, scope, secrets
+from sightline import extensions, msgtext, pyresolve, scope, secrets
 from sightline.agent.gate import DECISIONS
 from sightline.agent.proposals import compare_view
 from sightline.agent.session import MODES
@@ -399,4 +399,4 @@ def dispatch(core: Core, name: str, args: list[Any]) -> dict[str, Any]:
     out = {"ok": True}
     if isinstance(result, dict):
         out.update(result)
-    return out
+    return msgtext.safe(out)  # type: ignore[no-any-return]

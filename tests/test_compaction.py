@@ -156,8 +156,12 @@ def test_sightline_compact_typed_then_the_next_request_and_a_reopen_use_the_summ
     (path,) = (isolated_env.parent / "xdg" / "data" / "sightline" / "history").glob("*.jsonl")
     nv.command("Sightline reset")
     assert nv.exec_lua("return {require('sightline').open_conversation(...)}", str(path)) == [True]
-    shown = "\n".join(transcript(nv))
-    assert "Conversation compacted" in shown and "what is Paris?" in shown
+    # The reopened transcript arrives as a pushed update: wait for it.
+    shown = wait_for(
+        lambda: (text := "\n".join(transcript(nv))) and "Conversation compacted" in text and text,
+        what="the reopened transcript",
+    )
+    assert "what is Paris?" in shown
     send(nv, "sure?")
     idle(nv)
     body = fake_api.wait_for_requests(5)[4].body

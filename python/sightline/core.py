@@ -100,14 +100,10 @@ class Core:
                 "anything (set $ANTHROPIC_API_KEY or provider.name)"
             )
         flat = {k: params.get(k) for k in scope.RANGE_KEYS}
-        info = self.editor.lua(
-            "local info, err = require('sightline.scope').describe(...) "
-            "return info or { error = err }",
-            flat,
-        )
+        info = self.editor.describe_range(flat)
         if "error" in info:
             raise Refused(f"sightline: {info['error']}")
-        rng = info["range"]
+        rng: dict[str, Any] = dict(info["range"])
         return scope.Selection(
             **{k: int(rng[k]) for k in scope.RANGE_KEYS},
             text=info["text"],

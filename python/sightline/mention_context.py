@@ -36,35 +36,13 @@ def context_parts(
     return build_parts_for_mentions(mentions, active, workspace, read_file=read_file, limits=limits)
 
 
-# Whole lines up to max bytes of the loaded buffer of `path` (found as the read tools
-# find it), or nil when the file is not loaded.
-_BUFFER_TEXT = """
-local path, max = ...
-local api = vim.api
-local buf = require('sightline.buffers').find(path)
-if not buf or not api.nvim_buf_is_loaded(buf) then
-  return nil
-end
-local out, size, row, count = {}, 0, 0, api.nvim_buf_line_count(buf)
-while row < count and size <= max do
-  for _, line in ipairs(api.nvim_buf_get_lines(buf, row, math.min(row + 256, count), false)) do
-    out[#out + 1] = line
-    size = size + #line + 1
-    if size > max then break end
-  end
-  row = row + 256
-end
-return table.concat(out, '\\n') .. '\\n'
-"""
-
-
 def buffer_reader(editor: Editor) -> FileReader:
     """A FileReader that prefers the text of a loaded buffer (unsaved edits included)
     and falls back to the disk; called only for the files a prompt mentions."""
 
     def read(path: Path, max_bytes: int) -> str | bytes | None:
         try:
-            text = editor.lua(_BUFFER_TEXT, str(path), max_bytes)
+            text = editor.read_text(str(path), max_bytes)
         except EditorError as err:
             log.debug("reading the buffer of %s failed (%s); reading the file", path, err)
             text = None

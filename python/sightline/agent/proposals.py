@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sightline import diff
+from sightline.editor import Applied, Editor
 from sightline.errors import Refused
 from sightline.tools.base import ToolResult
 
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
     from sightline.agent.session import Session, Turn
 
 _ids = itertools.count(1)
-
-REVIEW = "require('sightline.review')"
 
 
 def next_id() -> int:
@@ -44,6 +43,13 @@ class Proposal:
     after: str
     anchor_start: int = 0  # the region of `before` the model's edit replaced
     anchor_end: int = 0
+    # before/after may be an excerpt: lines from `first_line` (0-based) of the buffer, with a
+    # few lines of context, so a proposal never ships a large buffer; the compare view
+    # widens it to the whole buffer (read from `source`, a path or a buffer number).
+    first_line: int = 0
+    excerpt: bool = False
+    source: str | int = ""
+    compared: bool = False  # a compare view was opened: its after side is what is accepted
     # Another way to apply it (Change with Agent re-anchors its selection); default: by kind.
     applier: Applier | None = field(default=None, compare=False)
     id: int = 0
@@ -68,7 +74,27 @@ def compare_view(session: Session) -> dict[str, Any]:
     proposal = pending.data.get("proposal") if pending else None
     if not isinstance(proposal, Proposal):
         raise Refused("sightline: nothing to compare: no edit is waiting for a decision")
+    if proposal.excerpt:
+        widen(session.editor, proposal)
+    proposal.compared = True
     return proposal.view()
+
+
+def widen(editor: Editor, proposal: Proposal) -> None:
+    """Turn an excerpt proposal into one of the whole buffer (for the compare view, which
+    shows and takes the whole buffer; off the hot path)."""
+    got = editor.read_lines(proposal.source or proposal.abspath, 0, -1, 1 << 40)
+    if got is None:
+        raise Refused("sightline: the buffer of this proposal is no longer loaded")
+    lines = list(got["lines"])
+    count = proposal.before.count("\n")
+    head = "".join(line + "\n" for line in lines[: proposal.first_line])
+    tail = "".join(line + "\n" for line in lines[proposal.first_line + count :])
+    proposal.before = head + proposal.before + tail
+    proposal.after = head + proposal.after + tail
+    proposal.anchor_start += len(head)
+    proposal.anchor_end += len(head)
+    proposal.first_line, proposal.excerpt = 0, False
 
 
 def review(turn: Turn, proposal: Proposal) -> ToolResult:
@@ -76,7 +102,7 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
     session = turn.session
     summary = proposal.summary()
     shown: list[diff.Line] = [(f"✎ {summary}", "SightlineWarning")]
-    shown += diff.compact_diff(proposal.before, proposal.after)
+    shown += diff.compact_diff(proposal.before, proposal.after, first_line=proposal.first_line)
     session.transcript.add_lines(shown)
     auto = bool(session.autoaccept)
     session.ui.event(
@@ -95,10 +121,13 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
         item = turn.gate.ask(proposal.kind, summary, {"proposal": proposal})
         decision, reason = item.decision or "reject", item.reason
     if decision != "accept" or turn.cancelled():
-        turn.editor.lua(f"{REVIEW}.close_compare(...)", proposal.id)
+        if proposal.compared:
+            turn.editor.close_compare(proposal.id)
         told = f"rejected by the user: {reason}" if reason else "rejected by the user"
         return _outcome(session, proposal, shown, f"✗ {told}", "SightlineWarning", told, True)
-    edited_lines = turn.editor.lua(f"return {REVIEW}.take_after(...)", proposal.id)
+    # Only a proposal whose compare view was opened can have been edited there: otherwise
+    # accepting costs no round trip to ask.
+    edited_lines = turn.editor.take_after(proposal.id) if proposal.compared else None
     after = proposal.after
     if edited_lines is not None:
         after = diff.buffer_text(list(edited_lines))
@@ -156,16 +185,13 @@ def _apply(turn: Turn, proposal: Proposal, after: str) -> ToolResult:
         return proposal.applier(turn, proposal, after)
     rel = proposal.path
     if proposal.kind == "create":
-        res = turn.editor.lua(
-            f"return {REVIEW}.create(...)", {"path": proposal.abspath, "text": after}
-        )
+        res = turn.editor.create_file({"path": proposal.abspath, "text": after})
     else:
         if after == proposal.before:
             return ToolResult(f"accepted, but the accepted text equals {rel}: nothing changed")
         region = (proposal.anchor_start, proposal.anchor_end)
         edit = diff.anchored_edit(proposal.before, after, *region)
-        res = turn.editor.lua(
-            f"return {REVIEW}.apply(...)",
+        res = turn.editor.apply_edit(
             {
                 "path": proposal.abspath,
                 "anchor": edit.anchor,
@@ -184,7 +210,7 @@ def _apply(turn: Turn, proposal: Proposal, after: str) -> ToolResult:
     return applied_result(rel, res, "created" if proposal.kind == "create" else "changed")
 
 
-def applied_result(rel: str, res: dict[str, Any], done: str = "changed") -> ToolResult:
+def applied_result(rel: str, res: Applied, done: str = "changed") -> ToolResult:
     """What the model is told about an apply done by review.lua (its `sightline.Applied`)."""
     if res.get("error") and not res.get("ok"):
         return ToolResult(f"refused: {rel} {res['error']}. Nothing was changed.", True)

@@ -1,0 +1,268 @@
+---@mod sightline.port  The only Lua the core calls: everything the core can do to Neovim.
+---Mechanism only. Each function returns data and short codes (`missing`, `stale`, `gone`, …),
+---never sentences: the core (python/sightline/editor.py mirrors this module method for method)
+---words every message. Nothing here calls the core back. One function per port method,
+---grouped by topic and alphabetical inside a group.
+local M = {}
+local api = vim.api
+
+---@alias sightline.PortTarget string|integer an absolute path (symlinks resolved) or a buffer
+
+---@param target sightline.PortTarget
+---@return integer? buf a loaded buffer, or nil
+local function loaded(target)
+  local buf = type(target) == 'number' and target or require('sightline.buffers').find(target)
+  if buf and api.nvim_buf_is_valid(buf) and api.nvim_buf_is_loaded(buf) then
+    return buf
+  end
+  return nil
+end
+
+-- Calls -------------------------------------------------------------------------------------
+
+---Run port function `name` unless `deadline` (seconds since the epoch) has passed: a call
+---that waited in Neovim's queue past its caller's timeout must never act later.
+---@param deadline number?
+---@param name string
+---@return any
+function M.call(deadline, name, ...)
+  if type(deadline) == 'number' then
+    local s, us = vim.uv.gettimeofday()
+    if s + us / 1e6 > deadline then
+      return 'sightline:expired-call'
+    end
+  end
+  if name == 'call' or type(M[name]) ~= 'function' then
+    return 'sightline:no-such-port-function'
+  end
+  return M[name](...)
+end
+
+-- Buffers: read -----------------------------------------------------------------------------
+
+---A proposal's surroundings: `needle`'s occurrences in the buffer of `path` (loaded hidden if
+---needed) and, when it occurs once, the lines it spans with `context` lines around them.
+---@param path string
+---@param needle string
+---@param context integer
+---@return table # {missing} | {error} | {count} | {count=1, first_line, lines, modified}
+function M.find_unique(path, needle, context)
+  local buffers = require('sightline.buffers')
+  if not buffers.find(path) and vim.fn.filereadable(path) == 0 then
+    return { missing = true }
+  end
+  local buf, err = buffers.load(path)
+  if not buf then
+    return { error = 'load_failed', detail = tostring(err) }
+  end
+  local why = buffers.unchangeable(buf)
+  if why then
+    return { error = 'unchangeable', detail = why }
+  end
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  local unique = require('sightline.unique')
+  local count, row, col, bad = unique.find(lines, needle)
+  if bad then
+    return { error = bad }
+  end
+  if count ~= 1 or not row or not col then
+    return { count = count }
+  end
+  local end_row = unique.end_of(row, col, needle)
+  local first = math.max(0, row - context)
+  local last = math.min(#lines, end_row + 1 + context)
+  return {
+    count = 1,
+    first_line = first,
+    lines = { unpack(lines, first + 1, last) },
+    modified = vim.bo[buf].modified,
+  }
+end
+
+---Lines [first, last) of a loaded buffer (at most `max`), or nil when none is loaded.
+---@param target sightline.PortTarget
+---@param first integer 0-based
+---@param last integer exclusive, -1 for the end
+---@param max integer
+---@return {total: integer, lines: string[], modified: boolean}?
+function M.read_lines(target, first, last, max)
+  local buf = loaded(target)
+  if not buf then
+    return nil
+  end
+  local total = api.nvim_buf_line_count(buf)
+  if last < 0 or last > total then
+    last = total
+  end
+  first = math.min(first, total)
+  last = math.max(first, math.min(last, first + max))
+  return { total = total, lines = api.nvim_buf_get_lines(buf, first, last, false), modified = vim.bo[buf].modified }
+end
+
+---Whole lines, up to `max` bytes, of the loaded buffer of `path` as text, or nil.
+---@param path string
+---@param max integer
+---@return string?
+function M.read_text(path, max)
+  local buf = loaded(path)
+  if not buf then
+    return nil
+  end
+  local out, size, row, count = {}, 0, 0, api.nvim_buf_line_count(buf)
+  while row < count and size <= max do
+    for _, line in ipairs(api.nvim_buf_get_lines(buf, row, math.min(row + 256, count), false)) do
+      out[#out + 1] = line
+      size = size + #line + 1
+      if size > max then
+        break
+      end
+    end
+    row = row + 256
+  end
+  return table.concat(out, '\n') .. '\n'
+end
+
+---The text a reveal of `file_path` would look at (its loaded buffer, else the file), for a
+---caller that resolves Python members itself; nil when the file is not Python or cannot be
+---read. Nothing is loaded.
+---@param file_path string as reveal takes it (relative to the working directory, ~, file://)
+---@param max integer bytes
+---@return string?
+function M.python_source(file_path, max)
+  local path = require('sightline.reveal.target').normalize(file_path)
+  if require('sightline.buffers').unopenable(path) then
+    return nil
+  end
+  local buf = loaded(path)
+  if buf then
+    if vim.bo[buf].filetype ~= 'python' and not path:match('%.pyi?$') then
+      return nil
+    end
+    return M.read_text(buf, max)
+  end
+  if not path:match('%.pyi?$') then
+    return nil
+  end
+  local fd = io.open(path, 'rb')
+  if not fd then
+    return nil
+  end
+  local text = fd:read(max)
+  fd:close()
+  return text
+end
+
+-- Ranges (Change with Agent) ----------------------------------------------------------------
+
+---Check a flat range and describe it: {range, text, name, title, path, filetype, buftype},
+---or {error} (what is wrong with the range, as the request's param check words it).
+---@param flat table
+---@return table
+function M.describe_range(flat)
+  local info, err = require('sightline.scope').describe(flat)
+  return info or { error = err }
+end
+
+---Re-anchor a selection (see scope.anchor) and return its surroundings: {range, first_line,
+---lines, path} with `context` lines around it, or {error = 'gone'|'missing'|'ambiguous'}.
+---@param flat sightline.Range
+---@param text string
+---@param context integer
+---@return table
+function M.reanchor_range(flat, text, context)
+  local range, err = require('sightline.scope').anchor(flat, text)
+  if not range then
+    return { error = err }
+  end
+  local buf = range.buffer
+  local first = math.max(0, range.start_row - context)
+  local last = math.min(api.nvim_buf_line_count(buf), range.end_row + 1 + context)
+  return {
+    range = range,
+    first_line = first,
+    lines = api.nvim_buf_get_lines(buf, first, last, true),
+    path = api.nvim_buf_get_name(buf),
+  }
+end
+
+---Re-anchor and replace a selection as one undo step, then the save rule:
+---{range, applied} or {error = 'gone'|'missing'|'ambiguous'|'unchangeable', detail?}.
+---@param flat sightline.Range
+---@param old_text string
+---@param new_text string
+---@return table
+function M.replace_range(flat, old_text, new_text)
+  local res, err, detail = require('sightline.scope').replace(flat, old_text, new_text)
+  return res or { error = err, detail = detail }
+end
+
+-- Buffers: write ----------------------------------------------------------------------------
+
+---Apply an accepted edit: its anchor must occur exactly once ({stale, count} otherwise); one
+---ranged edit after an undo break, then the save rule (review.apply).
+---@param spec sightline.EditSpec
+---@return sightline.Applied
+function M.apply_edit(spec)
+  return require('sightline.review').apply(spec)
+end
+
+---Create a new file's buffer with `text` and write it (review.create).
+---@param spec {path: string, text: string}
+---@return sightline.Applied
+function M.create_file(spec)
+  return require('sightline.review').create(spec)
+end
+
+-- The compare view --------------------------------------------------------------------------
+
+---Close the compare view of proposal `id` (a rejected proposal).
+---@param id integer
+function M.close_compare(id)
+  require('sightline.review').close_compare(id)
+end
+
+---The compare view's after side (the user may have edited it), closing the view; nil when
+---it is not open.
+---@param id integer
+---@return string[]?
+function M.take_after(id)
+  return require('sightline.review').take_after(id)
+end
+
+-- View and navigate -------------------------------------------------------------------------
+
+---Move the cursor (and select) in the editor window; "OK…" or what is wrong.
+---@param args sightline.GotoOpts
+---@param keys string[] the core's known secrets: a buffer holding one is never shown
+---@return string
+function M.go_to_position(args, keys)
+  return require('sightline.reveal').go_to_position(args, { secrets = keys })
+end
+
+---Reveal a range; `python` is the caller's own resolution of a Python member (the Lua side
+---has no Python parser and never asks the core): {start_line, end_line} or {error, partial?}.
+---@param args sightline.RevealOpts
+---@param keys string[]
+---@param python? table
+---@return string
+function M.reveal(args, keys, python)
+  return require('sightline.reveal').reveal(args, { secrets = keys, python = python })
+end
+
+---Reveal a transcript chip by its id, as a click on it does.
+---@param args {attachment_id: string, select?: boolean}
+---@param keys string[]
+---@return string
+function M.reveal_attachment(args, keys)
+  return require('sightline.reveal').reveal_attachment(args, { secrets = keys })
+end
+
+-- The pane ----------------------------------------------------------------------------------
+
+---Hand a UI update (status, transcript lines, events) to the pane.
+---@param payload table
+function M.notify_ui(payload)
+  require('sightline.host')._on_update(payload)
+end
+
+return M

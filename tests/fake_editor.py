@@ -24,6 +24,7 @@ from sightline.editor import (
     Found,
     Lines,
     PythonResolution,
+    PythonSource,
     RangeInfo,
     Reanchored,
     Replaced,
@@ -189,14 +190,18 @@ class FakeEditor:
         self.views.append(("go_to_position", args))
         return "OK"
 
-    def python_source(self, file_path: str, max_bytes: int) -> str | None:
+    def python_source(self, file_path: str, max_bytes: int) -> PythonSource | None:
         self._note("python_source")
         if not file_path.endswith((".py", ".pyi")):
             return None
         found = self.buffer_of(file_path)
         if found is not None:
-            return diff.buffer_text(found[1].lines)[:max_bytes]
-        return Path(file_path).read_text()[:max_bytes] if Path(file_path).is_file() else None
+            text = diff.buffer_text(found[1].lines)[:max_bytes]
+        elif Path(file_path).is_file():
+            text = Path(file_path).read_text()[:max_bytes]
+        else:
+            return None
+        return {"text": text, "version": str(hash(text))}
 
     def read_lines(self, target: str | int, first: int, last: int, max_lines: int) -> Lines | None:
         self._note("read_lines")
@@ -283,6 +288,11 @@ class FakeEditor:
 
     def reveal(self, args: dict[str, Any], keys: list[str], python: PythonResolution | None) -> Any:
         self._note("reveal")
+        if python is not None and "version" in python:
+            got = self.python_source(str(args.get("file_path")), 1 << 30)
+            self.calls.pop()
+            if got is None or got["version"] != python["version"]:
+                return "sightline:python-stale"
         self.views.append(("reveal", {**args, "python": python}))
         return "OK"
 

@@ -151,16 +151,29 @@ def test_replace_selection_tells_the_codes_in_words(tmp_path: Path) -> None:
 
 def test_a_python_member_is_resolved_by_the_caller(tmp_path: Path) -> None:
     src = "x = 1\n\n\nclass A:\n    def b(self):\n        return 1\n"
-    fake = FakeEditor(buffers={1: FakeBuffer(src[:-1].split("\n"), "a.py")})
+    fake = FakeEditor(buffers={1: FakeBuffer(src[:-1].split("\n"), "m.py")})
     turn = Turn(1, session_with(fake, tmp_path))
-    res = view.REVEAL.handler(turn, {"file_path": "a.py", "member_key": "A.b"})
+
+    def shown() -> dict[str, Any]:
+        python = dict(fake.views[-1][1]["python"] or {})
+        python.pop("version", None)
+        return python
+
+    res = view.REVEAL.handler(turn, {"file_path": "m.py", "member_key": "A.b"})
     assert (res.content, res.is_error) == ("OK", False)
-    assert fake.views[-1][1]["python"] == {"start_line": 5, "end_line": 6}
-    view.REVEAL.handler(turn, {"file_path": "a.py", "member_key": "nope"})
-    assert "not found" in fake.views[-1][1]["python"]["error"]
+    assert shown() == {"start_line": 5, "end_line": 6}
+    assert fake.calls == ["python_source", "reveal"]
+    # the same version of the file: one round trip, resolved from what was kept
+    view.REVEAL.handler(turn, {"file_path": "m.py", "member_key": "nope"})
+    assert "not found" in shown()["error"]
+    assert fake.calls[2:] == ["reveal"]
+    # the buffer changed: the reveal says stale, the source is read again
+    fake.buffers[1].lines[0:0] = ["", ""]
+    view.REVEAL.handler(turn, {"file_path": "m.py", "member_key": "A.b"})
+    assert shown() == {"start_line": 7, "end_line": 8}
+    assert fake.calls[3:] == ["reveal", "python_source", "reveal"]
     view.REVEAL.handler(turn, {"file_path": "a.txt", "member_key": "A.b"})
     assert fake.views[-1][1]["python"] is None
-    assert fake.calls.count("python_source") == 2
 
 
 def test_every_protocol_method_is_typed() -> None:

@@ -122,34 +122,55 @@ function M.read_text(path, max)
   return table.concat(out, '\n') .. '\n'
 end
 
----The text a reveal of `file_path` would look at (its loaded buffer, else the file), for a
----caller that resolves Python members itself; nil when the file is not Python or cannot be
----read. Nothing is loaded.
----@param file_path string as reveal takes it (relative to the working directory, ~, file://)
----@param max integer bytes
+---Which version of the file a reveal of `path` would look at: its loaded buffer's
+---changedtick, else the file's mtime and size; nil when there is none.
+---@param path string absolute
 ---@return string?
-function M.python_source(file_path, max)
+local function version(path)
+  local buf = loaded(path)
+  if buf then
+    return ('b%d:%d'):format(buf, api.nvim_buf_get_changedtick(buf))
+  end
+  local stat = vim.uv.fs_stat(path)
+  return stat and ('f%d.%d:%d'):format(stat.mtime.sec, stat.mtime.nsec, stat.size) or nil
+end
+
+---@param file_path string
+---@return string? path absolute, nil when it must not be opened or is not Python
+local function python_path(file_path)
   local path = require('sightline.reveal.target').normalize(file_path)
   if require('sightline.buffers').unopenable(path) then
     return nil
   end
   local buf = loaded(path)
-  if buf then
-    if vim.bo[buf].filetype ~= 'python' and not path:match('%.pyi?$') then
-      return nil
-    end
-    return M.read_text(buf, max)
+  if path:match('%.pyi?$') or (buf and vim.bo[buf].filetype == 'python') then
+    return path
   end
-  if not path:match('%.pyi?$') then
+  return nil
+end
+
+---The text a reveal of `file_path` would look at (its loaded buffer, else the file) and its
+---version, for a caller that resolves Python members itself (and keeps the result for that
+---version); nil when the file is not Python or cannot be read. Nothing is loaded.
+---@param file_path string as reveal takes it (relative to the working directory, ~, file://)
+---@param max integer bytes
+---@return {text: string, version: string}?
+function M.python_source(file_path, max)
+  local path = python_path(file_path)
+  if not path then
     return nil
+  end
+  local v, buf = version(path), loaded(path)
+  if buf then
+    return { text = M.read_text(buf, max), version = v }
   end
   local fd = io.open(path, 'rb')
   if not fd then
     return nil
   end
-  local text = fd:read(max)
+  local text = fd:read(max) or ''
   fd:close()
-  return text
+  return { text = text, version = v }
 end
 
 -- Ranges (Change with Agent) ----------------------------------------------------------------
@@ -240,12 +261,20 @@ function M.go_to_position(args, keys)
 end
 
 ---Reveal a range; `python` is the caller's own resolution of a Python member (the Lua side
----has no Python parser and never asks the core): {start_line, end_line} or {error, partial?}.
+---has no Python parser and never asks the core): {start_line, end_line} or {error, partial?},
+---made from the source of `python.version` — 'sightline:python-stale' when the file is at
+---another version now (the caller resolves again from python_source).
 ---@param args sightline.RevealOpts
 ---@param keys string[]
 ---@param python? table
 ---@return string
 function M.reveal(args, keys, python)
+  if type(python) == 'table' and python.version and type(args.file_path) == 'string' then
+    local path = python_path(args.file_path)
+    if not path or version(path) ~= python.version then
+      return 'sightline:python-stale'
+    end
+  end
   return require('sightline.reveal').reveal(args, { secrets = keys, python = python })
 end
 

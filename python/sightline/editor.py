@@ -107,6 +107,11 @@ class CreateSpec(TypedDict):
     text: str
 
 
+class PythonSource(TypedDict):
+    text: str
+    version: str  # a buffer's changedtick or the file's mtime and size
+
+
 class PythonResolution(TypedDict):
     """A Python member resolved by the caller (reveal's `python`)."""
 
@@ -114,6 +119,7 @@ class PythonResolution(TypedDict):
     end_line: NotRequired[int]
     error: NotRequired[str]
     partial: NotRequired[dict[str, int]]
+    version: NotRequired[str]  # of the source it was made from (python_source's)
 
 
 class Editor(Protocol):
@@ -125,7 +131,7 @@ class Editor(Protocol):
     def describe_range(self, flat: dict[str, Any]) -> RangeInfo: ...
     def find_unique(self, path: str, needle: str, context: int) -> Found: ...
     def go_to_position(self, args: dict[str, Any], keys: list[str]) -> Any: ...
-    def python_source(self, file_path: str, max_bytes: int) -> str | None: ...
+    def python_source(self, file_path: str, max_bytes: int) -> PythonSource | None: ...
     def read_lines(self, target: str | int, first: int, last: int, max_lines: int) -> Lines | None:
         """Lines [first, last) of the loaded buffer of a path (or buffer number), or None."""
         ...
@@ -193,8 +199,8 @@ class NvimEditor:
     def go_to_position(self, args: dict[str, Any], keys: list[str]) -> Any:
         return self._call("go_to_position", args, keys)
 
-    def python_source(self, file_path: str, max_bytes: int) -> str | None:
-        return cast("str | None", self._call("python_source", file_path, max_bytes))
+    def python_source(self, file_path: str, max_bytes: int) -> PythonSource | None:
+        return cast("PythonSource | None", self._call("python_source", file_path, max_bytes))
 
     def read_lines(self, target: str | int, first: int, last: int, max_lines: int) -> Lines | None:
         return cast("Lines | None", self._call("read_lines", target, first, last, max_lines))

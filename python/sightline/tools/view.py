@@ -169,6 +169,7 @@ def deadline_after(timeout_s: float) -> float:
 
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_STALE = "sightline:python-stale"
 
 
 def wants_python(fn: str, args: dict[str, Any]) -> bool:
@@ -212,6 +213,27 @@ def answer(result: Any, fn: str = "") -> tuple[str, bool]:
     return text, not text.startswith("OK")
 
 
+# The last Python source seen per file, with its version (a buffer's changedtick or the
+# file's mtime and size), and resolutions made from it: a reveal of an unchanged file is one
+# round trip, with no parse.
+_SOURCES: dict[str, tuple[str, str]] = {}
+_RESOLVED: dict[tuple[str, str, str], PythonResolution] = {}
+_KEEP = 64
+
+
+def _resolution(path: str, version: str, source: str, args: dict[str, Any]) -> PythonResolution:
+    keys = ("member_key", "syntax_scope", "start_line")
+    key = (path, version, json.dumps([args.get(k) for k in keys]))
+    found = _RESOLVED.get(key)
+    if found is None:
+        found = resolve_python(source, args) or {"error": "no Python source"}
+        found["version"] = version
+        if len(_RESOLVED) >= _KEEP:
+            _RESOLVED.clear()
+        _RESOLVED[key] = found
+    return found
+
+
 def call(port: Callable[..., Any], fn: str, args: dict[str, Any]) -> Any:
     """Run view tool `fn` through `port(name, *args)` (a port call by name): a Python member
     is resolved here first. The core's known keys go along so a buffer holding one is never
@@ -219,11 +241,23 @@ def call(port: Callable[..., Any], fn: str, args: dict[str, Any]) -> Any:
     keys = secrets.known()
     if fn != "reveal":
         return port(fn, args, keys)
-    python = None
-    if wants_python(fn, args):
-        source = port("python_source", args["file_path"], pyresolve.MAX_SOURCE_CHARS)
-        python = resolve_python(source if isinstance(source, str) else None, args)
-    return port("reveal", args, keys, python)
+    if not wants_python(fn, args):
+        return port("reveal", args, keys, None)
+    path = str(args["file_path"])
+    for _ in range(2):
+        known = _SOURCES.get(path)
+        if known is not None:
+            result = port("reveal", args, keys, _resolution(path, *known, args))
+            if result != PYTHON_STALE:
+                return result
+        got = port("python_source", path, pyresolve.MAX_SOURCE_CHARS)
+        if not (isinstance(got, dict) and isinstance(got.get("text"), str)):
+            _SOURCES.pop(path, None)
+            return port("reveal", args, keys, None)
+        if len(_SOURCES) >= _KEEP:
+            _SOURCES.clear()
+        _SOURCES[path] = (str(got.get("version")), got["text"])
+    return port("reveal", args, keys, None)  # changing under us: say what Lua can
 
 
 def _lua(definition: dict[str, Any], fn: str) -> Any:

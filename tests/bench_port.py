@@ -24,11 +24,11 @@ import msgpack  # noqa: E402
 
 from sightline import editor  # noqa: E402
 from sightline.agent.session import Session, Turn  # noqa: E402
-from sightline.config import CoreConfig  # noqa: E402
 from sightline.scope import Selection  # noqa: E402
 from sightline.tools import selection, view, write  # noqa: E402
 from tests.bench_reveal import _medians_us  # noqa: E402
 from tests.benchutil import child  # noqa: E402
+from tests.effective_config import core_config  # noqa: E402
 
 LINES = 200_000  # × ~55 bytes ≈ 10 MB
 MAX_TRIPS = 2
@@ -80,7 +80,7 @@ def bench_edits() -> list[dict[str, Any]]:
         try:
             nv.command("edit big.txt")
             ed = Counting(nv)
-            session = Session(ed, CoreConfig(autoaccept=True), str(ws), [], Path(tmp, "history"))
+            session = Session(ed, core_config(autoaccept=True), str(ws), [], Path(tmp, "history"))
             turn = Turn(1, session)
             args = {"path": "big.txt", "old_string": "line 150000:", "new_string": "LINE 150000:"}
             res = write.propose_edit(turn, args)

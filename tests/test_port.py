@@ -14,12 +14,12 @@ import pytest
 from sightline import editor
 from sightline.agent.proposals import compare_view
 from sightline.agent.session import Session, Turn
-from sightline.config import CoreConfig
 from sightline.editor import NvimEditor
 from sightline.errors import Refused
 from sightline.scope import Selection
 from sightline.tools import selection, view, write
 from tests.conftest import ROOT, wait_for
+from tests.effective_config import core_config
 from tests.fake_editor import FakeBuffer, FakeEditor
 
 PORT_LUA = ROOT / "lua" / "sightline" / "port.lua"
@@ -72,7 +72,7 @@ def test_the_nvim_editor_makes_one_named_call_per_method() -> None:
 
 
 def session_with(fake: FakeEditor, ws: Path, autoaccept: bool = True) -> Session:
-    session = Session(fake, CoreConfig(autoaccept=autoaccept), str(ws), [], ws / "history")
+    session = Session(fake, core_config(autoaccept=autoaccept), str(ws), [], ws / "history")
     return session
 
 

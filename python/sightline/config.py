@@ -1,16 +1,18 @@
 """The core's view of the user's configuration.
 
-The Lua side validates what the user wrote (lua/sightline/config.lua); the core checks again
-what arrives over RPC, because anything may: `from_dict` raises ConfigError naming the key
-(`provider.max_tokens: expected a positive integer, got a string`) and never anything else.
-Unknown keys are the Lua side's business and are ignored.
+One schema: lua/sightline/config.lua holds every default and validates what the user wrote;
+the core receives the whole effective config (host.lua `config_for_core`) and keeps no
+defaults of its own, so the two can never differ. It still checks what arrives over RPC,
+because anything may: `from_dict` raises ConfigError naming the key (`provider.max_tokens:
+expected a positive integer, got a string`; a key that is missing: `got nothing`) and never
+anything else. Keys the core does not use are the Lua side's business and are ignored.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 # A vim/libuv timer cannot wait longer than this either; Python's waits overflow above it.
@@ -26,52 +28,62 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class ProviderConfig:
-    name: str = "echo"
-    model: str = "claude-sonnet-5-5"
-    max_tokens: int = 8192
-    base_url: str | None = None
+    name: str
+    model: str
+    max_tokens: int
+    timeout_ms: int
+    retries: int
+    base_url: str | None = None  # not set (nil in Lua), not a default
     api_key_cmd: str | list[str] | None = None
-    timeout_ms: int = 60000
-    retries: int = 2
 
 
 @dataclass(frozen=True)
 class CoreConfig:
-    provider: ProviderConfig = field(default_factory=ProviderConfig)
-    autoaccept: bool = False
-    max_file_bytes: int = 65536
-    max_total_bytes: int = 262144
-    max_iterations: int = 25
-    command_timeout_ms: int = 120000
+    provider: ProviderConfig
+    autoaccept: bool
+    max_file_bytes: int
+    max_total_bytes: int
+    max_iterations: int
+    command_timeout_ms: int
+
+    @classmethod
+    def before_init(cls) -> CoreConfig:
+        """The core's state until the Lua side's config arrives (core.init is the first
+        message it sends): the echo provider, which can change nothing, and no autoaccept.
+        Not the user's defaults: those live in config.lua only."""
+        provider = ProviderConfig("echo", "none", 1, MAX_MS, 0)
+        return cls(provider, False, 1, 1, 1, 1)
 
     @classmethod
     def from_dict(cls, raw: object) -> CoreConfig:
-        """Build from the Lua config table; raise ConfigError saying which key is wrong."""
+        """Build from the Lua side's effective config; raise ConfigError saying which key is
+        wrong or missing."""
         root = _Table(raw, "config")
         prov = root.table("provider")
-        defaults = ProviderConfig()
         provider = ProviderConfig(
-            name=prov.text("name", defaults.name),
-            model=prov.text("model", defaults.model),
-            max_tokens=prov.count("max_tokens", defaults.max_tokens),
+            name=prov.text("name"),
+            model=prov.text("model"),
+            max_tokens=prov.count("max_tokens"),
             base_url=prov.optional_text("base_url"),
             api_key_cmd=prov.command("api_key_cmd"),
-            timeout_ms=prov.ms("timeout_ms", defaults.timeout_ms),
-            retries=prov.count("retries", defaults.retries, minimum=0, maximum=10),
+            timeout_ms=prov.ms("timeout_ms"),
+            retries=prov.count("retries", minimum=0, maximum=10),
         )
         mentions = root.table("mentions")
         tools = root.table("tools")
         return cls(
             provider=provider,
-            autoaccept=root.flag("autoaccept", False),
-            max_file_bytes=mentions.count("max_file_bytes", 65536),
-            max_total_bytes=mentions.count("max_total_bytes", 262144),
-            max_iterations=tools.count("max_iterations", 25),
-            command_timeout_ms=tools.ms("command_timeout_ms", 120000),
+            autoaccept=root.flag("autoaccept"),
+            max_file_bytes=mentions.count("max_file_bytes"),
+            max_total_bytes=mentions.count("max_total_bytes"),
+            max_iterations=tools.count("max_iterations"),
+            command_timeout_ms=tools.ms("command_timeout_ms"),
         )
 
 
 def _kind(value: object) -> str:
+    if value is None:
+        return "nothing (the Lua side sends every key)"
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int | float):
@@ -86,7 +98,8 @@ def _kind(value: object) -> str:
 
 
 class _Table:
-    """One config table and its key path, with typed getters; nil (None) is the default."""
+    """One config table and its key path, with typed getters; a missing key is an error
+    (except the optional ones, which nil leaves unset)."""
 
     def __init__(self, raw: object, path: str):
         self.path = path
@@ -108,30 +121,24 @@ class _Table:
             raise self._fail(key, "a table of named values", value)
         return _Table(value, key if self.path == "config" else f"{self.path}.{key}")
 
-    def text(self, key: str, default: str) -> str:
+    def text(self, key: str) -> str:
         value = self.raw.get(key)
-        if value is None:
-            return default
         if not isinstance(value, str) or not value or len(value) > MAX_TEXT:
             raise self._fail(key, f"a non-empty string of at most {MAX_TEXT} characters", value)
         return value
 
     def optional_text(self, key: str) -> str | None:
         value = self.raw.get(key)
-        return None if value is None else self.text(key, "")
+        return None if value is None else self.text(key)
 
-    def flag(self, key: str, default: bool) -> bool:
+    def flag(self, key: str) -> bool:
         value = self.raw.get(key)
-        if value is None:
-            return default
         if not isinstance(value, bool):
             raise self._fail(key, "true or false", value)
         return value
 
-    def count(self, key: str, default: int, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
+    def count(self, key: str, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
         value = self.raw.get(key)
-        if value is None:
-            return default
         if isinstance(value, float) and value.is_integer():
             value = int(value)  # Lua has one number type
         if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
@@ -141,13 +148,15 @@ class _Table:
             raise self._fail(key, f"a whole number ≤ {maximum}", value)
         return value
 
-    def ms(self, key: str, default: int) -> int:
+    def ms(self, key: str) -> int:
         """A duration in milliseconds: any positive number (Lua allows fractions)."""
         value = self.raw.get(key)
-        if value is None:
-            return default
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or value != value or value <= 0:  # value != value: NaN
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or value != value  # NaN
+            or value <= 0
+        ):
             raise self._fail(key, "a positive number of milliseconds", value)
         if value > MAX_MS:
             raise self._fail(key, f"at most {MAX_MS} milliseconds", value)

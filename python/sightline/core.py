@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 class Core:
     def __init__(self, editor: Editor):
         self.editor = editor
-        self.cfg = CoreConfig()
+        self.cfg = CoreConfig.before_init()
         self.session = Session(editor, self.cfg, os.getcwd(), default_registry())
         self.completion = ComposerCompletion()
 

@@ -4,7 +4,7 @@
 --- buffers the caller's own `ast` resolution (opts.python; Neovim ships no Python parser).
 local M = {}
 
-M.KINDS = { 'for', 'while', 'if', 'switch', 'try', 'block', 'function' }
+M.KINDS = require('sightline.config').SYNTAX_SCOPE_KINDS -- the config schema's list
 
 ---@class sightline.ScopeStep
 ---@field kind string

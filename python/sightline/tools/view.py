@@ -15,7 +15,11 @@ from sightline import editor, pyresolve, secrets
 from sightline.editor import PythonResolution
 from sightline.tools.base import Kind, Tool, ToolResult
 
+# Mirrors of the config schema (lua/sightline/config.lua SYNTAX_SCOPE_KINDS and
+# REVEAL_DURATION_MS), which the Lua side checks arguments against; the tool definitions
+# must be static (the MCP server lists them with no Neovim attached), so a test compares.
 KINDS = ["for", "while", "if", "switch", "try", "block", "function"]
+DURATION_MS = {"min": 100, "max": 60000, "default": 3000}
 
 REVEAL_DEF: dict[str, Any] = {
     "name": "reveal_editor_range",
@@ -57,7 +61,11 @@ REVEAL_DEF: dict[str, Any] = {
             },
             "duration_ms": {
                 "type": "integer",
-                "description": "How long the highlight stays (100..60000; default 3000).",
+                "description": (
+                    "How long the highlight stays "
+                    f"({DURATION_MS['min']}..{DURATION_MS['max']}; "
+                    f"default {DURATION_MS['default']})."
+                ),
             },
         },
         "required": ["file_path"],

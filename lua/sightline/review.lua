@@ -6,13 +6,6 @@ local M = {}
 local api = vim.api
 local buffers = require('sightline.buffers')
 
----@class sightline.Target
----@field buf? integer
----@field lines? string[] the whole buffer (proposals keep it for the diff and compare)
----@field modified? boolean
----@field missing? boolean no buffer and no file for the path
----@field error? string why the buffer cannot be edited
-
 ---The buffer of `path`, loaded if needed, or why an agent edit cannot go there.
 ---@param path string
 ---@param failed string how a failed load is told ('could not be loaded', …)
@@ -23,20 +16,6 @@ local function editable(path, failed)
     return nil, failed .. ': ' .. tostring(err)
   end
   return buf, buffers.unchangeable(buf)
-end
-
----The buffer an edit proposal targets, loaded if needed; unchangeable buffers are refused.
----@param path string absolute, symlinks resolved
----@return sightline.Target
-function M.target(path)
-  if not buffers.find(path) and vim.fn.filereadable(path) == 0 then
-    return { missing = true }
-  end
-  local buf, why = editable(path, 'could not be loaded')
-  if why then
-    return { error = why }
-  end
-  return { buf = buf, lines = api.nvim_buf_get_lines(buf, 0, -1, false), modified = vim.bo[buf].modified }
 end
 
 ---(row, col) advanced by `n` bytes through `lines` joined by "\n" (0-based row and col).

@@ -231,9 +231,4 @@ function M.replace(r, old_text, new_text)
   }
 end
 
----The whole buffer, for a proposal's before/after (not a hot path).
-function M.lines(buf)
-  return api.nvim_buf_get_lines(buf, 0, -1, true)
-end
-
 return M

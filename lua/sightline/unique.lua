@@ -15,7 +15,7 @@ function M.find(lines, needle, limit)
   if needle == '' then
     return nil, nil, nil, 'empty_needle'
   end
-  limit = limit or math.huge
+  limit = type(limit) == 'number' and limit or math.huge
   local parts = vim.split(needle, '\n', { plain = true })
   local k, count, row, col = #parts, 0, nil, nil
   local n = #lines + 1 -- the final newline: an empty virtual line after the last one

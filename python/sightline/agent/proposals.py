@@ -1,9 +1,11 @@
 """Proposals and the review gate: every write is shown as a diff and applied only when accepted.
 
-A proposal keeps the whole buffer before and after (for the diff and the compare view). On
-accept the core asks Neovim for the compare view's after side (the user may have edited it),
-reduces the change to one anchored span and has Neovim apply it as one undo step; the
-anchor must still occur exactly once, else the edit is refused as changed since proposed.
+A proposal keeps the lines around the change before and after (an excerpt: a large buffer
+never crosses RPC for it); the compare view widens it to the whole buffer when it is opened.
+On accept the core takes the compare view's after side if one was opened (the user may have
+edited it), reduces the change to one anchored span and has Neovim apply it as one undo step;
+the anchor must still occur exactly once, else the edit is refused as changed since proposed.
+An accepted proposal without a compare view costs two round trips: find, apply.
 """
 
 from __future__ import annotations

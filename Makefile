@@ -6,7 +6,7 @@ NVIM   := $(VENV)/bin/nvim
 STAMP  := $(VENV)/.installed
 JOBS   ?= auto
 
-.PHONY: venv run test lint typecheck pytest bench doccheck helptags clean
+.PHONY: venv run test lint luacheck-installed typecheck pytest bench doccheck helptags clean
 
 # What a plugin manager's build step calls: the core's runtime dependencies only, and the
 # help tags (:help sightline).
@@ -30,14 +30,38 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(VENV)/.runtime $@
 
-lint: $(STAMP)
+# Lua tools, outside the venv. stylua from npm (the package carries the binary), into the
+# git-ignored .tools/; the stamp names the version, so a bump reinstalls.
+TOOLS          := .tools
+STYLUA_VERSION := 2.5.2
+STYLUA         := $(TOOLS)/node_modules/.bin/stylua
+$(TOOLS)/.stylua-$(STYLUA_VERSION):
+	npm install --prefix $(TOOLS) --no-save --no-audit --no-fund --loglevel=error \
+	  @johnnymorganz/stylua-bin@$(STYLUA_VERSION)
+	touch $@
+
+# luacheck is Debian's lua-check, installed when missing and we are root. It lints (unused
+# and shadowed names, globals); no Lua type checker is in PyPI, npm or Debian.
+luacheck-installed:
+	@command -v luacheck >/dev/null || { test "$$(id -u)" = 0 && apt-get update -q \
+	  && apt-get install -y -q lua-check; } || { echo 'luacheck missing: install the lua-check package'; exit 1; }
+
+lint: $(STAMP) $(TOOLS)/.stylua-$(STYLUA_VERSION) luacheck-installed
 	$(VENV)/bin/ruff check python tests rplugin
 	$(VENV)/bin/ruff format --check python tests rplugin
+	$(STYLUA) --check lua plugin
+	luacheck -q lua plugin
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP)
+# The published MCP server the MCP client is tested against, from npm, into the git-ignored
+# tests/.npm (tests/mcp_servers/npm.py would install it on first use, inside a test's time).
+EVERYTHING := @modelcontextprotocol/server-everything@2026.8.31
+tests/.npm/node_modules/.bin/mcp-server-everything:
+	npm install --prefix tests/.npm --no-save --no-audit --no-fund --loglevel=error $(EVERYTHING)
+
+pytest: $(STAMP) tests/.npm/node_modules/.bin/mcp-server-everything
 	$(PY) -m pytest -n $(JOBS) -q
 
 test: lint typecheck pytest
@@ -56,4 +80,4 @@ bench: $(STAMP)
 	$(PY) -m tests.bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache doc/tags
+	rm -rf $(VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache doc/tags

@@ -32,6 +32,21 @@ vim.api.nvim_set_keymap('x', '<Plug>(sightline-change)', '', {
   end,
 })
 
+-- The edit proposal shown in its buffer (sightline.inline); keys set while one shows.
+for name, fn in pairs({
+  ['hunk-next'] = function() require('sightline.inline').jump(1, vim.v.count1) end,
+  ['hunk-prev'] = function() require('sightline.inline').jump(-1, vim.v.count1) end,
+  ['hunk-accept'] = function() require('sightline.inline').decide('accept') end,
+  ['hunk-reject'] = function() require('sightline.inline').decide('reject') end,
+  ['hunk-reject-why'] = function() require('sightline.inline').decide('reject', { why = true }) end,
+  ['hunk-accept-all'] = function() require('sightline.inline').decide('accept', { all = true }) end,
+  ['hunk-reject-all'] = function() require('sightline.inline').decide('reject', { all = true }) end,
+  ['hunk-look-next'] = function() require('sightline.inline').look(1) end,
+  ['hunk-look-prev'] = function() require('sightline.inline').look(-1) end,
+}) do
+  vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
+end
+
 local group = vim.api.nvim_create_augroup('sightline', { clear = true })
 vim.api.nvim_create_autocmd('MenuPopup', {
   group = group,

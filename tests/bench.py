@@ -296,7 +296,15 @@ def bench_stop_during_grep(runs: int = 7) -> list[Row]:
 def collect() -> list[Row]:
     rows = bench_startup() + bench_startup_setup() + bench_chat_cold() + bench_memory()
     rows += bench_stop_during_grep()
-    for name in ("bench_reveal", "bench_completion", "bench_change", "bench_port"):
+    for name in (
+        "bench_reveal",
+        "bench_completion",
+        "bench_change",
+        "bench_provider",
+        "bench_inline",
+        "bench_acp",
+        "bench_port",
+    ):
         try:
             module = importlib.import_module(f"tests.{name}")
         except ModuleNotFoundError:

@@ -19,10 +19,16 @@ from sightline import diff
 from sightline.editor import (
     Applied,
     CreateSpec,
+    Diagnostic,
+    Diagnostics,
+    DiagnosticsQuery,
+    EditorBuffer,
     EditSpec,
     FlatRange,
     Found,
+    HunkSpec,
     Lines,
+    Loaded,
     PythonResolution,
     PythonSource,
     RangeInfo,
@@ -58,6 +64,10 @@ class FakeEditor:
     saved: list[str] = field(default_factory=list)
     after_side: dict[int, list[str]] = field(default_factory=dict)  # compare views, by id
     keep_updates: int = 50
+    hunks: dict[int, HunkSpec] = field(default_factory=dict)  # drawn inline, by proposal id
+    diagnostics_of: dict[str, list[Diagnostic]] = field(default_factory=dict)  # by path
+    editor_window: int | None = 1000  # the window id editor_win answers (shows `current`)
+    server: str = "/tmp/fake-nvim.sock"
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- helpers ----------------------------------------------------------------------------
@@ -116,6 +126,10 @@ class FakeEditor:
         buffer.lines = raw.decode(errors="surrogateescape")[:-1].split("\n")
         return self._save(buffer, buffer.modified)
 
+    def clear_hunks(self, proposal_id: int) -> None:
+        self._note("clear_hunks")
+        self.hunks.pop(proposal_id, None)
+
     def close_compare(self, proposal_id: int) -> None:
         self._note("close_compare")
         self.after_side.pop(proposal_id, None)
@@ -166,6 +180,41 @@ class FakeEditor:
             "filetype": buffer.filetype,
         }
 
+    def diagnostics(self, query: DiagnosticsQuery) -> Diagnostics:
+        self._note("diagnostics")
+        want, root = query.get("path"), query.get("root", "")
+        out: Diagnostics = {"loaded": False, "items": [], "truncated": False}
+        for buffer in self.buffers.values():
+            path = buffer.path
+            match = path == want if want else bool(path) and path.startswith(root + "/")
+            if match and not (buffer.buftype and not want):
+                out["loaded"] = True
+                out["items"] += [{**d, "path": path} for d in self.diagnostics_of.get(path, [])]
+        return out
+
+    def editor_buffer(self, max_bytes: int) -> EditorBuffer | None:
+        self._note("editor_buffer")
+        if self.editor_window is None or self.current not in self.buffers:
+            return None
+        buffer = self.buffers[self.current]
+        text, out = diff.buffer_text(buffer.lines), []
+        size = 0
+        for line in text.splitlines(keepends=True):
+            if size > max_bytes:
+                break
+            out.append(line)
+            size += len(line.encode(errors="surrogateescape"))
+        return {
+            "name": buffer.path,
+            "text": "".join(out),
+            "filetype": buffer.filetype,
+            "modified": buffer.modified,
+        }
+
+    def editor_win(self) -> int | None:
+        self._note("editor_win")
+        return self.editor_window
+
     def find_unique(self, path: str, needle: str, context: int) -> Found:
         self._note("find_unique")
         if not needle:
@@ -173,7 +222,7 @@ class FakeEditor:
         found = self._load(path)
         if found is None:
             return {"missing": True}
-        buffer = found[1]
+        buf, buffer = found
         text = diff.buffer_text(buffer.lines)
         count = diff.count_occurrences(text, needle)
         if count != 1:
@@ -183,12 +232,26 @@ class FakeEditor:
         first = max(0, row - context)
         last = min(len(buffer.lines), end_row + 1 + context)
         lines = buffer.lines[first:last]
-        return {"count": 1, "first_line": first, "lines": lines, "modified": buffer.modified}
+        return {
+            "count": 1,
+            "buffer": buf,
+            "first_line": first,
+            "lines": lines,
+            "modified": buffer.modified,
+        }
 
     def go_to_position(self, args: dict[str, Any], keys: list[str]) -> Any:
         self._note("go_to_position")
         self.views.append(("go_to_position", args))
         return "OK"
+
+    def load_lines(self, path: str) -> Loaded:
+        self._note("load_lines")
+        found = self._load(path)
+        if found is None:
+            return {"missing": True}
+        buf, buffer = found
+        return {"buffer": buf, "lines": list(buffer.lines), "modified": buffer.modified}
 
     def python_source(self, file_path: str, max_bytes: int) -> PythonSource | None:
         self._note("python_source")
@@ -300,6 +363,18 @@ class FakeEditor:
         self._note("reveal_attachment")
         self.views.append(("reveal_attachment", args))
         return "OK"
+
+    def servername(self) -> str:
+        self._note("servername")
+        return self.server
+
+    def show_hunks(self, spec: HunkSpec) -> bool:
+        self._note("show_hunks")
+        buffer = self.buffers.get(spec["buffer"])
+        if buffer is None or not spec["hunks"]:
+            return False
+        self.hunks[spec["id"]] = spec
+        return True
 
     def take_after(self, proposal_id: int) -> list[str] | None:
         self._note("take_after")

@@ -65,7 +65,9 @@ and `errors` collects tracebacks of bugs in the fake itself (the fixture fails o
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hmac
 import itertools
 import json
 import re
@@ -93,10 +95,12 @@ __all__ = [
     "Hold",
     "HttpError",
     "Recorded",
+    "RedactedThinkingBlock",
     "Reply",
     "Stall",
     "StreamFault",
     "TextBlock",
+    "ThinkingBlock",
     "ToolUseBlock",
     "Truncated",
     "cut",
@@ -104,10 +108,13 @@ __all__ = [
     "fake_api",
     "hold",
     "http_error",
+    "redacted_thinking",
     "reply",
+    "sign",
     "stall",
     "stream_events",
     "text",
+    "thinking",
     "tool_use",
     "truncated",
     "validation_error",
@@ -155,7 +162,21 @@ class ToolUseBlock:
     chunks: int = 3
 
 
-Block: TypeAlias = TextBlock | ToolUseBlock
+@dataclass(frozen=True)
+class ThinkingBlock:
+    """Extended thinking: streamed as thinking_delta events, then one signature_delta."""
+
+    thinking: str
+    signature: str
+    chunks: int = 3
+
+
+@dataclass(frozen=True)
+class RedactedThinkingBlock:
+    data: str
+
+
+Block: TypeAlias = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock
 
 
 @dataclass(frozen=True)
@@ -228,6 +249,43 @@ def tool_use(name: str, input: Any, id: str | None = None, chunks: int = 3) -> T
     JSON value: a non-object plays a broken model)."""
     value = dict(input) if isinstance(input, Mapping) else input
     return ToolUseBlock(name, value, id or f"toolu_fake_{next(_tool_ids):04d}", chunks)
+
+
+# The real API signs each thinking block (and encrypts redacted ones) with a key of its own
+# and refuses one that comes back altered; the fake does the same with this key.
+_SIGNING_KEY = b"sightline-fake-signing-key"
+
+
+def sign(thinking_text: str) -> str:
+    """The signature the fake gives (and expects back with) this thinking text."""
+    mac = hmac.new(_SIGNING_KEY, thinking_text.encode("utf-8", "surrogatepass"), "sha256")
+    return base64.b64encode(mac.digest()).decode()
+
+
+def thinking(content: str, chunks: int = 3) -> ThinkingBlock:
+    """A thinking block with the fake's signature (checked when it comes back)."""
+    return ThinkingBlock(content, sign(content), chunks)
+
+
+def redacted_thinking(payload: str = "hidden reasoning") -> RedactedThinkingBlock:
+    """A redacted_thinking block: opaque data, signed like a thinking block."""
+    raw = base64.b64encode(payload.encode()).decode()
+    return RedactedThinkingBlock(f"{raw}.{sign(raw)}")
+
+
+def _signed(block: JSON) -> bool:
+    if block.get("type") == "thinking":
+        text_, signature = block.get("thinking"), block.get("signature")
+        return (
+            isinstance(text_, str)
+            and isinstance(signature, str)
+            and (hmac.compare_digest(signature, sign(text_)))
+        )
+    data = block.get("data")
+    if not isinstance(data, str) or "." not in data:
+        return False
+    raw, signature = data.rsplit(".", 1)
+    return hmac.compare_digest(signature, sign(raw))
 
 
 def reply(
@@ -315,6 +373,10 @@ def _estimate_tokens(value: Any) -> int:
 def _block_json(block: Block) -> JSON:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, RedactedThinkingBlock):
+        return {"type": "redacted_thinking", "data": block.data}
     return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
 
 
@@ -350,6 +412,14 @@ def _block_events(index: int, block: Block) -> Iterator[Event]:
     if isinstance(block, TextBlock):
         start: JSON = {"type": "text", "text": ""}
         deltas = [{"type": "text_delta", "text": t} for t in _split(block.text, block.chunks)]
+    elif isinstance(block, ThinkingBlock):
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [
+            {"type": "thinking_delta", "thinking": t} for t in _split(block.thinking, block.chunks)
+        ]
+        deltas.append({"type": "signature_delta", "signature": block.signature})
+    elif isinstance(block, RedactedThinkingBlock):
+        start, deltas = {"type": "redacted_thinking", "data": block.data}, []
     else:
         start = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
         # The real API opens with an empty partial_json; clients must tolerate it.
@@ -415,6 +485,7 @@ def validation_error(body: Any) -> str | None:
         _check_tool_blocks(messages)
         _check_tool_pairing(messages)
         _check_cache_control(body)
+        _check_thinking(body)
     except _Invalid as err:
         return str(err)
     return None
@@ -539,6 +610,53 @@ def _check_tool_pairing(messages: list[JSON]) -> None:
                     f"{', '.join(unexpected)}. Each `tool_result` block must have a "
                     "corresponding `tool_use` block in the previous message."
                 )
+
+
+_THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def _check_thinking(body: JSON) -> None:
+    """As the API: a budget of at least 1024 below max_tokens; no thinking block altered
+    (its signature must match); and with thinking on, the assistant message whose tool
+    calls the last user message answers must start with its thinking block."""
+    config = body.get("thinking")
+    enabled = isinstance(config, dict) and config.get("type") == "enabled"
+    if config is not None and not enabled and config != {"type": "disabled"}:
+        raise _Invalid("thinking: Input tag does not match 'enabled' or 'disabled'")
+    if enabled:
+        budget = config.get("budget_tokens")
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024:
+            raise _Invalid(
+                "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+            )
+        if budget >= body["max_tokens"]:
+            raise _Invalid("`max_tokens` must be greater than `thinking.budget_tokens`")
+    messages = body["messages"]
+    for i, msg in enumerate(messages):
+        for j, block in enumerate(_blocks(msg)):
+            if block.get("type") not in _THINKING_TYPES:
+                continue
+            if msg["role"] != "assistant":
+                raise _Invalid(
+                    f"messages.{i}.content.{j}: thinking blocks are only allowed in assistant turns"
+                )
+            if not _signed(block):
+                raise _Invalid(
+                    f"messages.{i}.content.{j}: Invalid `signature` in `{block.get('type')}` block"
+                )
+    if not enabled or len(messages) < 2 or messages[-1]["role"] != "user":
+        return
+    if not _ids(messages[-1], "tool_result", "tool_use_id"):
+        return
+    first = next(iter(_blocks(messages[-2])), {})
+    if first.get("type") not in _THINKING_TYPES:
+        raise _Invalid(
+            f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or "
+            f"`redacted_thinking`, but found `{first.get('type')}`. When `thinking` is enabled, "
+            "a final `assistant` message must start with a thinking block (preceeding the "
+            "lastmost set of `tool_use` and `tool_result` blocks). We recommend you include "
+            "thinking blocks from previous turns."
+        )
 
 
 def _cache_marked(blocks: Any) -> int:

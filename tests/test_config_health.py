@@ -168,27 +168,41 @@ EACH_LEAF = (
     + r"""
 local sl, config = require('sightline'), require('sightline.config')
 local leaves = {}
-local function walk(node, path)
+local entry_of = {} -- leaf path → the map entry it belongs to (mcp.servers.<name>)
+local function walk(node, path, in_map)
   for key, sub in pairs(node) do
-    if sub[1] ~= nil then
-      leaves[#leaves + 1] = vim.list_extend(vim.deepcopy(path), { key })
+    local here = vim.list_extend(vim.deepcopy(path), { key })
+    if sub.map_of then
+      -- A map of names the user chooses: each entry's fields, under one sample name.
+      walk(sub.map_of, vim.list_extend(here, { 'sample' }), true)
+    elseif sub[1] ~= nil then
+      leaves[#leaves + 1] = here
+      entry_of[#leaves] = in_map or nil
     else
-      walk(sub, vim.list_extend(vim.deepcopy(path), { key }))
+      walk(sub, here, in_map)
     end
   end
 end
 walk(config.schema, {})
 local out = {}
-for _, keys in ipairs(leaves) do
+for index, keys in ipairs(leaves) do
   local dotted = 'sightline.' .. table.concat(keys, '.')
+  local field = keys[#keys]
   for _, v in ipairs(_G.sightline_bad) do
+    -- nil (unset) leaves a map entry without command or url: refused as a whole entry.
+    if entry_of[index] and v[2] == nil then
+      goto next_value
+    end
     local opts = {}
     local node = opts
     for i = 1, #keys - 1 do
       node[keys[i]] = {}
       node = node[keys[i]]
     end
-    node[keys[#keys]] = v[2]
+    if entry_of[index] and field ~= 'command' and field ~= 'url' then
+      node.command = 'server' -- an entry needs a command or a url to be whole
+    end
+    node[field] = v[2]
     sl.setup({})
     local before = vim.deepcopy(config.get())
     local ok, res, err = pcall(sl.setup, opts)
@@ -211,6 +225,7 @@ for _, keys in ipairs(leaves) do
     if bad then
       out[#out + 1] = dotted .. ' = ' .. v[1] .. ': ' .. bad
     end
+    ::next_value::
   end
 end
 sl.setup({ provider = { name = 'echo' } })
@@ -375,7 +390,8 @@ def test_empty_setup_loads_neither_config_nor_host(nvim_factory: Any) -> None:
     assert "<Plug>(sightline-chat)" in nv.call("maparg", "<Leader>ss", "n")
     # Asked later, the config is the defaults, and checkhealth knows setup({}) ran.
     cfg = nv.exec_lua("return require('sightline.config').get()")
-    assert cfg["pane"]["side"] == "right" and cfg["provider"]["model"] == "claude-sonnet-5-5"
+    # provider.model defaults to nil: the provider's preset picks its model.
+    assert cfg["pane"]["side"] == "right" and cfg["provider"].get("model") is None
     assert nv.exec_lua("return vim.deep_equal(require('sightline.config').last_opts(), {})")
 
 

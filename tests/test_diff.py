@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sightline import diff
 
@@ -135,3 +139,72 @@ def test_compact_diff_headers_match_difflib(before: str, after: str) -> None:
         difflib.unified_diff(before.splitlines(), after.splitlines(), n=2, lineterm="")
     )[2:]
     assert [text for text, _ in diff.compact_diff(before, after)] == expected
+
+
+# Hunks ----------------------------------------------------------------------------------------
+
+# Few distinct lines, so that texts share lines and difflib finds several hunks.
+_LINE = st.sampled_from(["", "a", "b", "c", "é", "x = 1", "\t y", "a\r"])
+_TEXT = st.lists(_LINE, max_size=12).map(lambda ls: "\n".join(ls) + "\n")
+_ANY = st.lists(_LINE, max_size=12).map("\n".join)
+
+
+def _one_by_one(before: str, hunks: list[diff.Hunk], chosen: set[int]) -> str:
+    """The reference: apply the chosen hunks from the last to the first on a line list."""
+    lines = before.split("\n")
+    for index in sorted(chosen, reverse=True):
+        h = hunks[index]
+        lines[h.start : h.start + len(h.old)] = list(h.new)
+    return "\n".join(lines)
+
+
+@given(_TEXT, _TEXT, st.data())
+def test_hunks_all_give_after_none_give_before_any_subset_is_defined(
+    before: str, after: str, data: st.DataObject
+) -> None:
+    hunks = diff.hunks(before, after)
+    assert diff.apply_hunks(before, hunks, set(range(len(hunks)))) == after
+    assert diff.apply_hunks(before, hunks, set()) == before
+    chosen = data.draw(st.sets(st.sampled_from(range(len(hunks)))) if hunks else st.just(set()))
+    got = diff.apply_hunks(before, hunks, chosen)
+    assert got == _one_by_one(before, hunks, chosen)
+    # Taking the rest afterwards (their positions shifted by what came before) ends at after.
+    rest = diff.hunks(got, after)
+    assert diff.apply_hunks(got, rest, set(range(len(rest)))) == after
+
+
+@given(_ANY, _ANY)
+def test_hunks_of_any_texts_are_ordered_separated_and_never_empty(before: str, after: str) -> None:
+    hunks = diff.hunks(before, after)
+    assert (hunks == []) == (before == after)
+    for h in hunks:
+        assert h.old or h.new
+        assert h.kind == ("add" if not h.old else "delete" if not h.new else "change")
+    for first, second in itertools.pairwise(hunks):
+        assert first.start + len(first.old) < second.start  # an unchanged line between
+    assert diff.apply_hunks(before, hunks, set(range(len(hunks)))) == after
+
+
+def test_an_insertion_at_the_end_lands_before_the_final_newline() -> None:
+    (hunk,) = diff.hunks("a\n", "a\n\nx\n")
+    assert (hunk.start, hunk.old, hunk.new) == (1, (), ("", "x"))
+    assert hunk.as_data() == {"start": 1, "old": 0, "new": ["", "x"], "kind": "add"}
+
+
+def test_hunks_of_a_proposal_with_three_changes() -> None:
+    before = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"
+    after = "one\nTWO\nthree\nfour\nsix\nseven\neight\n"
+    hunks = diff.hunks(before, after)
+    assert [(h.kind, h.start, h.old, h.new) for h in hunks] == [
+        ("change", 1, ("two",), ("TWO",)),
+        ("delete", 4, ("five",), ()),
+        ("add", 7, (), ("eight",)),
+    ]
+    taken = diff.apply_hunks(before, hunks, {0, 2})
+    assert taken == "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\n"
+
+
+def test_apply_hunks_refuses_hunks_that_do_not_match() -> None:
+    hunks = diff.hunks("a\nb\n", "a\nc\n")
+    with pytest.raises(ValueError, match="hunk 1 does not match"):
+        diff.apply_hunks("a\nz\n", hunks, {0})

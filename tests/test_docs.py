@@ -55,3 +55,159 @@ def test_every_public_name_has_a_tag() -> None:
     expected |= {"sightline-mentions", "sightline-extensions", "sightline-completion"}
     expected |= {"sightline-cli"}
     assert expected - tags == set()
+
+
+# The options, highlight groups and events sections checked against what the code defines,
+# so the help cannot drift from the schema and the tables.
+
+SCHEMA = r"""
+local config = require('sightline.config')
+local leaves = {}
+local function walk(node, path)
+  for key, sub in pairs(node) do
+    local name = path == '' and key or path .. '.' .. key
+    if sub.map_of then
+      -- A map of names the user chooses (mcp.servers): its entries' fields, under its path.
+      walk(sub.map_of, name)
+    elseif type(sub[1]) == 'function' or type(sub[1]) == 'string' then
+      -- The validator's own words for what it takes: 'one of a, b' names the choices.
+      local err = config.check_leaf(name, {}, sub[1], false)
+        or config.check_leaf(name, 0, sub[1], false)
+      local expected = err:match('expected (.-), got')
+      local choices = expected:match('^one of ([%w_, ]+)$')
+      leaves[#leaves + 1] = {
+        path = name,
+        choices = choices and vim.split(choices, ', ', { plain = true }) or {},
+        is_key = expected:match('^key ') ~= nil,
+      }
+    else
+      walk(sub, name)
+    end
+  end
+end
+walk(config.schema, '')
+local documented = assert(loadstring('return ' .. ...))()
+return { leaves = leaves, defaults_match = vim.deep_equal(documented, config.defaults),
+         documented = vim.inspect(documented), defaults = vim.inspect(config.defaults) }
+"""
+
+
+def section(text: str, tag: str) -> str:
+    """The text of a numbered section from its tag to the next ==== line."""
+    start = text.index(f"*{tag}*")
+    end = text.find("\n=====", start)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def defaults_block(text: str) -> str:
+    start = text.index("Defaults: >lua\n") + len("Defaults: >lua\n")
+    return text[start : text.index("\n<\n", start)]
+
+
+def option_entries(text: str) -> dict[str, str]:
+    """`*sightline-option-X*` → the text from that tag to the next option tag, the mappings
+    or the end of its section, whichever comes first (options of later features are
+    documented in their own sections)."""
+    marks = list(re.finditer(r"\*sightline-option-([^*\s]+)\*", text))
+    entries = {}
+    for i, m in enumerate(marks):
+        ends = [marks[i + 1].start()] if i + 1 < len(marks) else [len(text)]
+        ends += [
+            at
+            for at in (text.find(stop, m.end()) for stop in ("*sightline-mappings*", "\n===="))
+            if at >= 0
+        ]
+        entries[m.group(1)] = text[m.end() : min(ends)]
+    return entries
+
+
+def test_options_match_the_schema(nvim: Any) -> None:
+    text = DOC.read_text()
+    got = nvim.exec_lua(SCHEMA, defaults_block(text))
+    assert got["defaults_match"], (
+        f"the Defaults block differs from config.lua:\n{got['documented']}\n{got['defaults']}"
+    )
+    entries = option_entries(text)
+    paths = {leaf["path"] for leaf in got["leaves"]}
+    assert len(paths) > 20
+    assert sum(len(leaf["choices"]) for leaf in got["leaves"]) >= 10
+    for leaf in got["leaves"]:
+        path = leaf["path"]
+        parts = path.split(".")
+        prefixes = [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+        tag = next((p for p in prefixes if p in entries), None)
+        assert tag is not None, f"option {path} has no *sightline-option-{path}* tag"
+        entry = entries[tag]
+        # The entry names the option itself; a table of keys may be named as the table.
+        named = [path, parts[0] if len(parts) == 1 else ".".join(parts[:-1])]
+        named = named if leaf["is_key"] else [path]
+        assert any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w])", entry) for n in named), (
+            f"*sightline-option-{tag}* does not name {path}"
+        )
+        for choice in leaf["choices"]:
+            assert f"`{choice}`" in entry or f'"{choice}"' in entry, (
+                f"*sightline-option-{tag}* does not name the choice {choice!r} of {path}"
+            )
+    stale = {tag for tag in entries if not any(p == tag or p.startswith(tag + ".") for p in paths)}
+    assert stale == set(), f"help tags for options that do not exist: {stale}"
+
+
+HIGHLIGHTS = r"""
+require('sightline.highlights').apply()
+require('sightline.reveal').setup_highlights()
+local out = {}
+for name in pairs(vim.api.nvim_get_hl(0, {})) do
+  if name:match('^Sightline') then
+    out[name] = vim.api.nvim_get_hl(0, { name = name, link = true }).link or ''
+  end
+end
+return out
+"""
+
+
+def test_every_highlight_group_is_documented(nvim: Any) -> None:
+    text = DOC.read_text()
+    groups: dict[str, str] = nvim.exec_lua(HIGHLIGHTS)
+    assert {"SightlineUser", "SightlineReveal", "SightlineRevealBar"} <= set(groups)
+    listed = section(text, "sightline-highlights")
+    for group, link in sorted(groups.items()):
+        assert f"*{group}*" in text, f"highlight group {group} has no help tag"
+        assert f"*{group}*" in listed or f"|{group}|" in listed, f"{group} missing from 8."
+        if link:
+            line = next(ln for ln in listed.splitlines() if f"*{group}*" in ln)
+            assert f"`{link}`" in line or f"|hl-{link}|" in line, f"{group}: say it links to {link}"
+
+
+def fired_events() -> set[str]:
+    """User events the code fires: the core's ui.event(...) and Lua's nvim_exec_autocmds."""
+    names: set[str] = set()
+    for f in (ROOT / "python").rglob("*.py"):
+        names |= set(re.findall(r"\.event\(\s*\"(Sightline\w+)\"", f.read_text()))
+    for f in (ROOT / "lua").rglob("*.lua"):
+        found = re.findall(
+            r"nvim_exec_autocmds\(\s*'User',\s*\{\s*pattern = '(Sightline\w+)'", f.read_text()
+        )
+        names |= set(found)
+    return names
+
+
+def test_every_event_is_documented() -> None:
+    text = DOC.read_text()
+    events = fired_events()
+    assert {"SightlineTurnStart", "SightlineTurnEnd", "SightlineProposal"} <= events
+    listed = section(text, "sightline-events")
+    for event in sorted(events):
+        assert f"*{event}*" in text, f"event {event} has no help tag"
+        assert f"*{event}*" in listed or f"|{event}|" in listed, f"{event} missing from 7."
+    documented = set(re.findall(r"\*(Sightline[A-Z]\w*)\*", listed))
+    assert documented <= events, f"documented events nobody fires: {documented - events}"
+
+
+def test_luacats_classes_are_declared_once() -> None:
+    """One name, one meaning: a class declared in two files is two types under one name."""
+    seen: dict[str, list[str]] = {}
+    for f in sorted((ROOT / "lua").rglob("*.lua")):
+        for name in re.findall(r"^---@class\s+([\w.]+)", f.read_text(), re.M):
+            seen.setdefault(name, []).append(str(f.relative_to(ROOT)))
+    assert len(seen) > 10
+    assert {n: fs for n, fs in seen.items() if len(fs) > 1} == {}

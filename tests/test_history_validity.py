@@ -17,7 +17,10 @@ from hypothesis import strategies as st
 
 from sightline import history
 from sightline.agent.session import render_records
-from sightline.agent.wire import ABANDONED, unanswered, wire_messages
+from sightline.agent.wire import ABANDONED, SUMMARY_INTRO, unanswered, wire_messages
+from sightline.config import ProviderConfig
+from sightline.providers.anthropic_api import AnthropicProvider
+from sightline.providers.base import Request
 from sightline.transcript import Transcript
 from tests import fakeapi as fa
 from tests.agent_util import TURN_TIMEOUT_S, claude, idle, only_result, send
@@ -38,11 +41,18 @@ def body(messages: list[dict[str, Any]]) -> dict[str, Any]:
     return {"model": "claude-test", "max_tokens": 64, "messages": messages}
 
 
+THINKING_ON = AnthropicProvider(ProviderConfig(name="anthropic", model="claude-t", thinking=2048))
+
+
 def assert_valid(records: list[Any]) -> list[dict[str, Any]]:
-    """What the next send does: the user's record, then the request from the history."""
+    """What the next send does: the user's record, then the request from the history, as
+    sent with thinking off and with it on (then the provider adds budget and breakpoints)."""
     messages = wire_messages([*records, PROMPT])
     problem = validation_error(body(messages))
     assert problem is None, (problem, messages)
+    sent = THINKING_ON._params(Request("system", messages, [{"name": "t", "input_schema": {}}]))
+    problem = validation_error(sent)
+    assert problem is None, (problem, sent)
     # Safe on the wire: encodable as the SDK encodes it (no lone surrogates).
     json.dumps(body(messages), ensure_ascii=False).encode("utf-8")
     return messages
@@ -80,7 +90,22 @@ def tool_result() -> st.SearchStrategy[Any]:
     )
 
 
+def signed_thinking(text: str) -> dict[str, Any]:
+    """A thinking block as the API sends it (the fake checks the signature)."""
+    return {"type": "thinking", "thinking": text, "signature": fa.sign(text)}
+
+
+THINKING = st.builds(signed_thinking, TEXT) | st.builds(
+    lambda p: {"type": "redacted_thinking", "data": fa.redacted_thinking(p).data},
+    st.text(max_size=5),
+)
+COMPACTION = st.fixed_dictionaries(
+    {"type": st.just("compaction")},
+    optional={"summary": TEXT | JSON, "keep": st.integers(-2, 6) | JSON, "replaced": JSON},
+)
+
 BLOCK = st.one_of(
+    THINKING,
     st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}),
     st.fixed_dictionaries({"type": st.just("text")}, optional={"text": JSON}),
     tool_use(),
@@ -98,6 +123,7 @@ MESSAGE = st.fixed_dictionaries(
     optional={"visible": TEXT | JSON, "note": JSON, "chip": JSON},
 )
 OTHER = st.one_of(
+    COMPACTION,
     st.fixed_dictionaries(
         {"type": st.just("event"), "event": st.sampled_from(["stopped", "error"])}
     ),
@@ -134,7 +160,10 @@ def turns() -> st.SearchStrategy[list[dict[str, Any]]]:
                         {"type": "tool_use", "id": cid, "name": "read_file", "input": args}
                     )
                 text = [{"type": "text", "text": draw(TEXT)}] if draw(st.booleans()) else []
-                out.append({"type": "message", "role": "assistant", "content": text + calls})
+                # With thinking on, the reply starts with its (signed) thinking blocks.
+                thought = draw(st.lists(THINKING, max_size=2))
+                content = thought + text + calls
+                out.append({"type": "message", "role": "assistant", "content": content})
                 if not calls:
                     break
                 ending = draw(st.sampled_from(["results", "stop", "crash", "error"]))
@@ -163,7 +192,14 @@ def turns() -> st.SearchStrategy[list[dict[str, Any]]]:
                 else:
                     break
         cut = draw(st.integers(0, len(out)))
-        return out[:cut]
+        out = out[:cut]
+        # Compactions anywhere, keeping any number of the records before them.
+        for _ in range(draw(st.integers(0, 2))):
+            at = draw(st.integers(0, len(out)))
+            summary = draw(st.sampled_from(["the user asked for x", "s\udcff"]))
+            keep = draw(st.integers(0, at + 1))
+            out.insert(at, {"type": "compaction", "summary": summary, "keep": keep, "replaced": 1})
+        return out
 
     return build()
 
@@ -206,6 +242,25 @@ def test_any_history_file_lists_reopens_renders_and_continues(
 
 
 # -- the instances -------------------------------------------------------------------------------
+
+
+def test_a_compaction_replaces_what_came_before_it_but_the_kept_records() -> None:
+    old = {**PROMPT, "content": [{"type": "text", "text": "old question"}], "visible": "old"}
+    summary = {"type": "compaction", "summary": "They asked about x.", "keep": 1}
+    messages = assert_valid(
+        [old, reply({"type": "text", "text": "old answer"}), PROMPT, summary, reply(call("t1"))]
+    )
+    texts = [b.get("text") for m in messages for b in m["content"]]
+    assert "old question" not in texts and "old answer" not in texts
+    assert messages[0]["content"][0]["text"] == SUMMARY_INTRO + "They asked about x."
+    assert messages[0]["content"][1]["text"] == "next prompt"  # the kept prompt, merged
+    assert messages[1]["content"][0]["id"] == "t1"
+    # The last compaction counts; one with no summary is not one.
+    later = {"type": "compaction", "summary": "Later.", "keep": 0}
+    broken = {"type": "compaction", "summary": " ", "keep": 0}
+    messages = assert_valid([old, summary, PROMPT, later, broken])
+    assert messages[0]["content"][0]["text"] == SUMMARY_INTRO + "Later."
+    assert len(messages) == 1  # the summary and the next prompt, merged
 
 
 def reply(*blocks: dict[str, Any]) -> dict[str, Any]:

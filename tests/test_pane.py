@@ -33,7 +33,7 @@ def test_chat_opens_pane_with_composer_focused_in_insert_mode(nvim: Any) -> None
     assert nvim.api.buf_get_option(tbuf, "buftype") == "nofile"
     assert nvim.api.buf_get_option(tbuf, "modifiable") is False
     assert nvim.api.buf_get_option(tbuf, "undolevels") == -1
-    assert nvim.api.buf_get_option(tbuf, "filetype") == "markdown"
+    assert nvim.api.buf_get_option(tbuf, "filetype") == "sightline"
 
 
 def test_typing_and_enter_streams_echo_reply(nvim: Any) -> None:

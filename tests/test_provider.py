@@ -51,7 +51,9 @@ def test_reply_streams_into_transcript_and_request_is_cache_marked(
     assert body["model"] == "claude-sonnet-5-5" and body["stream"] is True
     assert body["max_tokens"] == 8192
     assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi there"}]}]
+    # The third breakpoint sits on the last turn (after the tools' and the system prompt's).
+    last = {"type": "text", "text": "hi there", "cache_control": {"type": "ephemeral"}}
+    assert body["messages"] == [{"role": "user", "content": [last]}]
     assert req.headers["authorization"] == f"Bearer {KEY}"
     st = status(nv)
     assert st["provider"] == "anthropic" and st["model"] == "claude-sonnet-5-5"

@@ -5,6 +5,7 @@ Every case runs after an edit above the code moved it away from the lines the ag
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -410,3 +411,83 @@ def test_slow_language_server_never_blocks_a_reveal(files: Any, tmp_path: Path) 
         timeout=10,
         what="the server's symbols",
     )
+
+
+MD_SRC = """\
+# Guide
+
+## Install
+
+```sh
+make
+```
+
+```sh
+make test
+```
+
+## Usage
+"""
+
+MD_QUERY = """\
+(section (atx_heading heading_content: (inline) @member.name)) @member
+(fenced_code_block) @scope.block
+"""
+
+
+def user_query(nvim: Any, tmp_path: Path, lang: str, text: str) -> None:
+    """A directory with queries/<lang>/sightline.scm, added to the runtimepath as a plugin
+    manager adds a plugin (Neovim only searches directories that were there at start-up or
+    were added to 'runtimepath' since)."""
+    query = tmp_path / "rt" / "queries" / lang / "sightline.scm"
+    query.parent.mkdir(parents=True)
+    query.write_text(text)
+    nvim.exec_lua("vim.opt.runtimepath:prepend(...)", str(tmp_path / "rt"))
+
+
+def test_a_query_file_teaches_a_language(files: Any, isolated_env: Path, tmp_path: Path) -> None:
+    nvim = files
+    (isolated_env / "a.md").write_text(MD_SRC)
+    scope = [{"kind": "block", "index_in_parent": 1}]
+    args = {"file_path": "a.md", "member_key": "Guide.Install", "syntax_scope": scope}
+    # The wheel's markdown parser is there; what a section or a code block means is not.
+    res = reveal(nvim, args)
+    assert res.startswith(
+        "cannot resolve member_key 'Guide.Install' in a.md: no queries/markdown/sightline.scm"
+    ), res
+    user_query(nvim, tmp_path, "markdown", MD_QUERY)
+    moved_by(nvim, "a.md", 3)
+    assert reveal(nvim, {**args, "start_line": 4}) == "OK"
+    assert nvim.exec_lua(LAST) == [12, 14]
+    assert reveal(nvim, {"file_path": "a.md", "member_key": "Usage"}) == "OK"
+    assert nvim.exec_lua(LAST) == [16, 16]
+
+
+def test_a_broken_query_file_is_named_and_changes_nothing(files: Any, tmp_path: Path) -> None:
+    nvim = files
+    # Earlier on the runtimepath than the plugin's own file, which it replaces.
+    user_query(nvim, tmp_path, "c", "(no_such_node) @member\n")
+    nvim.command("edit a.c")
+    tick = nvim.current.buffer.api.get_var("changedtick")
+    res = reveal(nvim, {"file_path": "a.c", "member_key": "helper"})
+    assert res.startswith("queries/c/sightline.scm does not parse: "), res
+    assert "no_such_node" in res and "\n" not in res and "stack traceback" not in res
+    assert nvim.current.buffer.api.get_var("changedtick") == tick
+    # With valid lines, those are shown, as for any lookup that failed.
+    res = reveal(nvim, {"file_path": "a.c", "member_key": "helper", "start_line": 8})
+    assert res.startswith("OK (queries/c/sightline.scm does not parse: "), res
+    assert res.endswith("; showed lines 8–8)")
+    assert nvim.exec_lua(LAST) == [8, 8]
+
+
+def test_every_step_kind_in_the_queries_is_one_the_core_offers() -> None:
+    """The core tells the model which kinds exist (the tool schema); a query that marks
+    another kind would mark steps no request can name."""
+    from sightline.tools.view import KINDS
+
+    files = sorted((ROOT / "queries").glob("*/sightline.scm"))
+    assert len(files) >= 4
+    used: set[str] = set()
+    for f in files:
+        used |= set(re.findall(r"@scope\.(\w+)", f.read_text()))
+    assert used - {"none"} == set(KINDS)

@@ -134,7 +134,7 @@ local function send_dialog()
   end
   local ok, err = require('sightline').send(text, dialog.range)
   if not ok then
-    vim.notify(err, vim.log.levels.WARN)
+    require('sightline.pane').refused(ok, err, { show = true })
     return
   end
   vim.cmd.stopinsert()
@@ -200,8 +200,11 @@ end
 
 ---<Plug>(sightline-change): from visual mode.
 function M.from_visual()
+  -- A refusal shows in the pane too: a message alone is lost when Visual mode ends.
+  local pane = require('sightline.pane')
   if not provider_ok() then
-    vim.notify(NEEDS_PROVIDER, vim.log.levels.WARN)
+    api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
+    pane.refused(nil, NEEDS_PROVIDER, { show = true })
     return
   end
   local range, err = M.current_selection()
@@ -209,7 +212,7 @@ function M.from_visual()
   -- user typed ahead ("\scfix this") as commands in the file instead of into the dialog.
   vim.cmd('normal! \27')
   if not range then
-    vim.notify(err, vim.log.levels.WARN)
+    pane.refused(nil, err, { show = true })
     return
   end
   M.open_dialog(range)

@@ -4,12 +4,27 @@ local api = vim.api
 
 local ns = api.nvim_create_namespace('sightline.chip')
 local track_ns = api.nvim_create_namespace('sightline.chip_target')
-local targets = {} ---@type table<integer, table> transcript extmark id → target
+---@class sightline.ChipTarget what a code reference in the transcript points at
+---@field file_path? string
+---@field buffer? integer the buffer of a selection, when it is loaded
+---@field start_line? integer 1-based
+---@field end_line? integer 1-based, inclusive
+---@field start_row? integer 0-based (a selection's flat range)
+---@field start_col? integer
+---@field end_row? integer
+---@field end_col? integer
+---@field attachment_id? string the id the model reads
+---@field mark? integer the extmark that tracks the range in its buffer
+
+local targets = {} ---@type table<integer, sightline.ChipTarget> transcript extmark id → target
 -- attachment_id → target: the ids the model reads (computed by the core, sightline/chips.py)
 -- resolve here, in Neovim, so reveal_attachment works for the agent and the MCP server alike.
-local by_id = {} ---@type table<string, table>
+local by_id = {} ---@type table<string, sightline.ChipTarget>
 
 ---Mark the chips of a delta in the transcript buffer (rows from `start` were just replaced).
+---@param buf integer the transcript buffer
+---@param start integer 0-based first replaced row
+---@param chips {row: integer, col: integer, end_col: integer, target: sightline.ChipTarget}[]?
 function M.apply(buf, start, chips)
   -- Only ids still drawn resolve: a cleared transcript's chips are gone for the model too.
   local old = by_id
@@ -39,6 +54,8 @@ function M.apply(buf, start, chips)
 end
 
 ---A selection's chip follows later edits: an extmark in its own buffer carries the range.
+---@param target sightline.ChipTarget
+---@return sightline.ChipTarget
 function M.track(target)
   local b = target.buffer
   if type(b) == 'number' and api.nvim_buf_is_valid(b) and not target.mark then
@@ -52,6 +69,8 @@ function M.track(target)
 end
 
 ---The target as reveal/go_to_position arguments, following the tracked range if any.
+---@param target sightline.ChipTarget
+---@return sightline.RevealOpts
 function M.resolve(target)
   local opts = { file_path = target.file_path, start_line = target.start_line, end_line = target.end_line }
   local b = target.buffer
@@ -70,6 +89,9 @@ function M.resolve(target)
 end
 
 ---The chip under the cursor in the transcript window (or the first on its line).
+---@param buf integer
+---@param win integer
+---@return sightline.ChipTarget?
 function M.at_cursor(buf, win)
   local row, col = unpack(api.nvim_win_get_cursor(win))
   local marks = api.nvim_buf_get_extmarks(buf, ns, { row - 1, 0 }, { row - 1, -1 }, { details = true })
@@ -93,6 +115,7 @@ local function default_how()
 end
 
 ---Reveal or select a chip's target; the text reveal()/go_to_position() answer.
+---@param target sightline.ChipTarget
 ---@param how string? 'select' | 'reveal' | nil for the default
 ---@param ctx table? passed on to reveal (secrets)
 ---@return string
@@ -109,6 +132,7 @@ end
 
 ---reveal_attachment: the chip whose attachment_id is given, revealed or selected.
 ---@param opts {attachment_id: any, select: any}
+---@param ctx table? passed on to reveal (secrets)
 ---@return string
 function M.reveal_by_id(opts, ctx)
   if type(opts) ~= 'table' then
@@ -131,6 +155,8 @@ function M.reveal_by_id(opts, ctx)
 end
 
 ---<CR>: `attachments.navigate` decides (reveal | select); <S-CR> and gs always select.
+---@param how string? 'select' | 'reveal' | nil for the default
+---@return boolean false when no chip is under the cursor
 function M.navigate(how)
   local buf, win = api.nvim_get_current_buf(), api.nvim_get_current_win()
   local target = M.at_cursor(buf, win)

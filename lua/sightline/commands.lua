@@ -26,6 +26,17 @@ M.subcommands = {
   chat = { run = function() return sl().chat() end, max_args = 0 },
   stop = { run = function() return sl().stop() end, max_args = 0 },
   reset = { run = function() return sl().reset() end, max_args = 0 },
+  compact = {
+    -- The summary is made on the core's worker thread; this returns at once.
+    run = function()
+      local res, err = require('sightline.host').request('agent.compact')
+      if not res then
+        return nil, err
+      end
+      return true
+    end,
+    max_args = 0,
+  },
   restart = { run = function() return sl().restart() end, max_args = 0 },
   history = { run = function() return sl().history() end, max_args = 0 },
   accept = { run = function(args) return sl().decide('accept', table.concat(args, ' ')) end },
@@ -51,11 +62,34 @@ M.subcommands = {
     run = function(args) return require('sightline.extensions').command(args) end,
     complete = function(arglead, args) return require('sightline.extensions').complete(arglead, args) end,
   },
+  model = {
+    -- The core knows the models and the current one; the list is fetched off the UI thread
+    -- and cached, so only the first <Tab> waits (at most MODEL_WAIT_MS).
+    run = function(args)
+      local res, err = require('sightline.host').request('agent.model', { name = args[1] })
+      if not res then
+        return nil, err
+      end
+      if not args[1] then
+        vim.notify(('sightline: model %s'):format(res.model), vim.log.levels.INFO)
+      end
+      return true
+    end,
+    complete = function(arglead)
+      local res = require('sightline.host').request('agent.models', { wait_ms = 800 })
+      return fixed(res and res.models or {})(arglead)
+    end,
+    max_args = 1,
+  },
   plan = { run = function(args) return sl().plan(args[1] or 'toggle') end, complete = fixed(ON_OFF), max_args = 1 },
   autoaccept = {
     run = function(args) return sl().autoaccept(args[1] or 'toggle') end,
     complete = fixed(ON_OFF),
     max_args = 1,
+  },
+  mcp = {
+    run = function(args) return require('sightline.mcp_client').command(args) end,
+    complete = function(arglead, args) return require('sightline.mcp_client').complete(arglead, args) end,
   },
 }
 
@@ -96,12 +130,16 @@ function M.run(opts)
     return
   end
   local ok, res, err = pcall(sub.run, args, opts)
+  -- Refusals also show in the pane (bar and transcript note): a message alone scrolls away.
   if not ok then
     -- A bug, not the user's input: one line without the Lua location or traceback.
     local line = (tostring(res):match('^[^\n]*') or '?'):gsub('^.-%.lua:%d+: ', ''):sub(1, 200)
-    vim.notify(('sightline: :Sightline %s: internal error: %s'):format(name, line), vim.log.levels.ERROR)
+    require('sightline.pane').notice(
+      ('sightline: :Sightline %s: internal error: %s'):format(name, line),
+      vim.log.levels.ERROR
+    )
   elseif not res and err then
-    vim.notify(shorten(err), vim.log.levels.WARN)
+    require('sightline.pane').notice(shorten(err), vim.log.levels.WARN)
   elseif type(res) == 'string' and not vim.startswith(res, 'OK') then
     vim.notify(shorten(res), vim.log.levels.WARN)
   end

@@ -10,14 +10,19 @@ M.SYNTAX_SCOPE_KINDS = { 'for', 'while', 'if', 'switch', 'try', 'block', 'functi
 local defaults = {
   python = nil, ---@type string?
   provider = {
-    name = nil, ---@type "anthropic"|"echo"|nil
-    model = 'claude-sonnet-5-5',
+    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"acp"|"echo"|nil
+    model = nil, ---@type string? nil = the provider's default model (the core knows them)
     max_tokens = 8192,
     base_url = nil, ---@type string?
     api_key_cmd = nil, ---@type string|string[]|nil
     timeout_ms = 60000,
     retries = 2,
+    prices = nil, ---@type table<string, {input?: number, output?: number, cache_read?: number, cache_write?: number}>?
+    agent = nil, ---@type "gemini"|"claude"|"codex"|{cmd: string[], env: table<string,string>?, client_writes: boolean?}|nil
+    thinking = nil, ---@type integer|"low"|"medium"|"high"|false|nil token budget (anthropic) or reasoning effort
+    context_window = nil, ---@type integer? nil = the model's known context size
   },
+  rules = true,
   pane = {
     side = 'right',
     width = 0.4,
@@ -31,6 +36,7 @@ local defaults = {
   mentions = { max_file_bytes = 65536, max_total_bytes = 262144 },
   tools = { max_iterations = 25, command_timeout_ms = 120000 },
   completion = { engine = 'auto' }, ---@type { engine: "auto"|"blink"|"cmp"|"native" }
+  mcp = { servers = {}, start_timeout_ms = 30000, call_timeout_ms = 120000 },
 }
 
 -- How a bad value is named in a message: short, and never a huge string or a table's address.
@@ -92,19 +98,101 @@ local function command(v)
   return ok, 'command string or non-empty list of strings'
 end
 
--- Each leaf: { validator, optional }. validator is a type name or a predicate returning
--- (ok, expected).
+-- provider.agent of the acp provider: a preset, or a command of one's own.
+local function agent(v)
+  local expected = "'gemini', 'claude', 'codex' or { cmd = {...}, env = {...}, client_writes = bool }"
+  if v == 'gemini' or v == 'claude' or v == 'codex' then
+    return true
+  end
+  if type(v) ~= 'table' or vim.islist(v) then
+    return false, expected
+  end
+  for key in pairs(v) do
+    if key ~= 'cmd' and key ~= 'env' and key ~= 'client_writes' then
+      return false, expected .. ' (unknown key ' .. describe(key) .. ')'
+    end
+  end
+  local ok = type(v.cmd) == 'table' and #v.cmd > 0 and vim.islist(v.cmd)
+  for _, part in ipairs(ok and v.cmd or {}) do
+    ok = ok and type(part) == 'string' and part ~= '' and not part:find('%z')
+  end
+  if v.env ~= nil then
+    ok = ok and type(v.env) == 'table'
+    for name, value in pairs(type(v.env) == 'table' and v.env or {}) do
+      ok = ok and type(name) == 'string' and type(value) == 'string'
+    end
+  end
+  ok = ok and (v.client_writes == nil or type(v.client_writes) == 'boolean')
+  return ok, expected
+end
+
+
+local function strings(v)
+  return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
+    return type(k) == 'number' and type(x) == 'string'
+  end), 'list of strings'
+end
+
+local function string_map(v)
+  return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
+    return type(k) == 'string' and type(x) == 'string'
+  end), 'table of names to strings'
+end
+
+local function tool_kinds(v)
+  return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
+    return type(k) == 'string' and (x == 'read' or x == 'exec')
+  end), "table of tool names to 'read' or 'exec'"
+end
+
+-- One MCP server of `mcp.servers` (a map of names the user chooses): stdio or HTTP.
+local mcp_server = {
+  command = { 'string', true },
+  args = { strings, true },
+  env = { string_map, true, 'secret' }, -- values may be tokens: never shown in a message
+  url = { 'string', true },
+  headers = { string_map, true, 'secret' },
+  type = { one_of({ 'stdio', 'http', 'streamable-http' }), true },
+  kind = { one_of({ 'read', 'exec' }), true },
+  tools = { tool_kinds, true },
+  trust_annotations = { 'boolean', true },
+  enabled = { 'boolean', true },
+}
+
+-- Each leaf: { validator, optional, secret? }. validator is a type name or a predicate
+-- returning (ok, expected); a secret leaf's value is never quoted in a message. A
+-- `{ map_of = entry }` node is a table of names the user chooses, each checked as `entry`.
 local schema = {
   python = { text, true },
   provider = {
-    name = { one_of({ 'anthropic', 'echo' }), true },
-    model = { text },
+    name = { one_of({ 'anthropic', 'openai', 'ollama', 'openrouter', 'acp', 'echo' }), true },
+    model = { text, true },
     max_tokens = { positive },
     base_url = { text, true },
     api_key_cmd = { command, true },
     timeout_ms = { positive },
     retries = { count(0, 10) },
+    prices = { function(v)
+      local ok = type(v) == 'table'
+      for model, p in pairs(ok and v or {}) do
+        ok = ok and type(model) == 'string' and type(p) == 'table'
+        for k, n in pairs(type(p) == 'table' and p or {}) do
+          ok = ok and vim.tbl_contains({ 'input', 'output', 'cache_read', 'cache_write' }, k)
+            and type(n) == 'number' and n >= 0
+        end
+      end
+      return ok, 'a table { [model] = { input = n, output = n, cache_read = n, cache_write = n } }'
+    end, true },
+    agent = { agent, true },
+    thinking = { function(v)
+      if v == false or v == 'low' or v == 'medium' or v == 'high' then
+        return true
+      end
+      return count(1024, 128000)(v) == true, "token budget 1024..128000, 'low', 'medium', 'high' or false"
+    end, true },
+    context_window = { count(1024, 2 ^ 31 - 1), true },
   },
+  rules = { 'boolean' },
   pane = {
     side = { one_of({ 'right', 'left' }) },
     width = { width },
@@ -124,11 +212,18 @@ local schema = {
   mentions = { max_file_bytes = { positive }, max_total_bytes = { positive } },
   tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
   completion = { engine = { one_of({ 'auto', 'blink', 'cmp', 'native' }) } },
+  mcp = { servers = { map_of = mcp_server }, start_timeout_ms = { positive }, call_timeout_ms = { positive } },
 }
 
+---@alias sightline.Validator string|fun(v: any): boolean, string a type name, or (ok, expected)
+
 ---One value against a type name or a predicate returning (ok, expected).
+---@param name string the option's path, for the message
+---@param value any
+---@param validator sightline.Validator
+---@param optional boolean? nil is allowed
 ---@return string? err
-function M.check_leaf(name, value, validator, optional)
+function M.check_leaf(name, value, validator, optional, secret)
   if value == nil and optional then
     return nil
   end
@@ -141,7 +236,31 @@ function M.check_leaf(name, value, validator, optional)
   if ok then
     return nil
   end
-  return ('%s: expected %s, got %s'):format(name, expected, describe(value))
+  local got = secret and ('a ' .. type(value)) or describe(value)
+  return ('%s: expected %s, got %s'):format(name, expected, got)
+end
+
+---A table of names the user chooses, each entry checked against `entry` (mcp.servers).
+---@return string? err
+function M.check_map(name, value, entry, unknown, validate)
+  if type(value) ~= 'table' then
+    return ('%s: expected table, got %s'):format(name, type(value))
+  end
+  for key, item in pairs(value) do
+    local path = name .. '.' .. tostring(key)
+    if type(key) ~= 'string' then
+      return ('%s: expected a table of named entries, got a list'):format(name)
+    elseif type(item) ~= 'table' then
+      return ('%s: expected table, got %s'):format(path, type(item))
+    end
+    local err = validate(item, entry, path, unknown)
+    if err then
+      return err
+    end
+    if (item.command == nil) == (item.url == nil) then
+      return ('%s: expected either command (stdio) or url (HTTP)'):format(path)
+    end
+  end
 end
 
 local function is_leaf(node)
@@ -157,14 +276,21 @@ local function validate(cfg, node, path, unknown)
     local name = path .. '.' .. (type(key) == 'string' and key or '[' .. describe(key) .. ']')
     if sub == nil then
       table.insert(unknown, name)
-    elseif is_leaf(sub) then
-      local err = M.check_leaf(name, value, sub[1], sub[2])
+    elseif sub.map_of then
+      local err = M.check_map(name, value, sub.map_of, unknown, validate)
       if err then
         return err, unknown
       end
-    elseif key == 'mappings' and value == false then -- false turns every default key off
+    elseif is_leaf(sub) then
+      local err = M.check_leaf(name, value, sub[1], sub[2], sub[3])
+      if err then
+        return err, unknown
+      end
     elseif type(value) ~= 'table' then
-      return ('%s: expected table, got %s'):format(name, describe(value)), unknown
+      -- mappings = false turns every default key off
+      if not (key == 'mappings' and value == false) then
+        return ('%s: expected table, got %s'):format(name, describe(value)), unknown
+      end
     else
       local err = validate(value, sub, name, unknown)
       if err then
@@ -186,7 +312,16 @@ local function merge(node, default, layers)
         below[#below + 1] = v
       end
     end
-    if is_leaf(sub) then
+    if sub.map_of then
+      -- A map of names (mcp.servers): every layer's entries, a later layer's by name winning.
+      local map = vim.deepcopy(default[key] or {})
+      for _, v in ipairs(below) do
+        for name, entry in pairs(v) do
+          map[name] = vim.deepcopy(entry)
+        end
+      end
+      out[key] = map
+    elseif is_leaf(sub) then
       local v = below[#below]
       if v == nil then
         v = default[key]
@@ -215,7 +350,8 @@ local last_opts ---@type table?
 local last_error ---@type string?
 
 ---Merge defaults ⊕ vim.g.sightline ⊕ opts and validate.
----@return table? cfg, string? err, string[] unknown
+---@param opts table? the user's (partial) configuration
+---@return sightline.Config? cfg, string? err, string[] unknown
 function M.build(opts)
   local g = vim.g.sightline
   local layers, unknown = {}, {}
@@ -236,6 +372,7 @@ function M.build(opts)
 end
 
 ---Every setup() starts again from the defaults.
+---@param opts table?
 ---@return boolean ok, string? err, string[] unknown
 function M.setup(opts)
   local cfg, err, unknown = M.build(opts)
@@ -257,6 +394,7 @@ end
 local warned ---@type string?
 
 ---The effective configuration (setup() if it ran, else defaults ⊕ vim.g.sightline).
+---@return sightline.Config
 function M.get()
   if current then
     return current
@@ -274,6 +412,8 @@ function M.get()
 end
 
 ---The provider a user gets: the configured one, else anthropic when a key is available.
+---@param cfg sightline.Config? default: the effective configuration
+---@return 'anthropic'|'echo'
 function M.provider_name(cfg)
   cfg = cfg or M.get()
   if cfg.provider.name then

@@ -34,6 +34,39 @@ local function check_python(python, root)
   return all
 end
 
+---The configured ACP agent: found, version, capabilities, scoped turns (starts it once).
+function M.check_acp(python, root, agent)
+  local env = { PYTHONPATH = root .. '/python' .. (vim.env.PYTHONPATH and (':' .. vim.env.PYTHONPATH) or '') }
+  local cmd = { python, '-m', 'sightline.providers.acp', vim.json.encode(agent) }
+  local res = vim.system(cmd, { text = true, env = env }):wait(30000)
+  local ok, info = pcall(vim.json.decode, vim.trim(res.stdout or ''))
+  if res.code ~= 0 or not ok or type(info) ~= 'table' then
+    h.error('ACP agent: the check failed: ' .. vim.trim(res.stderr or ''):sub(1, 300))
+    return
+  end
+  local name = type(agent) == 'string' and agent or table.concat(info.cmd or {}, ' ')
+  if not info.found then
+    h.error(('ACP agent %s: not found'):format(name), { info.error })
+    return
+  end
+  if info.error then
+    h.error(('ACP agent %s: found, but %s'):format(name, info.error))
+    return
+  end
+  h.ok(('ACP agent %s: %s'):format(name, info.version or 'version unknown'))
+  local caps = {}
+  for key, on in pairs(info.capabilities or {}) do
+    caps[#caps + 1] = key .. (on and ' yes' or ' no')
+  end
+  table.sort(caps)
+  h.info('capabilities: ' .. table.concat(caps, ', '))
+  if info.scoped then
+    h.ok('Change with Agent: available (its edits come through sightline)')
+  else
+    h.warn('Change with Agent: not available with this agent (its edits go straight to disk)')
+  end
+end
+
 function M.check()
   h.start('sightline')
   if vim.fn.has('nvim-0.11') == 1 then
@@ -67,7 +100,7 @@ function M.check()
   end
 
   local provider = config.provider_name(cfg)
-  h.info('provider: ' .. provider .. (provider == 'echo' and '' or (' (model ' .. cfg.provider.model .. ')')))
+  h.info('provider: ' .. provider .. (provider == 'echo' and '' or (' (model ' .. (cfg.provider.model or 'default') .. ')')))
   if provider == 'anthropic' then
     local key = vim.env.ANTHROPIC_API_KEY
     if key and key ~= '' then
@@ -77,6 +110,8 @@ function M.check()
     else
       h.error('no API key: set $ANTHROPIC_API_KEY or provider.api_key_cmd')
     end
+  elseif provider == 'acp' then
+    M.check_acp(python, host.root, cfg.provider.agent or 'gemini')
   else
     h.info('no API key configured: the echo provider answers (set $ANTHROPIC_API_KEY for Claude)')
   end
@@ -88,6 +123,43 @@ function M.check()
       h.ok(('the core answers (pid %d, %.0f ms)'):format(res.pid, (vim.uv.hrtime() - started) / 1e6))
     else
       h.error('the core did not start or answer: ' .. tostring(req_err), host.stderr())
+    end
+    if res then
+      M.check_mcp()
+    end
+  end
+end
+
+---Each MCP server, its state and its tools with their kinds (nothing is started here).
+function M.check_mcp()
+  local servers, err = require('sightline.mcp_client').list()
+  if not servers then
+    h.error('MCP servers: ' .. tostring(err))
+    return
+  end
+  if #servers == 0 then
+    h.info('no MCP servers configured (:help sightline-mcp-client)')
+  end
+  for _, s in ipairs(servers) do
+    local from = s.source == 'workspace' and '.mcp.json' or 'setup()'
+    local line = ('MCP server %s (%s, %s): %s'):format(s.name, s.transport, from, s.state)
+    local tools = {}
+    for _, t in ipairs(s.tools or {}) do
+      local hints = t.annotations ~= '' and (' [server says: ' .. t.annotations .. ']') or ''
+      local refused = (t.refused and t.refused ~= vim.NIL) and (' not offered: ' .. t.refused) or ''
+      table.insert(tools, ('%s: %s%s%s'):format(t.api_name, t.kind, hints, refused))
+    end
+    if s.error and s.error ~= vim.NIL then
+      h.error(line .. ': ' .. s.error, tools)
+    elseif s.state == 'running' then
+      h.ok(line .. (' with %d tools'):format(#tools))
+      for _, tool in ipairs(tools) do
+        h.info('  ' .. tool)
+      end
+    elseif s.state == 'disabled' then
+      h.info(line .. (s.source == 'workspace' and (' (:Sightline mcp enable ' .. s.name .. ')') or ''))
+    else
+      h.info(line .. ' (it starts when a turn needs it)')
     end
   end
 end

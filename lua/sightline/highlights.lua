@@ -5,12 +5,20 @@ local links = {
   SightlineUser = 'Title',
   SightlineAssistant = 'Special',
   SightlineNote = 'Comment',
+  SightlineThinking = 'Comment', -- the model's thinking, above its reply
   SightlineWarning = 'WarningMsg',
   SightlineError = 'ErrorMsg',
   SightlineWorking = 'DiagnosticInfo',
   SightlineChip = 'Underlined',
   SightlineDiffAdd = 'DiffAdd',
   SightlineDiffDelete = 'DiffDelete',
+  -- The edit proposal drawn in its buffer (sightline.inline).
+  SightlineHunkAdd = 'DiffAdd',
+  SightlineHunkDelete = 'DiffDelete',
+  SightlineHunkChange = 'DiffText',
+  SightlineHint = 'NonText',
+  SightlineOutput = 'Comment',
+  SightlineCompareHint = 'WarningMsg',
 }
 
 function M.apply()

@@ -65,6 +65,19 @@ local function stopped_status()
   return status
 end
 
+---What the Lua side drew or watched for the core that asked: gone with that core, however
+---it ended (a crash, a restart, a shutdown), so no stale marks or keys remain.
+local function forget_core_state()
+  local inline = package.loaded['sightline.inline']
+  if inline then
+    inline.clear()
+  end
+  local scope = package.loaded['sightline.scope']
+  if scope then
+    scope.unwatch_all()
+  end
+end
+
 local function on_exit(job, code)
   if S.expected[job] then
     -- Stopped on purpose (restart, shutdown): the flag is per job, so a later crash of
@@ -77,6 +90,7 @@ local function on_exit(job, code)
   end
   local was = S.status.state
   S.chan = nil
+  forget_core_state()
   S.status = stopped_status()
   local tail = table.concat(vim.list_slice(S.stderr, math.max(1, #S.stderr - 5)), '\n')
   local msg = ('sightline: the core exited (code %d)%s; the next request starts a new one.'):format(
@@ -87,7 +101,7 @@ local function on_exit(job, code)
   msg = require('sightline.diagnose').for_exit(S.stderr, M.python(), root, msg)
   vim.schedule(function()
     if msg then vim.notify(msg, vim.log.levels.ERROR) end
-    require('sightline.pane').on_core_exit()
+    require('sightline.pane').on_core_exit(msg)
     vim.api.nvim_exec_autocmds('User', { pattern = 'SightlineTurnEnd', data = { status = 'crashed' }, modeline = false })
   end)
 end
@@ -193,6 +207,7 @@ function M.shutdown(wait_ms)
   end
   S.expected[job] = true
   S.chan = nil
+  forget_core_state()
   S.status = stopped_status()
   local pid_ok, pid = pcall(vim.fn.jobpid, job)
   pcall(vim.fn.jobstop, job)
@@ -232,6 +247,10 @@ function M._apply_update(payload)
   for _, ev in ipairs(payload.events or {}) do
     if ev.name == 'SightlineTurnEnd' then
       require('sightline.scope').unwatch_all()
+      local inline = package.loaded['sightline.inline']
+      if inline then
+        inline.clear()
+      end
     end
     vim.api.nvim_exec_autocmds('User', { pattern = ev.name, data = ev.data, modeline = false })
   end

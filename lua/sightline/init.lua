@@ -31,7 +31,7 @@ local function configure(opts)
 end
 
 ---Configure (optional, repeatable; each call starts from the defaults).
----@param opts table?
+---@param opts sightline.Config|table? a partial configuration (|sightline-options|)
 ---@return boolean? ok, string? err
 function M.setup(opts)
   -- The commonest call, setup({}) with no vim.g.sightline, has nothing to check: leave the
@@ -54,6 +54,7 @@ function M.setup(opts)
 end
 
 ---Open or focus the agent pane.
+---@return boolean? ok, string? err
 function M.chat()
   require('sightline.pane').open()
   local _, err = host().ensure()
@@ -65,7 +66,8 @@ end
 
 ---Send a message; returns once the turn was accepted.
 ---@param text string
----@param opts table? {buffer, start_row, start_col, end_row, end_col} for a scoped turn
+---@param opts sightline.Range? a flat range for a scoped turn
+---@return boolean? ok, string? err
 function M.send(text, opts)
   if type(text) ~= 'string' then
     return nil, 'sightline.send: text must be a string'
@@ -81,6 +83,8 @@ function M.send(text, opts)
   return true
 end
 
+---Stop the running turn.
+---@return boolean? ok, string? err
 function M.stop()
   if not host().running() then
     return nil, 'sightline: no turn is running'
@@ -95,12 +99,17 @@ function M.stop()
   return true
 end
 
+---Start a new conversation.
+---@return boolean? ok, string? err
 function M.reset()
   local res, err = host().request('agent.reset')
   return res and true or nil, err
 end
 
 ---accept | reject, with an optional reason told to the model.
+---@param decision 'accept'|'reject'
+---@param reason string?
+---@return boolean? ok, string? err
 function M.decide(decision, reason)
   if decision ~= 'accept' and decision ~= 'reject' then
     return nil, ("sightline.decide: expected 'accept' or 'reject', got %s"):format(vim.inspect(decision))
@@ -128,17 +137,23 @@ end
 
 ---Change with Agent: open the instruction dialog for a flat range (default: the last visual
 ---selection). Sending starts a turn that can change that text and nothing else.
+---@param opts sightline.Range?
+---@return boolean? ok, string? err
 function M.change(opts)
   return require('sightline.change').change(opts)
 end
 
 ---Show a code range with a transient highlight; never moves a cursor or the selection.
 ---Returns "OK…" or an error text (the seed's contract); never throws.
+---@param opts sightline.RevealOpts
+---@return string
 function M.reveal(opts)
   return require('sightline.reveal').reveal(opts)
 end
 
 ---Open a file in the editor window, move the cursor and select (the opposite of reveal).
+---@param opts sightline.GotoOpts
+---@return string "OK…" or an error text
 function M.go_to_position(opts)
   return require('sightline.reveal').go_to_position(opts)
 end
@@ -150,7 +165,11 @@ function M.extensions()
   return require('sightline.extensions').list()
 end
 
+---@alias sightline.Switch 'on'|'off'|'toggle'|boolean
+
 ---Set plan mode: 'on' | 'off' | 'toggle'.
+---@param value sightline.Switch? nil toggles
+---@return boolean? ok, string? err
 function M.plan(value)
   return M._switch('agent.mode', value, function(s) return s.mode == 'plan' end, function(on)
     return { mode = on and 'plan' or 'normal' }
@@ -158,12 +177,19 @@ function M.plan(value)
 end
 
 ---Set autoaccept: 'on' | 'off' | 'toggle' (edits only; commands always ask).
+---@param value sightline.Switch? nil toggles
+---@return boolean? ok, string? err
 function M.autoaccept(value)
   return M._switch('agent.autoaccept', value, function(s) return s.autoaccept end, function(on)
     return { value = on }
   end)
 end
 
+---@param method string the core's request
+---@param value sightline.Switch?
+---@param current fun(s: sightline.Status): boolean
+---@param params fun(on: boolean): table
+---@return boolean? ok, string? err
 function M._switch(method, value, current, params)
   local on
   if value == 'on' or value == true then
@@ -179,7 +205,19 @@ function M._switch(method, value, current, params)
   return res and true or nil, err
 end
 
+---@class sightline.Status
+---@field state 'stopped'|'starting'|'idle'|'working'|'awaiting_decision'
+---@field provider string
+---@field model string
+---@field mode 'normal'|'plan'
+---@field autoaccept boolean
+---@field workspace string
+---@field scope? table the range a scoped turn may change
+---@field pending? string what waits for a decision, in one line
+---@field tokens? integer tokens used in this conversation
+
 ---Status from the Lua-side mirror; never starts the core. Usable from a statusline.
+---@return sightline.Status
 function M.status()
   local config = require('sightline.config')
   local cfg = config.get()
@@ -188,12 +226,12 @@ function M.status()
   local out = {
     state = mirror.state or 'stopped',
     provider = provider,
-    model = provider == 'echo' and 'echo' or cfg.provider.model,
+    model = provider == 'echo' and 'echo' or cfg.provider.model, -- nil: the core names the default
     mode = 'normal',
     autoaccept = cfg.autoaccept,
     workspace = vim.fn.getcwd(-1, -1),
   }
-  for _, key in ipairs({ 'provider', 'model', 'mode', 'autoaccept', 'workspace', 'scope', 'pending', 'tokens' }) do
+  for _, key in ipairs({ 'provider', 'model', 'mode', 'autoaccept', 'workspace', 'scope', 'pending', 'tokens', 'cost' }) do
     if mirror[key] ~= nil and mirror[key] ~= vim.NIL then
       out[key] = mirror[key]
     end
@@ -202,6 +240,7 @@ function M.status()
 end
 
 ---Pick a conversation of this workspace and reopen it in the pane.
+---@return boolean? ok, string? err
 function M.history()
   local res, err = host().request('history.list')
   if not res then
@@ -227,6 +266,9 @@ function M.history()
   return true
 end
 
+---Reopen a conversation of the history store in the pane.
+---@param path string
+---@return boolean? ok, string? err
 function M.open_conversation(path)
   -- The core opens only files of the history store and refuses anything else unchanged.
   if type(path) ~= 'string' or path == '' then
@@ -240,6 +282,8 @@ function M.open_conversation(path)
   return true
 end
 
+---Restart the core: a new process, which reopens the current conversation.
+---@return boolean? ok, string? err
 function M.restart()
   local _, err = host().restart()
   return err == nil or nil, err

@@ -12,6 +12,8 @@ local function remove()
 end
 
 ---Whether the entry belongs in the menu right now.
+---@param mode string the mode() the menu opens in
+---@return boolean
 function M.wanted(mode)
   local cfg = require('sightline.config').get()
   if not cfg.selection_menu or require('sightline.config').provider_name(cfg) == 'echo' then

@@ -3,6 +3,9 @@ local M = {}
 local api = vim.api
 
 local ns = api.nvim_create_namespace('sightline.transcript')
+local md_ns = api.nvim_create_namespace('sightline.markdown')
+local notice_ns = api.nvim_create_namespace('sightline.notice')
+local hint_ns = api.nvim_create_namespace('sightline.hint')
 local SPINNER = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
 
 local S = {
@@ -15,7 +18,16 @@ local S = {
   frame = 1,
   prompts = {}, ---@type string[] prompts sent from the composer, oldest first
   prompt_index = nil, ---@type integer?
+  draft = nil, ---@type string[]? the unsent text <Up> stepped away from, restored on <Down>
+  notice = nil, ---@type {text: string, level: integer}? the last refusal or failure shown
+  folded = {}, ---@type table<integer, boolean> transcript rows (0-based) inside a fold
+  folds = {}, ---@type integer[][] fold spans [first, end) as the core sent them
 }
+
+-- The editor keeps at least this many columns beside the pane; the pane at least PANE_MIN.
+M.MIN_EDITOR_WIDTH = 40
+M.PANE_MIN_WIDTH = 20
+local NOTICE_MS = 20000
 
 local function valid_buf(b)
   return b and api.nvim_buf_is_valid(b)
@@ -41,9 +53,46 @@ local function map(buf, modes, lhs, rhs, desc)
   end
 end
 
-local function notify_refusal(ok, err)
+local render_bar, render_notice -- defined below
+
+---Show a refusal or failure where the user looks: the pane's bar and a note at the end of
+---the transcript (virtual lines: the core's rows stay as they are), besides vim.notify.
+---`opts.show` brings the pane into view first (a refused agent action); otherwise the note
+---waits in the pane for when it is opened.
+---@param msg string
+---@param level integer? vim.log.levels (WARN by default)
+---@param opts {show: boolean?, notify: boolean?}?
+function M.notice(msg, level, opts)
+  opts = opts or {}
+  level = level or vim.log.levels.WARN
+  if opts.notify ~= false then
+    vim.notify(msg, level)
+  end
+  local text = tostring(msg):gsub('^sightline: ', '')
+  local notice = { text = text, level = level }
+  S.notice = notice
+  if opts.show then
+    M.show()
+  end
+  render_notice()
+  render_bar()
+  vim.defer_fn(function()
+    if S.notice == notice then
+      M.clear_notice()
+    end
+  end, NOTICE_MS)
+end
+
+function M.clear_notice()
+  S.notice = nil
+  render_notice()
+  render_bar()
+end
+
+---Report `err` through M.notice when an action was refused; returns ok.
+function M.refused(ok, err, opts)
   if not ok and err then
-    vim.notify(err, vim.log.levels.WARN)
+    M.notice(err, vim.log.levels.WARN, opts)
   end
   return ok
 end
@@ -54,25 +103,51 @@ function M.submit()
   end
   local text = table.concat(api.nvim_buf_get_lines(S.cbuf, 0, -1, false), '\n')
   if vim.trim(text) == '' then
+    M.notice('sightline: nothing to send: type a message first')
     return
   end
-  if notify_refusal(require('sightline').send(text)) then
+  if M.refused(require('sightline').send(text)) then
+    M.clear_notice()
     table.insert(S.prompts, text)
-    S.prompt_index = nil
+    S.prompt_index, S.draft = nil, nil
     api.nvim_buf_set_lines(S.cbuf, 0, -1, false, {})
   end
 end
 
----Step through sent prompts in the composer (delta -1 older, +1 newer).
+---Step through sent prompts in the composer (delta -1 older, +1 newer). The unsent draft is
+---kept when stepping away and comes back past the newest prompt.
 function M.recall(delta)
   if #S.prompts == 0 or not valid_buf(S.cbuf) then
     return
   end
   local i = (S.prompt_index or (#S.prompts + 1)) + delta
   i = math.max(1, math.min(#S.prompts + 1, i))
-  S.prompt_index = i
-  local text = S.prompts[i] or ''
-  api.nvim_buf_set_lines(S.cbuf, 0, -1, false, vim.split(text, '\n', { plain = true }))
+  if i == (S.prompt_index or (#S.prompts + 1)) then
+    return
+  end
+  if S.prompt_index == nil then
+    S.draft = api.nvim_buf_get_lines(S.cbuf, 0, -1, false)
+  end
+  local lines
+  if i > #S.prompts then
+    S.prompt_index, lines, S.draft = nil, S.draft or { '' }, nil
+  else
+    S.prompt_index, lines = i, vim.split(S.prompts[i], '\n', { plain = true })
+  end
+  api.nvim_buf_set_lines(S.cbuf, 0, -1, false, lines)
+end
+
+---<Up>/<Down> in the composer: recall at its first/last line, move the cursor elsewhere.
+local function recall_key(delta)
+  return function()
+    local row = api.nvim_win_get_cursor(0)[1]
+    local edge = delta < 0 and 1 or api.nvim_buf_line_count(0)
+    if row == edge then
+      M.recall(delta)
+    else
+      vim.cmd('normal! ' .. (delta < 0 and 'k' or 'j'))
+    end
+  end
 end
 
 local function set_keys(buf)
@@ -80,7 +155,7 @@ local function set_keys(buf)
   local sl = function(fn, ...)
     local args = { ... }
     return function()
-      notify_refusal(require('sightline')[fn](unpack(args)))
+      M.refused(require('sightline')[fn](unpack(args)))
     end
   end
   map(buf, 'n', keys.close, M.close, 'sightline: close the pane')
@@ -103,17 +178,58 @@ local function set_keys(buf)
   if buf == S.cbuf then
     map(buf, 'n', keys.send, M.submit, 'sightline: send')
     map(buf, { 'n', 'i' }, keys.submit, M.submit, 'sightline: send')
-    map(buf, 'n', '<Up>', function() M.recall(-1) end, 'sightline: previous prompt')
-    map(buf, 'n', '<Down>', function() M.recall(1) end, 'sightline: next prompt')
+    map(buf, 'n', '<Up>', recall_key(-1), 'sightline: previous prompt')
+    map(buf, 'n', '<Down>', recall_key(1), 'sightline: next prompt')
   end
+end
+
+-- The composer's hint: virtual text while it is empty (never buffer text), drawn by a
+-- decoration provider so that nothing runs on a keystroke but the redraw itself.
+local function hint_text()
+  local keys = require('sightline.config').get().pane.keys
+  local parts = { 'Ask the agent' }
+  if keys.submit then
+    table.insert(parts, keys.submit .. ' sends')
+  end
+  if keys.send then
+    table.insert(parts, keys.send .. ' in Normal mode too')
+  end
+  table.insert(parts, '@ mentions a file')
+  return table.concat(parts, ' · ')
+end
+
+local hint_registered = false
+local function register_hint()
+  if hint_registered then
+    return
+  end
+  hint_registered = true
+  api.nvim_set_decoration_provider(hint_ns, {
+    on_win = function(_, _, buf)
+      return buf == S.cbuf and api.nvim_buf_line_count(buf) == 1
+    end,
+    on_line = function(_, _, buf, row)
+      if row == 0 and api.nvim_buf_get_lines(buf, 0, 1, false)[1] == '' then
+        api.nvim_buf_set_extmark(buf, hint_ns, 0, 0, {
+          virt_text = { { hint_text(), 'SightlineHint' } },
+          virt_text_pos = 'overlay',
+          hl_mode = 'combine',
+          ephemeral = true,
+        })
+      end
+    end,
+  })
 end
 
 local function ensure_buffers()
   if not valid_buf(S.tbuf) then
     S.tbuf = scratch('sightline://transcript', 'transcript')
     vim.bo[S.tbuf].undolevels = -1
-    vim.bo[S.tbuf].filetype = 'markdown'
+    -- Its own filetype: the transcript is rendered here (only what was written as Markdown
+    -- is read as Markdown), so Markdown plugins must not re-render notes and diffs.
+    vim.bo[S.tbuf].filetype = 'sightline'
     vim.bo[S.tbuf].modifiable = false
+    S.folded, S.folds = {}, {}
     set_keys(S.tbuf)
   end
   if not valid_buf(S.cbuf) then
@@ -121,30 +237,110 @@ local function ensure_buffers()
     vim.bo[S.cbuf].filetype = 'markdown'
     set_keys(S.cbuf)
     pcall(function() require('sightline.complete').attach(S.cbuf) end)
+    register_hint()
   end
 end
 
-local function style(win, role)
+---The transcript's fold expression: rows the core marked (long command output, thinking).
+function M.foldexpr()
+  return S.folded[vim.v.lnum - 1] and '1' or '0'
+end
+
+function M.foldtext()
+  local n = vim.v.foldend - vim.v.foldstart + 1
+  local first = vim.fn.getline(vim.v.foldstart)
+  if vim.startswith(first, '∴') then -- the model's thinking, folded from its header on
+    return ('%s  ▸ %d lines (zo shows them)'):format(first, n - 1)
+  end
+  return ('  ▸ %d more lines of output (zo shows them)'):format(n)
+end
+
+local function style(win, role, buf)
   vim.w[win].sightline_role = role
   local wo = vim.wo[win]
   wo.number, wo.relativenumber, wo.signcolumn = false, false, 'no'
   wo.wrap, wo.linebreak, wo.foldenable = true, true, false
   wo.winfixwidth = true
+  -- The pane's windows show the pane's buffers and nothing else: `:e file` there fails
+  -- instead of putting a file where the composer's keys would type into it.
+  wo.winfixbuf = true
+  if buf == S.tbuf then
+    wo.conceallevel, wo.concealcursor = 2, 'nc'
+    wo.foldenable, wo.foldmethod, wo.foldlevel = true, 'expr', 0
+    wo.foldexpr = "v:lua.require'sightline.pane'.foldexpr()"
+    wo.foldtext = "v:lua.require'sightline.pane'.foldtext()"
+    wo.fillchars = 'fold: ,eob: '
+  end
+end
+
+---A pane window: valid and still showing its buffer. A window the user turned to another
+---buffer (with 'winfixbuf' off) is theirs now and never reused or closed as the pane's.
+local function ours(win, buf)
+  if not valid_win(win) then
+    return false
+  end
+  if api.nvim_win_get_buf(win) ~= buf then
+    vim.w[win].sightline_role = nil
+    return false
+  end
+  return true
 end
 
 function M.is_open()
-  return valid_win(S.twin) and valid_win(S.cwin)
+  return ours(S.twin, S.tbuf) and ours(S.cwin, S.cbuf)
 end
 
----Bring the pane into view without taking the focus.
+---The pane's width for the current terminal: the configured width, clamped so the editor
+---keeps M.MIN_EDITOR_WIDTH columns (on a very narrow terminal the two share it).
+function M.width()
+  local cfg = require('sightline.config').get().pane
+  local cols = vim.o.columns
+  local want = cfg.width < 1 and math.floor(cols * cfg.width) or math.floor(cfg.width)
+  local max = cols - M.MIN_EDITOR_WIDTH - 1 -- one column for the separator
+  local min = math.min(M.PANE_MIN_WIDTH, math.floor(cols / 2))
+  return math.max(min, math.min(want, max))
+end
+
+local function composer_height()
+  return math.max(2, math.min(6, math.floor(vim.o.lines / 5)))
+end
+
+---Fit the open pane to the terminal (called on VimResized).
+function M.resize()
+  if M.is_open() then
+    pcall(api.nvim_win_set_width, S.twin, M.width())
+    pcall(api.nvim_win_set_height, S.cwin, composer_height())
+    render_notice()
+    render_bar()
+  end
+end
+
+local resize_group = api.nvim_create_augroup('sightline.pane', { clear = true })
+api.nvim_create_autocmd('VimResized', {
+  group = resize_group,
+  callback = function() M.resize() end,
+  desc = 'sightline: fit the pane to the terminal',
+})
+
+local function open_windows()
+  M.close()
+  local cfg = require('sightline.config').get().pane
+  S.twin = api.nvim_open_win(S.tbuf, false, { split = cfg.side, win = -1, width = M.width() })
+  S.cwin = api.nvim_open_win(S.cbuf, false, { split = 'below', win = S.twin, height = composer_height() })
+  style(S.twin, 'pane', S.tbuf)
+  style(S.cwin, 'pane', S.cbuf)
+  vim.wo[S.cwin].winfixheight = true
+  M.on_state(require('sightline.host').status())
+  local last = api.nvim_buf_line_count(S.tbuf)
+  api.nvim_win_set_cursor(S.twin, { last, 0 })
+  render_notice()
+end
+
+---Bring the pane into view without taking the focus (the current window and mode stay).
 function M.show()
+  ensure_buffers()
   if not M.is_open() then
-    local win = vim.api.nvim_get_current_win()
-    M.open()
-    vim.cmd.stopinsert()
-    if vim.api.nvim_win_is_valid(win) then
-      vim.api.nvim_set_current_win(win)
-    end
+    open_windows()
   end
 end
 
@@ -152,17 +348,7 @@ end
 function M.open()
   ensure_buffers()
   if not M.is_open() then
-    M.close()
-    local cfg = require('sightline.config').get().pane
-    local width = cfg.width < 1 and math.floor(vim.o.columns * cfg.width) or math.floor(cfg.width)
-    S.twin = api.nvim_open_win(S.tbuf, false, { split = cfg.side, win = -1, width = math.max(width, 20) })
-    S.cwin = api.nvim_open_win(S.cbuf, true, { split = 'below', win = S.twin, height = 6 })
-    style(S.twin, 'pane')
-    style(S.cwin, 'pane')
-    vim.wo[S.cwin].winfixheight = true
-    M.on_state(require('sightline.host').status())
-    local last = api.nvim_buf_line_count(S.tbuf)
-    api.nvim_win_set_cursor(S.twin, { last, 0 })
+    open_windows()
   end
   api.nvim_set_current_win(S.cwin)
   vim.cmd.startinsert({ bang = true })
@@ -170,9 +356,9 @@ end
 
 ---Hide the pane; the transcript stays and shows again on reopen.
 function M.close()
-  for _, w in ipairs({ S.cwin, S.twin }) do
-    if valid_win(w) and #api.nvim_list_wins() > 1 then
-      pcall(api.nvim_win_close, w, true)
+  for _, pair in ipairs({ { S.cwin, S.cbuf }, { S.twin, S.tbuf } }) do
+    if ours(pair[1], pair[2]) and #api.nvim_list_wins() > 1 then
+      pcall(api.nvim_win_close, pair[1], true)
     end
   end
   S.twin, S.cwin = nil, nil
@@ -192,6 +378,82 @@ function M.buffers()
   return { transcript = S.tbuf, composer = S.cbuf }
 end
 
+-- Markdown ------------------------------------------------------------------------------
+
+---Paint one span of Markdown rows with the tree-sitter parsers Neovim ships: the
+---highlights queries of markdown, markdown_inline and of every injected language that has a
+---parser; `conceal` hides markers in the transcript window (conceallevel 2).
+local function render_markdown(buf, first, last)
+  local lines = api.nvim_buf_get_lines(buf, first, last, false)
+  -- A closing fence is only one when a newline ends it.
+  local text = table.concat(lines, '\n') .. '\n'
+  if not text:find('[%*_`#~%[%]>|<&\\]') then
+    return -- plain prose: nothing to render
+  end
+  local ok, parser = pcall(vim.treesitter.get_string_parser, text, 'markdown')
+  if not ok or not parser then
+    return
+  end
+  if not pcall(parser.parse, parser, true) then
+    return
+  end
+  parser:for_each_tree(function(tree, ltree)
+    local lang = ltree:lang()
+    -- An injected language paints over its host (the lua in a fence over the fence's own
+    -- group): trees come in no fixed order, so depth decides, not the order of painting.
+    local depth, up = 0, ltree:parent()
+    while up do
+      depth, up = depth + 1, up:parent()
+    end
+    local qok, query = pcall(vim.treesitter.query.get, lang, 'highlights')
+    if not qok or not query then
+      return
+    end
+    for id, node, metadata in query:iter_captures(tree:root(), text, 0, -1) do
+      local name = query.captures[id]
+      if name ~= 'spell' and name ~= 'nospell' and name:sub(1, 1) ~= '_' then
+        local sr, sc, er, ec = node:range()
+        local md = metadata[id] or {}
+        local opts = {
+          end_row = first + er,
+          end_col = ec,
+          hl_group = '@' .. name .. '.' .. lang,
+          -- A query's own priority replaces the default (markdown sets 90 on code blocks so
+          -- that what is inside them wins); injected trees sit above their host.
+          priority = (tonumber(metadata.priority or md.priority) or 100) + 10 * depth,
+          strict = false,
+        }
+        local conceal = metadata.conceal or md.conceal
+        if conceal then
+          opts.conceal = conceal
+        end
+        if metadata.conceal_lines ~= nil or md.conceal_lines ~= nil then
+          opts.conceal_lines = ''
+        end
+        pcall(api.nvim_buf_set_extmark, buf, md_ns, first + sr, sc, opts)
+      end
+    end
+  end)
+end
+
+-- Transcript ----------------------------------------------------------------------------
+
+local function apply_folds(start, folds)
+  local keep = {}
+  for _, span in ipairs(S.folds) do
+    if span[2] <= start then
+      table.insert(keep, span)
+    end
+  end
+  vim.list_extend(keep, folds or {})
+  S.folds, S.folded = keep, {}
+  for _, span in ipairs(keep) do
+    for row = span[1], span[2] - 1 do
+      S.folded[row] = true
+    end
+  end
+end
+
 ---Apply a delta computed by the core: replace rows from `start`, repaint their highlights.
 function M.apply(delta)
   ensure_buffers()
@@ -206,6 +468,7 @@ function M.apply(delta)
     delta = res.transcript
   end
   local follow = valid_win(S.twin) and api.nvim_win_get_cursor(S.twin)[1] >= count
+  apply_folds(delta.start, delta.folds)
   vim.bo[buf].modifiable = true
   local lines = delta.lines
   if delta.start == 0 and #lines == 0 then
@@ -222,22 +485,108 @@ function M.apply(delta)
       api.nvim_buf_set_extmark(buf, ns, row, col, { end_col = end_col, hl_group = group })
     end
   end
+  -- A span reaching into the new rows is rendered whole: Markdown needs its context.
+  local from = delta.start
+  for _, span in ipairs(delta.md or {}) do
+    from = math.min(from, span[1])
+  end
+  api.nvim_buf_clear_namespace(buf, md_ns, from, -1)
+  for _, span in ipairs(delta.md or {}) do
+    pcall(render_markdown, buf, span[1], span[2]) -- rendering is a nicety; the text is there
+  end
   require('sightline.chips').apply(buf, delta.start, delta.chips)
+  render_notice()
   if follow then
     api.nvim_win_set_cursor(S.twin, { api.nvim_buf_line_count(buf), 0 })
   end
 end
 
-local function winbar_text(status)
+---Wrap `text` to `width` display cells (virtual lines do not wrap by themselves).
+local function wrap(text, width)
+  local out = {}
+  for _, para in ipairs(vim.split(text, '\n', { plain = true })) do
+    local line = ''
+    for word in para:gmatch('%S+') do
+      if line ~= '' and vim.fn.strdisplaywidth(line .. ' ' .. word) > width then
+        table.insert(out, line)
+        line = '  ' .. word
+      else
+        line = line == '' and word or (line .. ' ' .. word)
+      end
+    end
+    table.insert(out, line)
+  end
+  return out
+end
+
+render_notice = function()
+  if not valid_buf(S.tbuf) then
+    return
+  end
+  api.nvim_buf_clear_namespace(S.tbuf, notice_ns, 0, -1)
+  local n = S.notice
+  if not n then
+    return
+  end
+  local group = n.level >= vim.log.levels.ERROR and 'SightlineError' or 'SightlineWarning'
+  local width = valid_win(S.twin) and api.nvim_win_get_width(S.twin) - 1 or 40
+  local virt = { { { '', group } } }
+  for _, line in ipairs(wrap('✗ ' .. n.text, math.max(10, width))) do
+    table.insert(virt, { { line, group } })
+  end
+  local last = api.nvim_buf_line_count(S.tbuf) - 1
+  api.nvim_buf_set_extmark(S.tbuf, notice_ns, last, 0, { virt_lines = virt })
+end
+
+-- The bar --------------------------------------------------------------------------------
+
+local function esc(text)
+  return (tostring(text):gsub('%%', '%%%%'))
+end
+
+---Shorten `text` to `width` display cells with an ellipsis.
+local function fit(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local chars = vim.fn.strchars(text)
+  while chars > 0 and vim.fn.strdisplaywidth(vim.fn.strcharpart(text, 0, chars)) > width - 1 do
+    chars = chars - 1
+  end
+  return vim.fn.strcharpart(text, 0, chars) .. '…'
+end
+
+local function count(n)
+  n = tonumber(n) or 0
+  if n >= 10000 then
+    return ('%dk'):format(math.floor(n / 1000 + 0.5))
+  elseif n >= 1000 then
+    return ('%.1fk'):format(n / 1000)
+  end
+  return tostring(n)
+end
+
+---The bar: what matters first (what waits and its keys, the running turn, a refusal), then
+---`%<` and the rest; a narrow pane cuts the rest, never the first part. When what waits and
+---its keys do not fit on one line, the keys go to the composer's bar (second value).
+local function winbar_text(status, width)
   local mode = status.mode == 'plan' and 'plan mode' or 'normal'
-  local parts = { 'sightline', status.provider or '', mode }
+  local parts = { 'sightline', (status.provider or '') .. (status.model and (' ' .. status.model:gsub('%%', '%%%%')) or ''), mode }
   if status.autoaccept then
     table.insert(parts, 'autoaccept')
   end
+  if type(status.usage_line) == 'string' and status.usage_line ~= '' then
+    table.insert(parts, status.usage_line) -- tokens and cost, computed by the core
+  end
   local head = table.concat(parts, ' · ')
+  local first, second
   if status.state == 'working' and S.since then
     local secs = (vim.uv.now() - S.since) / 1000
-    return ('%%#SightlineWorking#%s working %.1fs%%* · %s'):format(SPINNER[S.frame], secs, head)
+    first = ('%%#SightlineWorking#%s working %.1fs%%*'):format(SPINNER[S.frame], secs)
+    local t = type(status.turn_tokens) == 'table' and status.turn_tokens or nil
+    if t and ((t.input or 0) > 0 or (t.output or 0) > 0) then
+      first = first .. (' · %s in · %s out'):format(count(t.input), count(t.output))
+    end
   elseif status.state == 'awaiting_decision' then
     -- The review bar: what waits and the keys that decide it (a command is allowed or denied).
     local keys = require('sightline.config').get().pane.keys
@@ -247,15 +596,44 @@ local function winbar_text(status)
     if not command and keys.compare then
       bar = bar .. (' · %s compare'):format(keys.compare)
     end
-    return ('%%#SightlineWarning#● %s%%* · %s · %s'):format(
-      (status.pending or 'waiting'):gsub('%%', '%%%%'), bar:gsub('%%', '%%%%'), head)
+    local pending = type(status.pending) == 'string' and status.pending or 'waiting'
+    local line = '● ' .. pending .. ' · ' .. bar
+    if vim.fn.strdisplaywidth(line) <= width then
+      first = ('%%#SightlineWarning#● %s%%* · %s'):format(esc(pending), esc(bar))
+    else
+      first = ('%%#SightlineWarning#● %s%%*'):format(esc(fit(pending, width - 2)))
+      bar = bar:gsub(' · ', '  ') -- a bar of its own: spaces separate well enough
+      if vim.fn.strdisplaywidth(bar) > width and not command and keys.compare then
+        bar = bar:gsub('  %S+ compare$', '') -- the compare key goes first, accept and reject stay
+      end
+      second = '%#SightlineWarning#' .. esc(bar) .. '%*%<'
+    end
   end
-  return head
+  if S.notice then
+    local group = S.notice.level >= vim.log.levels.ERROR and 'SightlineError' or 'SightlineWarning'
+    local text = S.notice.text:gsub('\n.*', '')
+    local note = ('%%#%s#✗ %s%%*'):format(group, esc(fit(text, math.max(12, width - 2))))
+    if status.state == 'awaiting_decision' then
+      -- What waits keeps the front; the note ends the bar (its tail survives the cut) and
+      -- is whole at the end of the transcript.
+      return first .. '%<' .. ' · ' .. head .. ' · ' .. note, second
+    end
+    first = first and (first .. ' · ' .. note) or note
+  end
+  if not first then
+    return head, second
+  end
+  return first .. '%<' .. ' · ' .. head, second
 end
 
-local function render_bar()
+render_bar = function()
   if valid_win(S.twin) then
-    vim.wo[S.twin].winbar = winbar_text(require('sightline.host').status())
+    local width = api.nvim_win_get_width(S.twin)
+    local top, keys = winbar_text(require('sightline.host').status(), width)
+    vim.wo[S.twin].winbar = top
+    if valid_win(S.cwin) and vim.wo[S.cwin].winbar ~= (keys or '') then
+      vim.wo[S.cwin].winbar = keys or ''
+    end
   end
 end
 
@@ -283,8 +661,13 @@ function M.on_state(status)
   render_bar()
 end
 
-function M.on_core_exit()
+---The core ended on its own: say so in the pane (the host also notifies).
+---@param msg string? what the host reported
+function M.on_core_exit(msg)
   M.on_state({ state = 'stopped' })
+  if msg then
+    M.notice(msg, vim.log.levels.ERROR, { notify = false })
+  end
 end
 
 return M

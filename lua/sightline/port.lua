@@ -40,24 +40,36 @@ end
 
 -- Buffers: read -----------------------------------------------------------------------------
 
+---The buffer of `path` for an agent edit, loaded hidden if needed, or why there is none.
+---@param path string
+---@return integer? buf
+---@return table? refused {missing} | {error = 'load_failed'|'unchangeable', detail}
+local function editable(path)
+  local buffers = require('sightline.buffers')
+  if not buffers.find(path) and vim.fn.filereadable(path) == 0 then
+    return nil, { missing = true }
+  end
+  local buf, err = buffers.load(path)
+  if not buf then
+    return nil, { error = 'load_failed', detail = tostring(err) }
+  end
+  local why = buffers.unchangeable(buf)
+  if why then
+    return nil, { error = 'unchangeable', detail = why }
+  end
+  return buf, nil
+end
+
 ---A proposal's surroundings: `needle`'s occurrences in the buffer of `path` (loaded hidden if
 ---needed) and, when it occurs once, the lines it spans with `context` lines around them.
 ---@param path string
 ---@param needle string
 ---@param context integer
----@return table # {missing} | {error} | {count} | {count=1, first_line, lines, modified}
+---@return table # {missing} | {error} | {count} | {count=1, buffer, first_line, lines, modified}
 function M.find_unique(path, needle, context)
-  local buffers = require('sightline.buffers')
-  if not buffers.find(path) and vim.fn.filereadable(path) == 0 then
-    return { missing = true }
-  end
-  local buf, err = buffers.load(path)
+  local buf, refused = editable(path)
   if not buf then
-    return { error = 'load_failed', detail = tostring(err) }
-  end
-  local why = buffers.unchangeable(buf)
-  if why then
-    return { error = 'unchangeable', detail = why }
+    return refused
   end
   local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
   local unique = require('sightline.unique')
@@ -73,10 +85,23 @@ function M.find_unique(path, needle, context)
   local last = math.min(#lines, end_row + 1 + context)
   return {
     count = 1,
+    buffer = buf,
     first_line = first,
     lines = { unpack(lines, first + 1, last) },
     modified = vim.bo[buf].modified,
   }
+end
+
+---The whole buffer of `path` (loaded hidden if needed) for a write of the whole file (an ACP
+---agent's): {buffer, lines, modified}, or {missing} | {error, detail} as find_unique says.
+---@param path string
+---@return table
+function M.load_lines(path)
+  local buf, refused = editable(path)
+  if not buf then
+    return refused
+  end
+  return { buffer = buf, lines = api.nvim_buf_get_lines(buf, 0, -1, false), modified = vim.bo[buf].modified }
 end
 
 ---Lines [first, last) of a loaded buffer (at most `max`), or nil when none is loaded.
@@ -250,6 +275,69 @@ function M.take_after(id)
   return require('sightline.review').take_after(id)
 end
 
+-- Diagnostics -----------------------------------------------------------------------------
+
+local MAX_ITEMS = 1000 -- far above what the core shows; keeps one answer small
+
+---Diagnostics of loaded buffers under `root`, or of the buffer of `path` alone.
+---@param opts { root: string, path?: string }
+---@return { loaded: boolean, items: table[], truncated: boolean }
+function M.diagnostics(opts)
+  local root = vim.fs.normalize(opts.root)
+  local want = opts.path and vim.fs.normalize(opts.path) or nil
+  local out = { loaded = false, items = {}, truncated = false }
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    local name = api.nvim_buf_is_loaded(buf) and api.nvim_buf_get_name(buf) or ''
+    if name ~= '' then
+      name = vim.fs.normalize(vim.uv.fs_realpath(name) or name)
+    end
+    local match
+    if want then
+      match = name == want
+    else
+      match = name ~= '' and vim.startswith(name, root .. '/') and vim.bo[buf].buftype == ''
+    end
+    if match then
+      out.loaded = true
+      for _, d in ipairs(vim.diagnostic.get(buf)) do
+        if #out.items >= MAX_ITEMS then
+          out.truncated = true
+          break
+        end
+        table.insert(out.items, {
+          path = name,
+          lnum = d.lnum,
+          col = d.col,
+          end_lnum = d.end_lnum or d.lnum,
+          severity = d.severity,
+          message = d.message,
+          source = d.source,
+          code = d.code ~= nil and tostring(d.code) or nil,
+        })
+      end
+    end
+  end
+  return out
+end
+
+-- Inline review -------------------------------------------------------------------------
+
+---Draw an edit proposal's hunks in its buffer while it waits (sightline.inline).
+---@param spec sightline.HunkSpec
+---@return boolean drawn
+function M.show_hunks(spec)
+  return require('sightline.inline').show(spec)
+end
+
+---Remove the inline drawing of proposal `id` (decided, stopped, turn over).
+---@param id integer
+function M.clear_hunks(id)
+  local inline = package.loaded['sightline.inline']
+  if inline then
+    inline.clear(id)
+  end
+end
+
 -- View and navigate -------------------------------------------------------------------------
 
 ---Move the cursor (and select) in the editor window; "OK…" or what is wrong.
@@ -284,6 +372,73 @@ end
 ---@return string
 function M.reveal_attachment(args, keys)
   return require('sightline.reveal').reveal_attachment(args, { secrets = keys })
+end
+
+-- The editor window -----------------------------------------------------------------------
+
+---Whether `win` shows the user's editing: a normal window (not a float) of a normal buffer
+---(not the pane's, a dialog's or another scratch buffer).
+local function is_editor_win(win)
+  if not win or win == 0 or not api.nvim_win_is_valid(win) then
+    return false
+  end
+  if api.nvim_win_get_config(win).relative ~= '' then
+    return false
+  end
+  local buf = api.nvim_win_get_buf(win)
+  return vim.bo[buf].buftype == '' and not vim.startswith(api.nvim_buf_get_name(buf), 'sightline://')
+end
+
+---The editor window: the current window when it is one, else the previous one (`wincmd p`),
+---else the window of the current tab whose buffer was used last.
+---@return integer? win
+function M.editor_win()
+  local cur = api.nvim_get_current_win()
+  if is_editor_win(cur) then
+    return cur
+  end
+  local prev = vim.fn.win_getid(vim.fn.winnr('#'))
+  if is_editor_win(prev) then
+    return prev
+  end
+  local best, used = nil, -1
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if is_editor_win(win) then
+      local info = vim.fn.getbufinfo(api.nvim_win_get_buf(win))[1]
+      if info and info.lastused > used then
+        best, used = win, info.lastused
+      end
+    end
+  end
+  return best
+end
+
+---The text of the editor window's buffer (unsaved changes included): whole lines up to
+---`max` bytes, then one cut line, so `#text > max` says it went on.
+---@param max integer
+---@return { name: string, text: string, filetype: string, modified: boolean }?
+function M.editor_buffer(max)
+  local win = M.editor_win()
+  if not win then
+    return nil
+  end
+  local buf = api.nvim_win_get_buf(win)
+  local name = api.nvim_buf_get_name(buf)
+  if name ~= '' then
+    name = vim.fs.normalize(vim.uv.fs_realpath(name) or name)
+  end
+  return {
+    name = name,
+    text = M.read_text(buf, max) or '',
+    filetype = vim.bo[buf].filetype,
+    modified = vim.bo[buf].modified,
+  }
+end
+
+---This Neovim's RPC address (v:servername), for an agent that attaches its own client.
+---@return string
+function M.servername()
+  return vim.v.servername
 end
 
 -- The pane ----------------------------------------------------------------------------------

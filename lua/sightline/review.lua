@@ -226,6 +226,18 @@ local function compare_keys(buf)
   end
 end
 
+---The compare view's hints: each side's bar says what it is and which keys decide.
+---@param bwin integer
+---@param awin integer
+---@param p sightline.ProposalView
+local function compare_hints(bwin, awin, p)
+  local keys = require('sightline.config').get().pane.keys
+  local decide = ('%s accept · %s reject'):format(keys.accept or '', keys.reject or ''):gsub('%%', '%%%%')
+  local file = p.path:gsub('%%', '%%%%')
+  vim.wo[bwin].winbar = ('%%#SightlineCompareHint#before%%* %s (read-only)%%<'):format(file)
+  vim.wo[awin].winbar = ('%%#SightlineCompareHint#after: edit it, then %s%%* · %s%%<'):format(decide, file)
+end
+
 ---@class sightline.ProposalView
 ---@field id integer
 ---@field path string workspace-relative
@@ -243,15 +255,19 @@ function M.compare(p)
   end
   M.close_compare()
   local ft = vim.filetype.match({ filename = p.path }) or ''
-  local prefix = ('sightline://proposal/%d/'):format(p.id)
-  local before = side(prefix .. 'before/' .. p.path, p.before, ft)
-  local after = side(prefix .. 'after/' .. p.path, p.after, ft)
+  -- Named by the file's tail: the tab's label (the current buffer's name, its directories
+  -- shortened) stays readable, e.g. `app.py · after (proposal 3)`.
+  local tail = vim.fn.fnamemodify(p.path, ':t')
+  local before = side(('%s · before (proposal %d)'):format(tail, p.id), p.before, ft)
+  local after = side(('%s · after (proposal %d)'):format(tail, p.id), p.after, ft)
   vim.bo[before].modifiable = false
   vim.cmd('tab sbuffer ' .. before)
   vim.cmd('diffthis')
+  local bwin = api.nvim_get_current_win()
   vim.cmd('rightbelow vertical sbuffer ' .. after)
   vim.cmd('diffthis')
   C = { id = p.id, tab = api.nvim_get_current_tabpage(), before = before, after = after }
+  compare_hints(bwin, api.nvim_get_current_win(), p)
   compare_keys(before)
   compare_keys(after)
   return true

@@ -26,7 +26,7 @@ the user's message and the context attached to it. Answer in Markdown. Be brief.
 
 # The command line has no Neovim, so the plugin's effective config (lua/sightline/config.lua,
 # which the core receives whole) never reaches it: these are the command's own settings.
-CLI_MODEL = "claude-sonnet-5-5"
+CLI_MODEL = ""  # the provider's default model (sightline.providers.presets)
 CLI_MAX_TOKENS = 8192
 CLI_TIMEOUT_MS = 60000
 CLI_RETRIES = 2
@@ -52,6 +52,12 @@ def ask(text: str, *, provider: str, model: str | None, out: TextIO, err: TextIO
         max_tokens=CLI_MAX_TOKENS,
         timeout_ms=CLI_TIMEOUT_MS,
         retries=CLI_RETRIES,
+        base_url=None,
+        api_key_cmd=None,
+        prices={},
+        agent=None,
+        thinking=None,
+        context_window=None,
     )
     stopped = threading.Event()  # never set: Ctrl-C ends the whole process
     wrote = ""

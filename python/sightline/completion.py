@@ -63,7 +63,7 @@ IGNORED_DIRS = frozenset(
 _BOUNDARY = "\n/_-. "  # characters after which a match starts a word
 _index_ids = itertools.count(1)
 
-ItemKind = Literal["extension", "file"]
+ItemKind = Literal["extension", "file", "editor"]
 
 
 class ExtensionLike(Protocol):
@@ -586,6 +586,23 @@ def _extension_item(name: str, description: str | None) -> CompletionItem:
         menu=clean_display_text(description, 60) or "extension",
         info=clean_display_text(description),
     )
+
+
+# `@buffer` and `@diagnostics`: the editor's state, resolved when the message is sent.
+EDITOR_ITEMS = {
+    "buffer": "the editor window's buffer, unsaved text included",
+    "diagnostics": "diagnostics of the workspace's loaded buffers",
+}
+
+
+def editor_items(query: str) -> list[CompletionItem]:
+    """The fixed `@buffer` / `@diagnostics` items whose name starts with `query`."""
+    q = query.lower()
+    return [
+        CompletionItem(kind="editor", word=f"@{name}", abbr=f"@{name}", menu=menu, info=menu)
+        for name, menu in EDITOR_ITEMS.items()
+        if name.startswith(q)
+    ]
 
 
 def _file_item(path: str) -> CompletionItem:

@@ -9,14 +9,17 @@ which costs a directory scan, not a keystroke's budget.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sightline import extensions
-from sightline.completion import CompletionItem, CompletionSession, FileListCache
+from sightline.completion import CompletionItem, CompletionSession, FileListCache, editor_items
 from sightline.mentions import mention_at_end
 
 log = logging.getLogger(__name__)
+
+ExtraItems = Callable[[str, str, list[CompletionItem]], list[CompletionItem]]
 
 # A listing younger than this is reused when the composer opens again.
 STALE_AFTER_S = 2.0
@@ -26,8 +29,11 @@ FIRST_LIST_WAIT_S = 0.2
 
 
 class ComposerCompletion:
-    def __init__(self, dirs: extensions.ExtensionDirs | None = None) -> None:
+    def __init__(
+        self, dirs: extensions.ExtensionDirs | None = None, extra: ExtraItems | None = None
+    ) -> None:
         self._dirs = dirs
+        self._extra = extra  # more items for a token: the MCP servers' resources
         self._cache: FileListCache | None = None
         self._session: CompletionSession | None = None
         self._extensions: list[tuple[str, str | None]] | None = None
@@ -69,6 +75,14 @@ class ComposerCompletion:
         if token == "" or self._extensions is None:
             self._extensions = self._active(workspace)
         items = session.complete(token, self._extensions, wait=FIRST_LIST_WAIT_S)
+        if "\\" not in token and not token.startswith("ext:"):
+            # At the top level of `@`, before extensions and files.
+            fixed = editor_items(token)
+            items = (fixed + [i for i in items if i.word not in {f.word for f in fixed}])[
+                : session.max_items
+            ]
+        if self._extra is not None:
+            items = self._extra(workspace, token, items)
         return {"start": start, "items": columns(items)}
 
     def _session_for(self, workspace: str) -> CompletionSession:

@@ -36,6 +36,10 @@ DEFAULT_MAX_TOTAL_BYTES = 262144
 # when there is no such file.  The core passes one that reads a loaded
 # buffer's text and falls back to the disk; returning more than asked is fine.
 FileReader = Callable[[Path, int], str | bytes | None]
+# `@buffer` / `@diagnostics` (name, max bytes wanted) -> (what it is, its text), or None when
+# there is nothing (no editor window). Given only where there is an editor (the core).
+EditorReader = Callable[[str, int], tuple[str, str] | None]
+EDITOR_MENTIONS = ("buffer", "diagnostics")
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,7 @@ def build_context_parts(
     *,
     read_file: FileReader | None = None,
     limits: ContextLimits | None = None,
+    read_editor: EditorReader | None = None,
 ) -> list[str]:
     """Text parts to append after the user's text, in mention order.
 
@@ -93,7 +98,12 @@ def build_context_parts(
     files that do not exist.
     """
     return build_parts_for_mentions(
-        parse_mentions(texts), extensions, workspace, read_file=read_file, limits=limits
+        parse_mentions(texts),
+        extensions,
+        workspace,
+        read_file=read_file,
+        limits=limits,
+        read_editor=read_editor,
     )
 
 
@@ -104,6 +114,7 @@ def build_parts_for_mentions(
     *,
     read_file: FileReader | None = None,
     limits: ContextLimits | None = None,
+    read_editor: EditorReader | None = None,
 ) -> list[str]:
     limits = limits or ContextLimits()
     budget = _Budget(limits.max_total_bytes, limits.max_total_bytes)
@@ -117,6 +128,13 @@ def build_parts_for_mentions(
                 continue
             done.add(f"ext:{ext.name}")
             parts.append(_extension_part(ext, limits, budget))
+        elif read_editor is not None and mention.token[1:] in EDITOR_MENTIONS:
+            # Reserved names in the editor: a file called so is `@./buffer`.
+            if f"editor:{mention.value}" not in done:
+                done.add(f"editor:{mention.value}")
+                part = _editor_part(mention.value, read_editor, limits, budget)
+                if part is not None:
+                    parts.append(part)
         else:
             part = _file_mention_part(mention.value, Path(workspace), reader, limits, budget, done)
             if part is not None:
@@ -185,6 +203,21 @@ def _file_mention_part(
         log.debug("@%s not attached: %s", raw, e)
         return None
     return _budgeted_block("file", rel, read, limits, budget)
+
+
+def _editor_part(
+    name: str, reader: EditorReader, limits: ContextLimits, budget: _Budget
+) -> str | None:
+    try:
+        found = reader(name, limits.max_file_bytes + 1)
+        if found is None:
+            return None
+        label, content = found
+        read = _decode(content, limits.max_file_bytes)
+    except (SkippedFile, OSError) as e:
+        log.debug("@%s not attached: %s", name, e)
+        return None
+    return _budgeted_block(name, label, read, limits, budget)
 
 
 def resolve_in_workspace(workspace: Path, raw: str) -> Path:

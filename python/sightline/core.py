@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
+import dataclasses
 import logging
 import os
+import re
+import threading
 from pathlib import Path
 from typing import Any
 
-from sightline import chips, history, paths, scope
+from sightline import chips, history, mcp_mentions, paths, scope
 from sightline.agent.session import Session
 from sightline.chips import reference_finder
 from sightline.composer import ComposerCompletion
@@ -15,11 +19,15 @@ from sightline.config import ConfigError, CoreConfig
 from sightline.context import ContextLimits
 from sightline.editor import Editor
 from sightline.errors import Refused
-from sightline.mention_context import buffer_reader, context_parts
+from sightline.mcp_client.manager import Manager
+from sightline.mention_context import buffer_reader, context_parts, editor_reader
 from sightline.providers import REGISTRY
 from sightline.tools.registry import default_registry
 
 log = logging.getLogger(__name__)
+
+
+_MODEL = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
 
 
 class Core:
@@ -27,7 +35,29 @@ class Core:
         self.editor = editor
         self.cfg = CoreConfig.before_init()
         self.session = Session(editor, self.cfg, os.getcwd(), default_registry())
-        self.completion = ComposerCompletion()
+        # The user's MCP servers: their tools join a turn's, their resources `@` mentions.
+        self.mcp = Manager(self._mcp_note)
+        self.session.extra_tools = self.mcp.turn_tools
+        self.session.late_parts = self._mcp_parts
+        self.completion = ComposerCompletion(
+            extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
+        )
+        atexit.register(self.mcp.stop_all)
+        # Model lists per (provider, base_url): fetched once, off Neovim's thread.
+        self._models: dict[tuple[str, str | None], list[str] | str] = {}
+        self._fetches: dict[tuple[str, str | None], threading.Event] = {}
+        self._models_lock = threading.Lock()
+
+    def _mcp_note(self, text: str) -> None:
+        """A server failed or refused a tool: said once in the pane."""
+        self.session.transcript.add_note(
+            text, "SightlineError" if text.startswith("✗") else "SightlineWarning"
+        )
+        self.session.ui.schedule()
+
+    def _mcp_parts(self, workspace: str, text: str, used: int) -> list[str]:
+        remaining = max(0, self.cfg.max_total_bytes - used)
+        return mcp_mentions.parts(self.mcp, workspace, text, self.cfg.max_file_bytes, remaining)
 
     def configure(self, raw: object, workspace: str | None = None) -> None:
         """Apply the Lua config table; a bad one is refused whole and changes nothing."""
@@ -41,13 +71,80 @@ class Core:
         self.cfg = cfg
         self.session.cfg = self.cfg
         self.session.autoaccept = self.cfg.autoaccept
+        old = self.session._provider
+        if old is not None and callable(getattr(old, "close", None)):
+            old.close()  # type: ignore[attr-defined]  # an ACP agent process ends with it
         self.session._provider = None
+        self.mcp.configure(cfg.mcp_servers, cfg.mcp_start_timeout_ms, cfg.mcp_call_timeout_ms)
         if workspace:
             self.set_workspace(workspace)
         if self.cfg.provider.name == "anthropic":
             from sightline.providers.anthropic_api import preload
 
             preload()
+        elif self.cfg.provider.name in ("openai", "ollama", "openrouter"):
+            from sightline.providers.openai_api import preload as preload_openai
+
+            preload_openai()
+
+    def set_model(self, name: str) -> None:
+        """Use model `name` from the next request on (until the next setup())."""
+        name = name.strip()
+        if not _MODEL.match(name):
+            raise Refused("model: expected a model name (no spaces or control characters)")
+        if self.cfg.provider.name == "echo":
+            raise Refused("model: the echo provider has one model, echo; set provider.name")
+        if self.session.turn is not None:
+            raise Refused("model: a turn is running; wait for it or :Sightline stop")
+        self.cfg = dataclasses.replace(
+            self.cfg, provider=dataclasses.replace(self.cfg.provider, model=name)
+        )
+        self.session.cfg = self.cfg
+        self.session._provider = None
+        self.session.ui.schedule()
+
+    def models(self, wait_s: float) -> dict[str, Any]:
+        """The provider's model list, from the cache or a fetch on a worker thread (waited
+        for at most `wait_s`); `loading` while it is not there yet."""
+        prov = self.cfg.provider
+        current = self.session.provider.model
+        if prov.name == "echo":
+            return {"models": ["echo"], "model": "echo", "loading": False}
+        key = (prov.name, prov.base_url)
+        with self._models_lock:
+            done = self._fetches.get(key)
+            if done is None:
+                done = self._fetches[key] = threading.Event()
+                provider = self.session.provider
+                threading.Thread(
+                    target=self._fetch_models, args=(key, provider, done), daemon=True
+                ).start()
+        done.wait(wait_s)
+        with self._models_lock:
+            found = self._models.get(key)
+        out: dict[str, Any] = {"model": current, "loading": found is None}
+        if isinstance(found, str):
+            out["error"] = found
+            found = None
+        models = list(found or [])
+        if current not in models:
+            models.insert(0, current)
+        out["models"] = models
+        return out
+
+    def _fetch_models(
+        self, key: tuple[str, str | None], provider: Any, done: threading.Event
+    ) -> None:
+        try:
+            listing = getattr(provider, "models", None)
+            result: list[str] | str = list(listing()) if listing else []
+        except Exception as err:
+            result = getattr(err, "message", None) or f"{type(err).__name__}"
+            with self._models_lock:
+                self._fetches.pop(key, None)  # a failed fetch is tried again next time
+        with self._models_lock:
+            self._models[key] = result
+        done.set()
 
     def set_workspace(self, workspace: str) -> None:
         session = self.session
@@ -89,7 +186,13 @@ class Core:
         selection block); a mentioned file comes from its buffer when one is loaded."""
         limits = ContextLimits(self.cfg.max_file_bytes, self.cfg.max_total_bytes)
         reader = buffer_reader(self.editor)
-        return context_parts(text, self.session.workspace, limits, read_file=reader)
+        return context_parts(
+            text,
+            self.session.workspace,
+            limits,
+            read_file=reader,
+            read_editor=editor_reader(self.editor, self.session.workspace),
+        )
 
     def selection(self, params: dict[str, Any]) -> scope.Selection:
         """Check the flat range in Neovim and read the selected text there (the request
@@ -99,6 +202,10 @@ class Core:
                 "Change with Agent needs a model provider; the echo provider cannot change "
                 "anything (set $ANTHROPIC_API_KEY or provider.name)"
             )
+        refusal = getattr(self.session.provider, "scope_refusal", None)
+        why = refusal() if callable(refusal) else None
+        if why:
+            raise Refused(f"sightline: {why}")
         flat = {k: params.get(k) for k in scope.RANGE_KEYS}
         info = self.editor.describe_range(flat)
         if "error" in info:

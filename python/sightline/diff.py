@@ -173,3 +173,80 @@ def compact_diff(
         cut = len(out) - max_lines
         out = [*out[:max_lines], (f"… {cut} more diff lines (compare to see all)", HUNK_GROUP)]
     return out
+
+
+# Hunks: the proposal split into independent changes, each taken or left on its own ---------
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """Lines `start` .. `start + len(old)` of `before` (0-based, split on "\\n") become `new`.
+
+    Line-based because the user decides them in a buffer, one block of lines at a time.
+    """
+
+    start: int
+    old: tuple[str, ...]
+    new: tuple[str, ...]
+
+    @property
+    def kind(self) -> str:
+        """ "add" (only new lines), "delete" (only old ones) or "change"."""
+        if not self.old:
+            return "add"
+        return "delete" if not self.new else "change"
+
+    def as_data(self) -> dict[str, object]:
+        """What the Lua layer draws (it draws, it computes nothing)."""
+        return {"start": self.start, "old": len(self.old), "new": list(self.new), "kind": self.kind}
+
+
+def hunks(before: str, after: str) -> list[Hunk]:
+    """before → after as line hunks, in order, separated by at least one unchanged line.
+
+    Texts are split on "\\n" (not splitlines: "\\r" and friends stay inside a line, as in a
+    buffer), so joining gives back the text exactly. When both end alike (a buffer's final
+    newline) the common prefix stops short of that last element, so an insertion at the end
+    lands before it, where a buffer shows it. Only the changed middle goes to difflib (it is
+    quadratic at worst).
+    """
+    a, b = before.split("\n"), after.split("\n")
+    limit = min(len(a), len(b))
+    reserve = 1 if a[-1] == b[-1] else 0
+    prefix = 0
+    while prefix < limit - reserve and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    mid_a, mid_b = a[prefix : len(a) - suffix], b[prefix : len(b) - suffix]
+    out: list[Hunk] = []
+    matcher = difflib.SequenceMatcher(None, mid_a, mid_b, False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            out.append(Hunk(prefix + i1, tuple(mid_a[i1:i2]), tuple(mid_b[j1:j2])))
+    return out
+
+
+def apply_hunks(before: str, all_hunks: list[Hunk], chosen: set[int] | frozenset[int]) -> str:
+    """`before` with the hunks whose index is in `chosen` applied and the others left out.
+
+    Hunks must be in order and not overlap (as hunks() makes them), and each must match
+    `before` where it says it starts; anything else is a ValueError, never a wrong text.
+    """
+    a = before.split("\n")
+    out: list[str] = []
+    at = 0
+    for index, hunk in enumerate(all_hunks):
+        end = hunk.start + len(hunk.old)
+        if hunk.start < at or end > len(a) or tuple(a[hunk.start : end]) != hunk.old:
+            raise ValueError(f"hunk {index + 1} does not match the text at line {hunk.start + 1}")
+        if index in chosen:
+            out += a[at : hunk.start]
+            out += hunk.new
+            at = end
+        else:
+            out += a[at:end]
+            at = end
+    out += a[at:]
+    return "\n".join(out)

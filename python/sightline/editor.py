@@ -47,15 +47,72 @@ class RangeInfo(TypedDict, total=False):
 
 
 class Found(TypedDict, total=False):
-    """find_unique: {missing} | {error, detail?} | {count} | {count=1, first_line, lines, …}."""
+    """find_unique: {missing} | {error, detail?} | {count} | {count=1, buffer, first_line,
+    lines, …}."""
 
     missing: bool
     error: str  # 'load_failed' | 'unchangeable' | 'empty_needle'
     detail: str
     count: int
+    buffer: int  # the buffer searched (where an edit's hunks are drawn)
     first_line: int  # 0-based row of lines[0]
     lines: list[str]
     modified: bool
+
+
+class Loaded(TypedDict, total=False):
+    """load_lines: {buffer, lines, modified} | {missing} | {error, detail}."""
+
+    missing: bool
+    error: str  # 'load_failed' | 'unchangeable'
+    detail: str
+    buffer: int
+    lines: list[str]
+    modified: bool
+
+
+class Diagnostic(TypedDict, total=False):
+    """One of vim.diagnostic's, as port.diagnostics hands it over (0-based rows)."""
+
+    path: str
+    lnum: int
+    col: int
+    end_lnum: int
+    severity: int  # 1 error … 4 hint
+    message: str
+    source: str
+    code: str
+
+
+class Diagnostics(TypedDict):
+    """diagnostics: whether a matching buffer is loaded, its items, whether they were cut."""
+
+    loaded: bool
+    items: list[Diagnostic]
+    truncated: bool
+
+
+class DiagnosticsQuery(TypedDict, total=False):
+    root: str  # every loaded normal buffer under it
+    path: str  # or only the buffer of this path
+
+
+class EditorBuffer(TypedDict):
+    """editor_buffer: the editor window's buffer, unsaved changes included."""
+
+    name: str  # absolute, symlinks resolved; "" for an unnamed buffer
+    text: str
+    filetype: str
+    modified: bool
+
+
+class HunkSpec(TypedDict):
+    """show_hunks: a waiting edit's hunks, in lines of its buffer (sightline.HunkSpec)."""
+
+    id: int
+    buffer: int
+    path: str
+    hunks: list[dict[str, object]]  # diff.Hunk.as_data()
 
 
 class Reanchored(TypedDict, total=False):
@@ -130,6 +187,10 @@ class Editor(Protocol):
         count); one ranged edit after an undo break, then the save rule."""
         ...
 
+    def clear_hunks(self, proposal_id: int) -> None:
+        """Remove the inline drawing of a proposal (decided, stopped, turn over)."""
+        ...
+
     def close_compare(self, proposal_id: int) -> None:
         """Close the compare view of a proposal (rejected)."""
         ...
@@ -144,6 +205,21 @@ class Editor(Protocol):
         `error`."""
         ...
 
+    def diagnostics(self, query: DiagnosticsQuery) -> Diagnostics:
+        """vim.diagnostic's items of the loaded buffers under `root` (or of `path` alone),
+        bounded."""
+        ...
+
+    def editor_buffer(self, max_bytes: int) -> EditorBuffer | None:
+        """The editor window's buffer: name, whole lines up to `max_bytes` (then one cut
+        line), filetype; None when no window shows the user's editing."""
+        ...
+
+    def editor_win(self) -> int | None:
+        """The editor window: the current one when it shows the user's editing, else the
+        previous one, else the last used one of the tab."""
+        ...
+
     def find_unique(self, path: str, needle: str, context: int) -> Found:
         """How often `needle` occurs in the buffer of `path` (loaded if needed); when once,
         the lines it spans with `context` lines around."""
@@ -151,6 +227,10 @@ class Editor(Protocol):
 
     def go_to_position(self, args: dict[str, Any], keys: list[str]) -> Any:
         """Move the cursor (and select) in the editor window: 'OK…' or what is wrong."""
+        ...
+
+    def load_lines(self, path: str) -> Loaded:
+        """The whole buffer of `path`, loaded hidden if needed; or why there is none."""
         ...
 
     def python_source(self, file_path: str, max_bytes: int) -> PythonSource | None:
@@ -182,6 +262,14 @@ class Editor(Protocol):
 
     def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> Any:
         """Reveal a transcript chip by id, as a click on it does."""
+        ...
+
+    def servername(self) -> str:
+        """This Neovim's RPC address (v:servername)."""
+        ...
+
+    def show_hunks(self, spec: HunkSpec) -> bool:
+        """Draw a waiting edit's hunks in its buffer; False when nothing was drawn."""
         ...
 
     def take_after(self, proposal_id: int) -> list[str] | None:
@@ -228,6 +316,9 @@ class NvimEditor:
     def apply_edit(self, spec: EditSpec) -> Applied:
         return cast(Applied, self._call("apply_edit", spec))
 
+    def clear_hunks(self, proposal_id: int) -> None:
+        self._call("clear_hunks", proposal_id)
+
     def close_compare(self, proposal_id: int) -> None:
         self._call("close_compare", proposal_id)
 
@@ -237,11 +328,23 @@ class NvimEditor:
     def describe_range(self, flat: dict[str, Any]) -> RangeInfo:
         return cast(RangeInfo, self._call("describe_range", flat))
 
+    def diagnostics(self, query: DiagnosticsQuery) -> Diagnostics:
+        return cast(Diagnostics, self._call("diagnostics", query))
+
+    def editor_buffer(self, max_bytes: int) -> EditorBuffer | None:
+        return cast("EditorBuffer | None", self._call("editor_buffer", max_bytes))
+
+    def editor_win(self) -> int | None:
+        return cast("int | None", self._call("editor_win"))
+
     def find_unique(self, path: str, needle: str, context: int) -> Found:
         return cast(Found, self._call("find_unique", path, needle, context))
 
     def go_to_position(self, args: dict[str, Any], keys: list[str]) -> Any:
         return self._call("go_to_position", args, keys)
+
+    def load_lines(self, path: str) -> Loaded:
+        return cast(Loaded, self._call("load_lines", path))
 
     def python_source(self, file_path: str, max_bytes: int) -> PythonSource | None:
         return cast("PythonSource | None", self._call("python_source", file_path, max_bytes))
@@ -263,6 +366,12 @@ class NvimEditor:
 
     def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> Any:
         return self._call("reveal_attachment", args, keys)
+
+    def servername(self) -> str:
+        return str(self._call("servername") or "")
+
+    def show_hunks(self, spec: HunkSpec) -> bool:
+        return bool(self._call("show_hunks", spec))
 
     def take_after(self, proposal_id: int) -> list[str] | None:
         lines = self._call("take_after", proposal_id)

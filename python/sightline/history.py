@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sightline import secrets
+from sightline.agent.wire import is_compaction
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,8 @@ def check_record(record: Any) -> str | None:
         return "a plan whose steps are not {text, done}"
     elif kind == "proposal" and not _check_lines(record.get("lines")):
         return "a proposal whose lines are not [text, highlight] pairs"
+    elif kind == "compaction" and not is_compaction(record):
+        return "a compaction without a summary or a whole number of kept records"
     return None
 
 

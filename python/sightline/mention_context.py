@@ -11,7 +11,13 @@ import logging
 from pathlib import Path
 
 from sightline import extensions
-from sightline.context import ContextLimits, FileReader, build_parts_for_mentions, read_disk_file
+from sightline.context import (
+    ContextLimits,
+    EditorReader,
+    FileReader,
+    build_parts_for_mentions,
+    read_disk_file,
+)
 from sightline.editor import Editor, EditorError
 from sightline.mentions import parse_mentions
 
@@ -25,6 +31,7 @@ def context_parts(
     *,
     read_file: FileReader | None = None,
     dirs: extensions.ExtensionDirs | None = None,
+    read_editor: EditorReader | None = None,
 ) -> list[str]:
     """The text parts to add after the user's text, in mention order (often none)."""
     mentions = parse_mentions(text)
@@ -33,7 +40,9 @@ def context_parts(
     wanted = any(m.kind == "extension" for m in mentions)
     # Discovery reads every manifest: skipped when no extension is mentioned.
     active = extensions.active_extensions(workspace, dirs) if wanted else {}
-    return build_parts_for_mentions(mentions, active, workspace, read_file=read_file, limits=limits)
+    return build_parts_for_mentions(
+        mentions, active, workspace, read_file=read_file, limits=limits, read_editor=read_editor
+    )
 
 
 def buffer_reader(editor: Editor) -> FileReader:
@@ -49,5 +58,30 @@ def buffer_reader(editor: Editor) -> FileReader:
         if isinstance(text, str):
             return text
         return read_disk_file(path, max_bytes)
+
+    return read
+
+
+def editor_reader(editor: Editor, workspace: str) -> EditorReader:
+    """What `@buffer` and `@diagnostics` stand for, read from Neovim at send."""
+    from sightline.tools import diagnostics
+    from sightline.tools.workspace import relative, resolve
+
+    def read(name: str, max_bytes: int) -> tuple[str, str] | None:
+        try:
+            if name == "buffer":
+                found = editor.editor_buffer(max_bytes)
+                if not isinstance(found, dict) or not isinstance(found.get("text"), str):
+                    return None
+                path = str(found.get("name") or "")
+                label = relative(workspace, Path(path)) if path else "[No Name]"
+                return label, found["text"]
+            root = str(resolve(workspace, "."))  # real, as port.diagnostics compares names
+            got = editor.diagnostics({"root": root})
+            text = diagnostics.format_items(root, dict(got) if isinstance(got, dict) else {}, None)
+            return "loaded buffers of the workspace", text
+        except EditorError as err:
+            log.debug("@%s could not be read (%s)", name, err)
+            return None
 
     return read

@@ -28,6 +28,7 @@ from sightline.agent.session import MODES
 from sightline.core import Core
 from sightline.editor import EditorError
 from sightline.errors import Refused
+from sightline.mcp_client.config import ServerConfigError
 from sightline.params import (
     Choice,
     Directory,
@@ -128,9 +129,30 @@ def _reset(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.session.status()}
 
 
+@method("agent.compact")
+def _compact(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    turn = core.session.compact()
+    return {"turn": turn.id, "status": core.session.status()}
+
+
 @method("agent.status")
 def _status(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.session.status()}
+
+
+@method("agent.model", name=Text(max_chars=MAX_NAME_CHARS))
+def _model(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """Set the model (`name`), or answer the current one."""
+    if params.get("name"):
+        core.set_model(params["name"])
+    return {"model": core.session.provider.model, "status": core.session.status()}
+
+
+@method("agent.models", wait_ms=Int(min=0, max=5000))
+def _models(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """The provider's models (cached; the first call fetches them on a worker thread and
+    waits at most `wait_ms`)."""
+    return core.models(params.get("wait_ms", 0) / 1000)
 
 
 @method("agent.mode", mode=Choice(required=True, values=MODES))
@@ -154,6 +176,21 @@ def _autoaccept(core: Core, params: dict[str, Any]) -> dict[str, Any]:
 def _decide(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     core.session.gate.decide(params["decision"], params.get("reason", ""))
     return {"status": core.session.status()}
+
+
+@method(
+    "agent.hunk",
+    proposal=Int(required=True, min=1),
+    hunk=Int(min=0),
+    decision=Choice(required=True, values=DECISIONS),
+    reason=Text(max_chars=MAX_LINE_CHARS),
+)
+def _hunk(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """Decide one hunk of the edit shown inline (no `hunk`: every undecided one)."""
+    decisions = core.session.gate.decide_hunk(
+        params["proposal"], params.get("hunk"), params["decision"], params.get("reason", "")
+    )
+    return {"decisions": decisions, "status": core.session.status()}
 
 
 @method("agent.compare")
@@ -286,6 +323,40 @@ def _extension_errors(core: Core) -> Iterator[None]:
         raise Refused(f"{err.strerror or err}{where}") from None
     finally:
         core.completion.forget_extensions()
+
+
+MCP_NAME = Text(required=True, max_chars=MAX_NAME_CHARS)
+
+
+@method("mcp.list", workspace=WORKSPACE)
+def _mcp_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"servers": core.mcp.status(_workspace(core, params))}
+
+
+@contextlib.contextmanager
+def _mcp_errors() -> Iterator[None]:
+    try:
+        yield
+    except ServerConfigError as err:
+        raise Refused(f"sightline: {err}") from None
+
+
+@method("mcp.enable", name=MCP_NAME, workspace=WORKSPACE)
+def _mcp_enable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _mcp_errors():
+        return {"message": core.mcp.set_enabled(params["name"], True, _workspace(core, params))}
+
+
+@method("mcp.disable", name=MCP_NAME, workspace=WORKSPACE)
+def _mcp_disable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _mcp_errors():
+        return {"message": core.mcp.set_enabled(params["name"], False, _workspace(core, params))}
+
+
+@method("mcp.restart", name=MCP_NAME, workspace=WORKSPACE)
+def _mcp_restart(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _mcp_errors():
+        return {"message": core.mcp.restart(params["name"], _workspace(core, params))}
 
 
 MAX_ERROR_CHARS = 1000

@@ -8,7 +8,12 @@ import os
 import threading
 from typing import Any
 
-KEY_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+KEY_ENV_VARS = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+)
 REDACTED = "[REDACTED]"
 
 log = logging.getLogger(__name__)

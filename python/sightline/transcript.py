@@ -1,8 +1,11 @@
 """The transcript's text and highlights, computed here; the Lua pane only applies deltas.
 
-A delta is `{start, lines, hls, chips}`: replace the buffer from row `start` to the end
-with `lines`, then paint `hls` (row, start_col, end_col or -1 for the whole line, group) and
-mark `chips` (row, col, end_col, target): code references <CR> navigates to.
+A delta is `{start, lines, hls, chips, md, folds}`: replace the buffer from row `start` to
+the end with `lines`, then paint `hls` (row, start_col, end_col or -1 for the whole line,
+group), mark `chips` (row, col, end_col, target): code references <CR> navigates to, render
+the `md` row spans [first, end) as Markdown (only what the user and the model wrote: notes,
+diffs and command output are never read as Markdown) and fold the `folds` row spans
+[first, end) (long command output and the model's thinking, opened with `zo`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,11 @@ from sightline import secrets
 from sightline.chips import Chip
 
 USER_HEADER = "▍You"
+OUTPUT_PREFIX = "  "
+OUTPUT_SHOWN = 6
 ASSISTANT_HEADER = "▍Agent"
+THINKING_HEADER = "∴ Thinking"
+THINKING_GROUP = "SightlineThinking"
 
 
 @dataclass
@@ -24,9 +31,12 @@ class Transcript:
     lines: list[str] = field(default_factory=list)
     hls: list[tuple[int, int, int, str]] = field(default_factory=list)
     fixed_chips: list[dict[str, Any]] = field(default_factory=list)
+    md: list[list[int]] = field(default_factory=list)
+    folds: list[list[int]] = field(default_factory=list)
     finder: Callable[[str], list[Chip]] | None = None
     _dirty_from: int | None = 0
     _in_reply: bool = False
+    _section: str | None = None  # in a reply: "thinking" or "text", where the stream goes
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def _mark(self, row: int) -> None:
@@ -46,7 +56,9 @@ class Transcript:
     def clear(self) -> None:
         with self._lock:
             self.lines, self.hls, self.fixed_chips = [], [], []
+            self.md, self.folds = [], []
             self._in_reply = False
+            self._section = None
             self._dirty_from = 0
 
     def add_user(
@@ -57,8 +69,10 @@ class Transcript:
             self._in_reply = False
             self._separate()
             self._push(USER_HEADER, "SightlineUser")
+            first = len(self.lines)
             for line in text.split("\n"):
                 self._push(line)
+            self.md.append([first, len(self.lines)])
             if note:
                 self._push(note, "SightlineNote")
                 if chip:
@@ -72,28 +86,81 @@ class Transcript:
                         }
                     )
 
+    def _open_reply(self) -> None:
+        if not self._in_reply:
+            self._separate()
+            self._push(ASSISTANT_HEADER, "SightlineAssistant")
+            self._in_reply = True
+            self._section = None
+
+    def _stream_into(self, text: str, group: str | None) -> None:
+        first, *rest = text.split("\n")
+        self._mark(len(self.lines) - 1)
+        self.lines[-1] += first
+        for line in rest:
+            self._push(line, group)
+
     def append_text(self, text: str) -> None:
         """Stream assistant text into the current reply, opening it on first use."""
         with self._lock:
-            if not self._in_reply:
-                self._separate()
-                self._push(ASSISTANT_HEADER, "SightlineAssistant")
+            self._open_reply()
+            if self._section != "text":
+                if self._section == "thinking":
+                    self._push("")
                 self._push("")
-                self._in_reply = True
-            first, *rest = text.split("\n")
-            self._mark(len(self.lines) - 1)
-            self.lines[-1] += first
-            for line in rest:
-                self._push(line)
+                self.md.append([len(self.lines) - 1, len(self.lines)])
+                self._section = "text"
+            self._stream_into(text, None)
+            self.md[-1][1] = len(self.lines)
 
-    def add_note(self, text: str, group: str = "SightlineNote") -> None:
-        """A muted line of its own (retries, token counts, tool activity, errors)."""
+    def append_thinking(self, text: str) -> None:
+        """Stream the model's thinking into a section of its own, above the reply's text,
+        folded from its header on."""
+        with self._lock:
+            self._open_reply()
+            if self._section != "thinking":
+                if self._section == "text":
+                    self._push("")
+                self.folds.append([len(self.lines), len(self.lines) + 1])
+                self._push(THINKING_HEADER, THINKING_GROUP)
+                self._push("", THINKING_GROUP)
+                self._section = "thinking"
+            self._stream_into(text, THINKING_GROUP)
+            self.folds[-1][1] = len(self.lines)
+
+    def add_note(self, text: str, group: str = "SightlineNote") -> int:
+        """A muted line of its own (retries, token counts, tool activity, errors); returns
+        its first row, which `set_line` can rewrite once the outcome is known."""
         with self._lock:
             self._in_reply = False
             if self.lines and self.lines[-1] != "":
                 self._push("")
+            row = len(self.lines)
             for line in text.split("\n"):
                 self._push(line, group)
+            return row
+
+    def set_line(self, row: int, text: str, group: str | None = None) -> None:
+        """Rewrite one line written earlier (a tool call's note gets its outcome)."""
+        with self._lock:
+            if not 0 <= row < len(self.lines):
+                return
+            self.lines[row] = text.split("\n")[0]
+            self.hls = [h for h in self.hls if not (h[0] == row and h[2] == -1)]
+            if group:
+                self.hls.append((row, 0, -1, group))
+            self._mark(row)
+
+    def add_output(self, text: str, shown: int = OUTPUT_SHOWN) -> None:
+        """Command output, verbatim: its last `shown` lines in view, the rest folded."""
+        with self._lock:
+            self._in_reply = False
+            lines = text.split("\n")
+            first = len(self.lines)
+            for line in lines:
+                self._push(OUTPUT_PREFIX + line, "SightlineOutput")
+            if len(lines) > shown + 1:  # folding one line would hide nothing worth it
+                self.folds.append([first, len(self.lines) - shown])
 
     def add_lines(self, lines: Sequence[tuple[str, str | None]]) -> None:
         """A block of lines of its own, each painted with its group (a diff, a checklist)."""
@@ -130,6 +197,8 @@ class Transcript:
             "lines": lines,
             "hls": [list(h) for h in self.hls if h[0] >= start],
             "chips": chips,
+            "md": [list(span) for span in self.md if span[1] > start],
+            "folds": [list(span) for span in self.folds if span[1] > start],
         }
 
     def full(self) -> dict[str, Any]:

@@ -17,7 +17,7 @@ M.KINDS = require('sightline.config').SYNTAX_SCOPE_KINDS -- the config schema's 
 ---@field name? string file name for messages
 ---@field python? table the caller's Python resolution: {start_line, end_line} or {error, partial?}
 
----@class sightline.Range
+---@class sightline.LineRange 1-based, inclusive lines
 ---@field start_line integer
 ---@field end_line integer
 
@@ -58,7 +58,7 @@ end
 --- when the member resolved but its syntax_scope did not, the member's range.
 ---@param buf integer
 ---@param opts sightline.ResolveOpts
----@return sightline.Range?, string?, sightline.Range?
+---@return sightline.LineRange?, string?, sightline.LineRange?
 function M.resolve(buf, opts)
   if opts.member_key and not opts.syntax_scope then
     local found = require('sightline.resolve.lsp').members(buf, opts.member_key)

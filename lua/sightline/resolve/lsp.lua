@@ -14,7 +14,7 @@ local WAIT_MS = 40
 local asked = {} -- "client:buf" → the request for one changedtick
 
 ---@param r lsp.Range
----@return sightline.Range
+---@return sightline.LineRange
 local function lsp_range(r)
   local last = r['end'].line
   if r['end'].character == 0 and last > r.start.line then
@@ -32,7 +32,7 @@ end
 
 ---@param result table DocumentSymbol[] | SymbolInformation[]
 ---@param parts string[]
----@return sightline.Range[]
+---@return sightline.LineRange[]
 local function match_symbols(result, parts)
   local out = {}
   local function walk(symbols, path)
@@ -85,7 +85,7 @@ end
 --- Never waits on a server that has not answered its initialisation or is slow.
 ---@param buf integer
 ---@param key string
----@return sightline.Range[]?
+---@return sightline.LineRange[]?
 function M.members(buf, key)
   local method = 'textDocument/documentSymbol'
   for _, client in ipairs(vim.lsp.get_clients({ bufnr = buf, method = method })) do

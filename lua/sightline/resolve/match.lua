@@ -29,9 +29,9 @@ function M.suffix_match(path, parts)
 end
 
 --- The candidate starting nearest near (the first one without near).
----@param candidates sightline.Range[]
+---@param candidates sightline.LineRange[]
 ---@param near integer?
----@return sightline.Range?
+---@return sightline.LineRange?
 function M.nearest(candidates, near)
   local best, dist = nil, math.huge
   for _, c in ipairs(candidates) do

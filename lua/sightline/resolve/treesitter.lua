@@ -6,7 +6,7 @@ local match = require('sightline.resolve.match')
 local M = {}
 
 ---@param node TSNode
----@return sightline.Range
+---@return sightline.LineRange
 local function node_range(node)
   local sr, _, er, ec = node:range()
   if ec == 0 and er > sr then
@@ -17,13 +17,14 @@ end
 
 --- Statements of a step kind whose nearest step-kind ancestor is root, in document order.
 ---@param root TSNode
+---@param kinds table<string, string> step kinds by node id
 ---@return {kind: string, node: TSNode}[]
-local function direct_steps(root, lang)
+local function direct_steps(root, kinds)
   local out = {}
   local function walk(node)
     for child in node:iter_children() do
       if child:named() then
-        local k = languages.kind_of(child, lang)
+        local k = kinds[child:id()]
         if k then
           out[#out + 1] = { kind = k, node = child }
         else
@@ -36,39 +37,28 @@ local function direct_steps(root, lang)
   return out
 end
 
----@return sightline.Member[]
-local function members(root, buf, lang)
-  local describe = languages.describer(lang)
-  local out = {}
-  local function walk(node, path)
-    for child in node:iter_children() do
-      if child:named() then
-        local m = describe(child, buf)
-        if m then
-          m.names = vim.list_extend(vim.list_slice(path), m.names)
-          out[#out + 1] = m
-        end
-        walk(child, m and m.names or path)
-      end
-    end
-  end
-  walk(root, {})
-  return out
-end
-
 --- Follow the steps down from root.
 ---@return TSNode?, string?
-local function follow_scope(root, lang, steps, where)
+---@param root TSNode
+---@param kinds table<string, string>
+---@param steps sightline.ScopeStep[]
+---@param where string
+local function follow_scope(root, kinds, steps, where)
   local node = root
   for i, step in ipairs(steps) do
     local matching = vim.tbl_filter(function(s)
       return s.kind == step.kind
-    end, direct_steps(node, lang))
+    end, direct_steps(node, kinds))
     local hit = matching[step.index_in_parent + 1]
     if not hit then
       return nil,
         ('syntax_scope step %d (%s #%d) not found in %s: it has %d such statement(s)'):format(
-          i, step.kind, step.index_in_parent, where, #matching)
+          i,
+          step.kind,
+          step.index_in_parent,
+          where,
+          #matching
+        )
     end
     node = hit.node
   end
@@ -92,13 +82,24 @@ end
 ---@param lang string
 ---@param buf integer
 ---@param opts sightline.ResolveOpts
----@return sightline.Range?, string?, sightline.Range?
+---@return sightline.LineRange?, string?, sightline.LineRange?
 function M.resolve(root, lang, buf, opts)
+  local query, qerr = languages.query(lang)
+  if not query then
+    local what = opts.member_key and ("member_key '%s'"):format(opts.member_key) or 'syntax_scope'
+    return nil,
+      qerr
+        or ('cannot resolve %s in %s: no queries/%s/sightline.scm on the runtimepath says what its members and steps are'):format(
+          what,
+          opts.name or 'the file',
+          lang
+        )
+  end
   local roots = { { node = root, body = root, where = opts.name or 'the file' } }
   if opts.member_key then
     local parts = match.split_key(opts.member_key)
     roots = {}
-    for _, m in ipairs(members(root, buf, lang)) do
+    for _, m in ipairs(languages.members(query, root, buf)) do
       if match.suffix_match(m.names, parts) then
         roots[#roots + 1] = { node = m.node, body = m.body, where = table.concat(m.names, '.') }
       end
@@ -107,11 +108,12 @@ function M.resolve(root, lang, buf, opts)
       return nil, ("member_key '%s' not found in %s"):format(opts.member_key, opts.name or 'the file')
     end
   end
-  local found, member_ranges, first_err = {}, {}, nil
+  local found, member_ranges, first_err, kinds = {}, {}, nil, nil
   for _, r in ipairs(roots) do
     local node, err = r.node, nil
     if opts.syntax_scope then
-      node, err = follow_scope(r.body, lang, opts.syntax_scope, r.where)
+      kinds = kinds or languages.steps(query, root, buf)
+      node, err = follow_scope(r.body, kinds, opts.syntax_scope, r.where)
     end
     if node then
       found[#found + 1] = node_range(node)

@@ -1,6 +1,16 @@
-"""The system prompt: stable across turns so the prompt cache can serve it."""
+"""The system prompt: stable across turns so the prompt cache can serve it.
+
+Workspace rules files (AGENTS.md, CLAUDE.md, .sightline/rules.md at the root) follow the
+base prompt, each bounded (RULES_MAX_FILE_BYTES, RULES_MAX_TOTAL_BYTES: the rest is cut with
+a note saying so) and redacted; `rules = false` in the config leaves them out.
+"""
 
 from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from sightline import secrets
 
 BASE = """You are sightline, a coding agent inside the user's Neovim.
 The workspace root is {workspace}. Paths you give and receive are relative to it.
@@ -17,11 +27,72 @@ SCOPED = """
 This turn is about one selection the user made. The only edit you can make is
 replace_selection, which replaces exactly that selection; nothing else can change."""
 
+RULES_FILES = ("AGENTS.md", "CLAUDE.md", ".sightline/rules.md")
+RULES_MAX_FILE_BYTES = 16 * 1024
+RULES_MAX_TOTAL_BYTES = 32 * 1024
 
-def system_prompt(workspace: str, mode: str, scoped: bool) -> str:
+RULES_HEAD = """
+The workspace's rules files follow. Follow them unless the user says otherwise."""
+
+
+@dataclass(frozen=True)
+class RulesFile:
+    path: str  # relative to the workspace root
+    text: str
+    cut: bool = False  # longer than the bound: only its start is included
+
+
+def load_rules(workspace: str) -> list[RulesFile]:
+    """The rules files present at the workspace root, bounded and redacted, in order.
+    A file that is not a regular file inside the root (a symlink out of it) is skipped."""
+    root = os.path.realpath(workspace)
+    out: list[RulesFile] = []
+    budget = RULES_MAX_TOTAL_BYTES
+    for rel in RULES_FILES:
+        full = os.path.realpath(os.path.join(root, rel))
+        if not full.startswith(root + os.sep) or not os.path.isfile(full) or budget <= 0:
+            continue
+        limit = min(RULES_MAX_FILE_BYTES, budget)
+        try:
+            with open(full, "rb") as fh:
+                raw = fh.read(limit + 1)
+        except OSError:
+            continue
+        cut = len(raw) > limit
+        text = raw[:limit].decode(errors="replace")
+        if not text.strip():
+            continue
+        budget -= min(len(raw), limit)
+        out.append(RulesFile(rel, secrets.redact(text), cut))
+    return out
+
+
+def rules_note(rules: list[RulesFile]) -> str:
+    """The transcript line naming the rules used; `@path` makes each a chip."""
+    names = ", ".join(f"@{r.path}" for r in rules)
+    cut = [r.path for r in rules if r.cut]
+    note = f"rules: {names}"
+    if cut:
+        note += f" (cut to the first {RULES_MAX_FILE_BYTES // 1024} KiB: {', '.join(cut)})"
+    return note
+
+
+def _rules_text(rules: list[RulesFile]) -> str:
+    parts = [RULES_HEAD]
+    for r in rules:
+        tail = f"\n[… cut: {r.path} is longer than this]" if r.cut else ""
+        parts.append(f'\n<rules file="{r.path}">\n{r.text.rstrip()}{tail}\n</rules>')
+    return "\n".join(parts)
+
+
+def system_prompt(
+    workspace: str, mode: str, scoped: bool, rules: list[RulesFile] | None = None
+) -> str:
     text = BASE.format(workspace=workspace)
     if mode == "plan":
         text += PLAN
     if scoped:
         text += SCOPED
+    if rules:
+        text += "\n" + _rules_text(rules)
     return text

@@ -6,17 +6,25 @@ On accept the core takes the compare view's after side if one was opened (the us
 edited it), reduces the change to one anchored span and has Neovim apply it as one undo step;
 the anchor must still occur exactly once, else the edit is refused as changed since proposed.
 An accepted proposal without a compare view costs two round trips: find, apply.
+
+While an edit waits, its buffer shows it inline, hunk by hunk (lua/sightline/inline.lua draws
+what diff.hunks computed, at the excerpt's `first_line`). The user may decide each hunk; the
+accepted ones make the text that is applied, by the same path as a whole accept (so
+re-anchoring and refusals are as above), and the model is told which hunks were applied and
+what the buffer now holds around them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sightline import diff
-from sightline.editor import Applied, Editor
+from sightline.editor import Applied, Editor, EditorError, HunkSpec
 from sightline.errors import Refused
 from sightline.tools.base import ToolResult
 
@@ -24,6 +32,9 @@ if TYPE_CHECKING:
     from sightline.agent.session import Session, Turn
 
 _ids = itertools.count(1)
+
+# Lines of the buffer told to the model around each applied hunk.
+CONTEXT_LINES = 2
 
 
 def next_id() -> int:
@@ -55,10 +66,14 @@ class Proposal:
     # Another way to apply it (Change with Agent re-anchors its selection); default: by kind.
     applier: Applier | None = field(default=None, compare=False)
     id: int = 0
+    buffer: int = 0  # the target buffer when it is loaded (where the hunks are drawn)
+    hunks: list[diff.Hunk] = field(default_factory=list, compare=False)
 
     def __post_init__(self) -> None:
         if not self.id:
             self.id = next_id()
+        if self.kind == "edit" and not self.hunks:
+            self.hunks = diff.hunks(self.before, self.after)
 
     def summary(self) -> str:
         added, removed = diff.stats(self.before, self.after)
@@ -96,6 +111,9 @@ def widen(editor: Editor, proposal: Proposal) -> None:
     proposal.after = head + proposal.after + tail
     proposal.anchor_start += len(head)
     proposal.anchor_end += len(head)
+    # The hunks count lines of `before`, which now starts at the buffer's first line.
+    shift = proposal.first_line
+    proposal.hunks = [dataclasses.replace(h, start=h.start + shift) for h in proposal.hunks]
     proposal.first_line, proposal.excerpt = 0, False
 
 
@@ -117,34 +135,158 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
             "autoaccept": auto,
         },
     )
+    hunk_decisions: dict[int, tuple[str, str]] = {}
     if auto:
         decision, reason = "accept", ""
     else:
-        item = turn.gate.ask(proposal.kind, summary, {"proposal": proposal})
+        drawn = _show_inline(turn, proposal)
+        try:
+            item = turn.gate.ask(
+                proposal.kind, summary, {"proposal": proposal}, len(proposal.hunks) if drawn else 0
+            )
+        finally:
+            _clear_inline(turn, proposal)
         decision, reason = item.decision or "reject", item.reason
+        hunk_decisions = dict(item.hunks) if item.by_hunk else {}
+    partial = any(d != "accept" for d, _ in hunk_decisions.values())
     if decision != "accept" or turn.cancelled():
         if proposal.compared:
             turn.editor.close_compare(proposal.id)
         told = f"rejected by the user: {reason}" if reason else "rejected by the user"
+        if hunk_decisions and not turn.cancelled():
+            told = "rejected by the user: " + _rejections(proposal, hunk_decisions, "every hunk")
         return _outcome(session, proposal, shown, f"✗ {told}", "SightlineWarning", told, True)
-    # Only a proposal whose compare view was opened can have been edited there: otherwise
-    # accepting costs no round trip to ask.
-    edited_lines = turn.editor.take_after(proposal.id) if proposal.compared else None
     after = proposal.after
-    if edited_lines is not None:
-        after = diff.buffer_text(list(edited_lines))
+    if partial:
+        # The hunks the user took make the text; compare-view edits belong to a whole accept.
+        if proposal.compared:
+            turn.editor.close_compare(proposal.id)
+        chosen = {i for i, (d, _) in hunk_decisions.items() if d == "accept"}
+        after = diff.apply_hunks(proposal.before, proposal.hunks, chosen)
+    else:
+        # Only a proposal whose compare view was opened can have been edited there:
+        # otherwise accepting costs no round trip to ask.
+        edited_lines = turn.editor.take_after(proposal.id) if proposal.compared else None
+        if edited_lines is not None:
+            after = diff.buffer_text(list(edited_lines))
     result = _apply(turn, proposal, after)
     note = ("✗ " if result.is_error else "✔ ") + result.content
     if auto and not result.is_error:
         note += " (autoaccept)"
     told = result.content
-    if not result.is_error and after != proposal.after:
+    if partial and not result.is_error:
+        told = _partial_told(turn, proposal, hunk_decisions, after, told)
+        note = "✔ " + told.split("\n", 1)[0]
+    elif not result.is_error and after != proposal.after:
         told += (
             " The user edited your proposal in the compare view before accepting it: "
             "read the file again before further edits."
         )
     group = "SightlineError" if result.is_error else "SightlineNote"
     return _outcome(session, proposal, shown, note, group, told, result.is_error)
+
+
+def _show_inline(turn: Turn, proposal: Proposal) -> bool:
+    """Draw the proposal's hunks in its buffer (when loaded); False when nothing was drawn."""
+    if proposal.kind != "edit" or not proposal.buffer or not proposal.hunks:
+        return False
+    spec: HunkSpec = {
+        "id": proposal.id,
+        "buffer": proposal.buffer,
+        "path": proposal.path,
+        # Buffer lines: an excerpt's hunks count from its first line.
+        "hunks": [_in_buffer(proposal, h).as_data() for h in proposal.hunks],
+    }
+    try:
+        return bool(turn.editor.show_hunks(spec))
+    except EditorError:
+        return False  # the pane and the compare view still show it; decided as a whole
+
+
+def _clear_inline(turn: Turn, proposal: Proposal) -> None:
+    if proposal.kind == "edit" and proposal.buffer:
+        # Neovim may be gone (then Lua cleared on the core's exit) or the call late.
+        with contextlib.suppress(EditorError):
+            turn.editor.clear_hunks(proposal.id)
+
+
+def _in_buffer(proposal: Proposal, hunk: diff.Hunk) -> diff.Hunk:
+    """The hunk with its start as a line of the buffer (not of the excerpt)."""
+    return dataclasses.replace(hunk, start=hunk.start + proposal.first_line)
+
+
+def _lines_of(hunk: diff.Hunk) -> str:
+    if not hunk.old:
+        return f"after line {hunk.start}" if hunk.start else "at the start"
+    end = hunk.start + len(hunk.old)
+    return f"line {end}" if len(hunk.old) == 1 else f"lines {hunk.start + 1}–{end}"
+
+
+def _rejections(proposal: Proposal, decisions: dict[int, tuple[str, str]], none: str) -> str:
+    """ "hunk 2 (line 5): the user's note; hunk 3 (lines 7–9)" for the rejected hunks."""
+    parts = []
+    for i, hunk in enumerate(proposal.hunks):
+        decision, note = decisions.get(i, ("reject", ""))
+        if decision == "reject":
+            part = f"hunk {i + 1} ({_lines_of(_in_buffer(proposal, hunk))})"
+            parts.append(f"{part}, the user's note: {note}" if note else part)
+    if none and len(parts) == len(proposal.hunks) and not any(n for _, n in decisions.values()):
+        return none
+    return "; ".join(parts)
+
+
+def _partial_told(
+    turn: Turn,
+    proposal: Proposal,
+    decisions: dict[int, tuple[str, str]],
+    accepted: str,
+    applied: str,
+) -> str:
+    """Which hunks were applied (numbered as the proposal's), which not and why, and the
+    buffer's lines around each applied one as it now holds them."""
+    n = len(proposal.hunks)
+    taken = [i for i in range(n) if decisions.get(i, ("reject", ""))[0] == "accept"]
+    names = ", ".join(str(i + 1) for i in taken)
+    head = (
+        f"partly accepted: of the {n} hunks of your edit, the user applied "
+        f"{'hunk' if len(taken) == 1 else 'hunks'} {names} and rejected "
+        f"{_rejections(proposal, decisions, '')}. {applied.removeprefix('accepted: ')}"
+    )
+    # The accepted text is the excerpt's (or the whole buffer's once widened): only its lines
+    # are read back, from where the excerpt starts.
+    now: list[str] | None = None
+    first, count = proposal.first_line, accepted.count("\n")
+    if proposal.buffer:
+        with contextlib.suppress(EditorError):
+            got = turn.editor.read_lines(proposal.buffer, first, first + count, count)
+            now = list(got["lines"]) if got is not None else None
+    text_lines = accepted.split("\n")
+    if now is None or diff.buffer_text(now) != accepted:
+        return head + " The buffer differs from your edit elsewhere too: read it again."
+    # Where each taken hunk landed in the accepted text: shifted by the hunks before it.
+    shift, ranges = 0, []
+    for i, hunk in enumerate(proposal.hunks):
+        if i in taken:
+            start = hunk.start + shift
+            ranges.append((max(0, start - CONTEXT_LINES), start + len(hunk.new) + CONTEXT_LINES))
+            shift += len(hunk.new) - len(hunk.old)
+    last = len(now)
+    shown: list[str] = []
+    for lo, hi in _merged(ranges):
+        if shown:
+            shown.append("…")
+        shown += [f"{first + row + 1:6}\t{text_lines[row]}" for row in range(lo, min(hi, last))]
+    return head + "\nThe file now holds, around the applied hunks:\n" + "\n".join(shown)
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in ranges:
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 def _outcome(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import threading
 import time
 import traceback
@@ -12,25 +13,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sightline import history, paths
+from sightline import compaction, history, paths, pricing
 from sightline.agent.gate import Gate
-from sightline.agent.prompt import system_prompt
-from sightline.agent.wire import ABANDONED, clean_text, unanswered, wire_messages
+from sightline.agent.prompt import load_rules, rules_note, system_prompt
+from sightline.agent.wire import ABANDONED, clean_text, is_compaction, unanswered, wire_messages
 from sightline.chips import reference_finder
 from sightline.config import CoreConfig
 from sightline.editor import Editor
 from sightline.errors import Refused
 from sightline.providers import make_provider
 from sightline.providers.base import (
+    Notice,
     Provider,
     ProviderError,
     Reply,
     Request,
     Retrying,
     TextDelta,
+    ThinkingDelta,
+    Usage,
 )
+from sightline.providers.presets import preset
 from sightline.scope import Selection
-from sightline.tools.base import Tool, ToolResult, call_label, tools_for
+from sightline.tools.base import Kind, Tool, ToolResult, allowed_kinds, call_label, tools_for
 from sightline.tools.plan import checklist
 from sightline.transcript import Transcript
 from sightline.ui import Ui
@@ -104,11 +109,15 @@ class Session:
         self.conversation: history.Conversation | None = None
         self.turn: Turn | None = None
         self.plan: list[dict[str, Any]] = []
-        self.tokens = {"input": 0, "output": 0, "cache_read": 0}
+        self._reset_tokens()
         self._provider: Provider | None = None
         self._turn_ids = 0
         self._status_seq = itertools.count(1)  # lets the Lua mirror drop out-of-order statuses
         self._lock = threading.RLock()
+        # Tools and mention parts from outside the registry (the MCP client; Core sets them).
+        # Asked on the turn's worker thread, the one place that may wait on a server.
+        self.extra_tools: Callable[[str, frozenset[Kind]], list[Tool]] = lambda ws, kinds: []
+        self.late_parts: Callable[[str, str, int], list[str]] = lambda ws, text, used: []
 
     # -- status -------------------------------------------------------------------------------
 
@@ -117,6 +126,59 @@ class Session:
         if self._provider is None:
             self._provider = make_provider(self.cfg.provider)
         return self._provider
+
+    # -- tokens and cost ----------------------------------------------------------------------
+
+    def _reset_tokens(self) -> None:
+        self.tokens = pricing.Tokens()  # finished replies of this conversation
+        self.turn_tokens = pricing.Tokens()  # those of the current (or last) turn
+        self.live = pricing.Tokens()  # the reply streaming now, as far as the API said
+        self.spent: float | None = 0.0  # dollars of `tokens`; None once a price was unknown
+        self.turn_spent: float | None = 0.0
+        # The whole input plus output of the last reply: what the next request holds at least
+        # (0 after a compaction, until the next reply says).
+        self.last_context = 0
+
+    def _price(self) -> pricing.Price | None:
+        cfg = self.cfg.provider
+        found = preset(cfg.name)
+        if found is not None and found.local:
+            return {}  # a local server: free
+        return pricing.price_of(self.provider.model, cfg.prices)
+
+    def _cost(self, tokens: pricing.Tokens) -> float | None:
+        price = self._price()
+        return None if price is None else pricing.cost(tokens, price)
+
+    def _account(self, reply: Reply) -> None:
+        used = _tokens(reply.usage())
+        cost = self._cost(used)
+        self.tokens += used
+        self.turn_tokens += used
+        self.live = pricing.Tokens()
+        self.spent = _plus(self.spent, cost)
+        self.turn_spent = _plus(self.turn_spent, cost)
+
+    def context_window(self) -> int:
+        found = preset(self.cfg.provider.name)
+        return pricing.context_window(
+            self.provider.model,
+            local=bool(found and found.local),
+            configured=self.cfg.provider.context_window,
+        )
+
+    def usage(self) -> dict[str, Any]:
+        """status().tokens and status().cost: per conversation and per turn, live."""
+        live = self.live
+        live_cost = self._cost(live) if live != pricing.Tokens() else 0.0
+        total, turn = _plus(self.spent, live_cost), _plus(self.turn_spent, live_cost)
+        tokens: dict[str, Any] = (self.tokens + live).to_dict()
+        tokens["turn"] = (self.turn_tokens + live).to_dict()
+        return {
+            "tokens": tokens,
+            "cost": None if total is None else {"total": total, "turn": turn or 0.0},
+            "usage_line": usage_line(self.tokens + live, total),
+        }
 
     def state(self) -> str:
         if self.turn is None:
@@ -130,7 +192,9 @@ class Session:
             "seq": next(self._status_seq),
             "state": self.state(),
             "provider": self.cfg.provider.name,
-            "model": self.cfg.provider.model if self.cfg.provider.name != "echo" else "echo",
+            "model": _model_label(self.cfg)
+            if self.cfg.provider.name == "acp"
+            else self.provider.model,
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
@@ -140,8 +204,17 @@ class Session:
             "conversation": self.conversation.id if self.conversation else None,
             "conversation_path": str(self.conversation.path) if self.conversation else None,
             "read_only": bool(self.conversation and self.conversation.read_only),
-            "tokens": dict(self.tokens),
+            **self.usage(),
+            "turn_tokens": self._turn_tokens(turn),
         }
+
+    def _turn_tokens(self, turn: Turn | None) -> dict[str, int] | None:
+        """Tokens of the running turn (the bar's live count): its finished rounds plus the
+        reply streaming now."""
+        if turn is None:
+            return None
+        tokens = self.turn_tokens + self.live
+        return {"input": tokens.input + tokens.cache_write, "output": tokens.output}
 
     # -- conversation ---------------------------------------------------------------------------
 
@@ -151,7 +224,7 @@ class Session:
                 self.history_dir,
                 self.workspace,
                 provider=self.cfg.provider.name,
-                model=self.cfg.provider.model,
+                model=self.provider.model,
             )
         return self.conversation
 
@@ -197,6 +270,7 @@ class Session:
             self._turn_ids += 1
             turn = Turn(self._turn_ids, self, scope=scope, user=user)
             self.turn = turn
+            self.turn_tokens, self.turn_spent, self.live = pricing.Tokens(), 0.0, pricing.Tokens()
         self.transcript.add_user(text, note, chip)
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})
         threading.Thread(
@@ -204,8 +278,11 @@ class Session:
         ).start()
         return turn
 
-    def _tools(self, turn: Turn) -> list[Tool]:
-        return tools_for(self.registry, self.mode, turn.scope is not None)
+    def _tools(self, turn: Turn, mode: str | None = None) -> list[Tool]:
+        mode = self.mode if mode is None else mode
+        scoped = turn.scope is not None
+        extra = self.extra_tools(self.workspace, allowed_kinds(mode, scoped))
+        return tools_for([*self.registry, *extra], mode, scoped)
 
     def _run(self, turn: Turn) -> None:
         status = "done"
@@ -214,14 +291,24 @@ class Session:
                 # Credentials first (api_key_cmd): the key must be known to the redactor
                 # before the user's message is written to history.
                 self.provider.prepare()
+                pending = turn.user
+                if pending is not None:
+                    # Parts that need a worker thread (MCP resources), after the typed text.
+                    content = pending["content"]
+                    used = sum(len(str(b.get("text", "")).encode()) for b in content[1:])
+                    late = self.late_parts(self.workspace, pending["visible"], used)
+                    with turn.lock:
+                        content.extend({"type": "text", "text": part} for part in late)
             finally:
                 with turn.lock:
                     user, turn.user = turn.user, None
                     if user is not None:
                         self.record(user)
-            if turn.cancelled():
+            if turn.cancelled() or user is None:
                 return  # stopped while the key was fetched: nothing is sent
-            status = self._loop(turn)
+            # The seam for providers that run whole turns (providers/base.py TurnRunner).
+            run_turn = getattr(self.provider, "run_turn", None)
+            status = run_turn(turn, user) if callable(run_turn) else self._loop(turn)
         except ProviderError as err:
             status = "error"
             if not turn.cancelled():
@@ -237,13 +324,26 @@ class Session:
             self._finish(turn, status)
 
     def _loop(self, turn: Turn) -> str:
-        tools = self._tools(turn)
-        by_name = {tool.name: tool for tool in tools}
+        mode = self.mode
+        # Read once per turn: the system prompt stays the same for every request of the turn
+        # (the prompt cache serves it).
+        rules = load_rules(self.workspace) if self.cfg.rules else []
+        if rules:
+            self.transcript.add_note(rules_note(rules))
+            self.ui.schedule()
+        system = system_prompt(self.workspace, mode, turn.scope is not None, rules)
         for iteration in range(self.cfg.max_iterations + 1):
+            # Each request asks again: an MCP server that died since is left out.
+            tools = self._tools(turn, mode)
+            by_name = {tool.name: tool for tool in tools}
             assert self.conversation is not None
+            if self.last_context >= compaction.TRIGGER * self.context_window():
+                self._auto_compact(turn)
+                if turn.cancelled():
+                    return "stopped"
             request = Request(
                 # The workspace path may hold bytes that are not UTF-8 (surrogate escapes).
-                system=clean_text(system_prompt(self.workspace, self.mode, turn.scope is not None)),
+                system=clean_text(system),
                 messages=wire_messages(self.conversation.records),
                 tools=[tool.spec() for tool in tools],
             )
@@ -261,10 +361,16 @@ class Session:
                             "role": "assistant",
                             "content": reply.content,
                             "stop_reason": reply.stop_reason,
-                            "usage": {"input": reply.input_tokens, "output": reply.output_tokens},
+                            "usage": {
+                                "input": reply.input_tokens,
+                                "output": reply.output_tokens,
+                                "cache_read": reply.cache_read_tokens,
+                                "cache_write": reply.cache_write_tokens,
+                            },
                         }
                     )
             self._account(reply)
+            self.last_context = _context_of(reply)
             if reply.stop_reason == "max_tokens":
                 self.transcript.add_note(
                     "The reply stopped at provider.max_tokens "
@@ -290,6 +396,7 @@ class Session:
 
     def _stream(self, turn: Turn, request: Request) -> Reply | None:
         reply: Reply | None = None
+        first = True
         for event in self.provider.stream(request, turn.cancelled):
             if turn.cancelled():
                 return None
@@ -299,6 +406,26 @@ class Session:
                         return None
                     turn.partial += event.text
                     self.transcript.append_text(event.text)
+                if first:  # the first text shows at once; the rest is batched
+                    first = False
+                    self.ui.flush()
+                else:
+                    self.ui.schedule()
+            elif isinstance(event, ThinkingDelta):
+                with turn.lock:
+                    if turn.cancelled():
+                        return None
+                    self.transcript.append_thinking(event.text)
+                if first:
+                    first = False
+                    self.ui.flush()
+                else:
+                    self.ui.schedule()
+            elif isinstance(event, Usage):
+                self.live = _tokens(event)
+                self.ui.schedule()
+            elif isinstance(event, Notice):
+                self.transcript.add_note(event.text, "SightlineWarning")
                 self.ui.schedule()
             elif isinstance(event, Retrying):
                 self.transcript.add_note(
@@ -311,10 +438,102 @@ class Session:
                 reply = event
         return None if turn.cancelled() else reply
 
-    def _account(self, reply: Reply) -> None:
-        self.tokens["input"] += reply.input_tokens
-        self.tokens["output"] += reply.output_tokens
-        self.tokens["cache_read"] += reply.cache_read_tokens
+    # -- compaction ---------------------------------------------------------------------
+
+    def compact(self) -> Turn:
+        """`:Sightline compact`: summarise the whole conversation so far, on a worker thread
+        (a turn of its own: the bar says working, Stop ends it, nothing else is changed)."""
+        with self._lock:
+            if self.turn is not None:
+                raise Refused("a turn is running: wait for it or :Sightline stop")
+            conv = self.conversation
+            if conv is None or not compaction.summarisable(conv.records):
+                raise Refused("nothing to compact: the conversation has no earlier messages")
+            if conv.read_only:
+                raise Refused("this conversation is open in another Neovim (read-only)")
+            self._turn_ids += 1
+            turn = Turn(self._turn_ids, self)
+            self.turn = turn
+            self.turn_tokens, self.turn_spent, self.live = pricing.Tokens(), 0.0, pricing.Tokens()
+        self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": False})
+        threading.Thread(
+            target=self._run_compact, args=(turn,), name=f"compact-{turn.id}", daemon=True
+        ).start()
+        return turn
+
+    def _run_compact(self, turn: Turn) -> None:
+        status = "done"
+        try:
+            self.provider.prepare()
+            assert self.conversation is not None
+            if not self._compact(turn, len(self.conversation.records)):
+                status = "stopped"
+        except ProviderError as err:
+            status = "error"
+            if not turn.cancelled():
+                self.transcript.add_note(
+                    "✗ The conversation was not compacted: " + err.message, "SightlineError"
+                )
+        except Exception as err:
+            status = "error"
+            log.error("compaction failed:\n%s", traceback.format_exc())
+            if not turn.cancelled():
+                text = f"✗ internal error: {type(err).__name__}: {err} (details in the log)"
+                self.transcript.add_note(text, "SightlineError")
+        finally:
+            self._finish(turn, status)
+
+    def _auto_compact(self, turn: Turn) -> None:
+        """The conversation nears the context window: summarise what came before the
+        current prompt. A failure is said and the turn goes on uncompacted."""
+        assert self.conversation is not None
+        records = self.conversation.records
+        upto = compaction.current_prompt(records)
+        if upto is None or not compaction.summarisable(records[:upto]):
+            return
+        try:
+            self._compact(turn, upto)
+        except ProviderError as err:
+            if not turn.cancelled():
+                self.transcript.add_note(
+                    f"⚠ The conversation could not be compacted ({err.message}); it goes on "
+                    "in full.",
+                    "SightlineWarning",
+                )
+                self.last_context = 0  # not tried again before the next reply
+                self.ui.schedule()
+
+    def _compact(self, turn: Turn, upto: int) -> bool:
+        """Summarise records[:upto] by a model request and record the compaction; False
+        when stopped (then nothing is recorded)."""
+        assert self.conversation is not None
+        records = list(self.conversation.records)
+        replaced = compaction.summarisable(records[:upto])
+        self.transcript.add_note("⟲ Compacting the conversation…")
+        self.ui.flush()
+        reply: Reply | None = None
+        for event in self.provider.stream(compaction.request(records[:upto]), turn.cancelled):
+            if turn.cancelled():
+                return False
+            if isinstance(event, Usage):
+                self.live = _tokens(event)
+            elif isinstance(event, Reply):
+                reply = event
+        if reply is None or turn.cancelled():
+            return False
+        self._account(reply)
+        summary = compaction.summary_of(reply)
+        if not summary:
+            raise ProviderError("The model answered the summarising request with no text.")
+        with turn.lock:
+            if turn.cancelled():
+                return False
+            keep = len(self.conversation.records) - upto
+            self.record(compaction.record(summary, keep, replaced))
+        self.last_context = 0
+        self.transcript.add_note(compaction.note(replaced))
+        self.ui.schedule()
+        return True
 
     def _run_calls(
         self, turn: Turn, by_name: dict[str, Tool], calls: list[dict[str, Any]]
@@ -368,7 +587,8 @@ class Session:
             )
         else:
             args = dict(raw_input or {})
-            self.transcript.add_note(f"• {call_label(name, args)}")
+            label = call_label(name, args)
+            row = self.transcript.add_note(f"• {label}")
             try:
                 result = tool.handler(turn, args)
             except Refused as err:
@@ -376,6 +596,7 @@ class Session:
             except Exception as err:
                 log.error("tool %s failed:\n%s", name, traceback.format_exc())
                 result = ToolResult(f"tool {name} failed: {type(err).__name__}: {err}", True)
+            show_outcome(self.transcript, row, name, label, result.content, result.is_error)
         self.ui.schedule()
         block: dict[str, Any] = {
             "type": "tool_result",
@@ -402,15 +623,23 @@ class Session:
             self.transcript.end_reply()
             elapsed = time.monotonic() - turn.started
             if status in ("done", "limit"):
-                summary = f"─ {elapsed:.1f} s"
-                if self.tokens["input"] or self.tokens["output"]:
-                    summary += f" · {self.tokens['input']} in · {self.tokens['output']} out"
-                    if self.tokens["cache_read"]:
-                        summary += f" · {self.tokens['cache_read']} from cache"
-                self.transcript.add_note(summary)
+                self.transcript.add_note(f"─ {elapsed:.1f} s" + self._turn_summary())
             self.turn = None
         self.ui.event("SightlineTurnEnd", {"turn": turn.id, "status": status})
         self.ui.flush()
+
+    def _turn_summary(self) -> str:
+        used = self.turn_tokens
+        if not (used.input or used.output or used.cache_read or used.cache_write):
+            return ""
+        out = f" · {used.input} in · {used.output} out"
+        if used.cache_read:
+            out += f" · {used.cache_read} from cache"
+        if used.cache_write:
+            out += f" · {used.cache_write} to cache"
+        if self.turn_spent is not None:
+            out += f" · {format_cost(self.turn_spent)}"
+        return out
 
     def stop(self, why: str = "stopped by the user") -> bool:
         """End the turn at once: later output is discarded, pending decisions rejected."""
@@ -424,6 +653,16 @@ class Session:
             partial = turn.partial
             user, turn.user = turn.user, None
         self.provider.cancel()
+        if self.live != pricing.Tokens():  # what the stopped reply used is still paid for
+            live = self.live
+            self._account(
+                Reply(
+                    input_tokens=live.input,
+                    output_tokens=live.output,
+                    cache_read_tokens=live.cache_read,
+                    cache_write_tokens=live.cache_write,
+                )
+            )
         self.gate.reject_all(why)
         if user is not None:
             self.record(user)
@@ -458,7 +697,7 @@ class Session:
             self.conversation.close()
         self.conversation = None
         self.plan = []
-        self.tokens = {"input": 0, "output": 0, "cache_read": 0}
+        self._reset_tokens()
         self.transcript.clear()
         self.ui.flush()
 
@@ -490,9 +729,86 @@ class Session:
                 f"{', …' if n > 1 else ''})",
                 "SightlineWarning",
             )
+        self._reset_tokens()
+        for record in conv.records:
+            if record.get("type") == "message" and isinstance(record.get("usage"), dict):
+                self._account(_recorded_usage(record["usage"]))
+        self.turn_tokens, self.turn_spent = pricing.Tokens(), 0.0
+        for record in conv.records:
+            if record.get("type") == "compaction":
+                self.last_context = 0
+            elif record.get("type") == "message" and isinstance(record.get("usage"), dict):
+                self.last_context = _context_of(_recorded_usage(record["usage"]))
         plans = [r for r in conv.records if r.get("type") == "plan"]
         self.plan = list(plans[-1]["steps"]) if plans else []
         self.ui.flush()
+
+
+def _plus(a: float | None, b: float | None) -> float | None:
+    """A sum of costs: unknown when either is."""
+    return None if a is None or b is None else a + b
+
+
+def _context_of(reply: Reply) -> int:
+    """The tokens the next request holds at least: this one's whole input and the reply."""
+    return (
+        reply.input_tokens
+        + reply.cache_read_tokens
+        + reply.cache_write_tokens
+        + reply.output_tokens
+    )
+
+
+def _tokens(usage: Usage) -> pricing.Tokens:
+    return pricing.Tokens(usage.input, usage.output, usage.cache_read, usage.cache_write)
+
+
+def _recorded_usage(raw: dict[str, Any]) -> Reply:
+    """The usage of a recorded reply (any shape: it comes from a file)."""
+
+    def count(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+    return Reply(
+        input_tokens=count("input"),
+        output_tokens=count("output"),
+        cache_read_tokens=count("cache_read"),
+        cache_write_tokens=count("cache_write"),
+    )
+
+
+def _count(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
+
+
+def usage_line(tokens: pricing.Tokens, dollars: float | None) -> str:
+    """The pane bar's usage segment: `12.3k in · 456 out · 2000 cached · $0.012`."""
+    if tokens == pricing.Tokens():
+        return ""
+    parts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
+    if tokens.cache_read:
+        parts.append(f"{_count(tokens.cache_read)} cached")
+    if dollars is not None:
+        parts.append(format_cost(dollars))
+    return " · ".join(parts)
+
+
+def format_cost(dollars: float) -> str:
+    """`$0.012`, `$1.23`: enough digits to see a cheap turn move."""
+    return f"${dollars:.2f}" if dollars >= 1 else f"${dollars:.4f}".rstrip("0").rstrip(".")
+
+
+def _model_label(cfg: CoreConfig) -> str:
+    """The status bar's model: echo, an ACP agent's name, or the configured model."""
+    if cfg.provider.name == "echo":
+        return "echo"
+    if cfg.provider.name == "acp":
+        agent = cfg.provider.agent
+        if agent is not None and agent.cmd:
+            return os.path.basename(agent.cmd[0])
+        return agent.preset if agent is not None and agent.preset else "gemini"
+    return cfg.provider.model
 
 
 def _json_kind(value: Any) -> str:
@@ -516,8 +832,10 @@ ABANDONED_NOTE = "✗ not completed: the session ended before this call finished
 
 def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> None:
     """Rebuild the transcript of a conversation reopened from history. Tolerates any record
-    (they come from a file): what it cannot show it leaves out."""
+    (they come from a file): what it cannot show it leaves out. A call's note is marked with
+    its outcome once its result is read, as it was live."""
     waiting: list[Any] = []  # ids of the last reply's calls with no answer yet
+    calls: dict[Any, tuple[int, str, str]] = {}  # tool_use id -> (note row, name, label)
 
     def abandon() -> None:
         for _ in waiting:
@@ -533,8 +851,13 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
             for block in results:
                 if block.get("tool_use_id") in waiting:
                     waiting.remove(block["tool_use_id"])
-                    if block.get("content") == ABANDONED:
+                    call = calls.pop(block["tool_use_id"], None)
+                    content = block.get("content")
+                    if content == ABANDONED:
                         transcript.add_note(ABANDONED_NOTE, "SightlineError")
+                    elif call is not None:
+                        text = content if isinstance(content, str) else ""
+                        show_outcome(transcript, *call, text, bool(block.get("is_error")))
             abandon()  # the next user message answers them, or the request does
             if isinstance(record.get("visible"), str):
                 note, chip = record.get("note"), record.get("chip")
@@ -547,22 +870,31 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
             for block in _blocks(record.get("content")):
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
                     transcript.append_text(block["text"])
+                elif block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
+                    transcript.append_thinking(block["thinking"])
+                elif block.get("type") == "redacted_thinking":
+                    transcript.append_thinking("(redacted by the API)")
                 elif block.get("type") == "tool_use":
                     args = block.get("input")
-                    label = call_label(
-                        str(block.get("name")), args if isinstance(args, dict) else {}
-                    )
-                    transcript.add_note(f"• {label}")
+                    name = str(block.get("name"))
+                    label = call_label(name, args if isinstance(args, dict) else {})
+                    row = transcript.add_note(f"• {label}")
                     waiting.append(block.get("id"))
+                    if isinstance(block.get("id"), str):
+                        calls[block["id"]] = (row, name, label)
             transcript.end_reply()
         elif kind == "event" and record.get("event") == "error":
             transcript.add_note("✗ " + str(record.get("text", "")), "SightlineError")
+        elif is_compaction(record):
+            replaced = record.get("replaced")
+            count = replaced if isinstance(replaced, int) and not isinstance(replaced, bool) else 0
+            transcript.add_note(compaction.note(max(0, count)))
         elif kind == "event" and record.get("event") == "stopped":
             transcript.add_note("■ Stopped.", "SightlineWarning")
         elif kind == "plan" and isinstance(record.get("steps"), list):
             steps = [s for s in record["steps"] if isinstance(s, dict)]
             transcript.add_lines(checklist(steps))
-        elif kind == "proposal" and isinstance(record.get("lines"), list):
+        elif kind in ("proposal", "acp") and isinstance(record.get("lines"), list):
             lines = record["lines"]
             transcript.add_lines(
                 [
@@ -572,3 +904,19 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
                 ]
             )
     abandon()
+
+
+def show_outcome(
+    transcript: Transcript, row: int, name: str, label: str, content: str, is_error: bool
+) -> None:
+    """A tool call's note, once its result is known: a failure is marked with its reason
+    (what the model was told), and run_command's output is shown, long output folded."""
+    if is_error:
+        reason = next((line for line in content.splitlines() if line.strip()), "failed")
+        if len(reason) > 160:
+            reason = reason[:159] + "…"
+        transcript.set_line(row, f"✗ {label} — {reason}", "SightlineError")
+    if name == "run_command":
+        _status, _, output = content.partition("\n")
+        if output and output != "(no output)":
+            transcript.add_output(output)

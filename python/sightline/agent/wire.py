@@ -13,7 +13,12 @@ records: it keeps what the API accepts and repairs the rest, one rule per API co
   with exactly one tool_result for each of them (a missing one is answered as not completed);
   a tool_result anywhere else is dropped;
 * text is valid Unicode: lone surrogates (pynvim's escapes of bytes that are not UTF-8)
-  become U+FFFD on the wire, while history and buffers keep the originals.
+  become U+FFFD on the wire, while history and buffers keep the originals;
+* thinking and redacted_thinking blocks go back byte for byte, in their place in the
+  assistant message (the API checks their signature before a tool_result);
+* after a compaction record (see sightline.compaction), the request is its summary as a user
+  message, then the records it keeps, then those after it: the rules above then apply to
+  that sequence, so a compaction at any point still makes a valid request.
 
 Pure: no Neovim, no I/O.
 """
@@ -33,6 +38,41 @@ _ID = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _ASSISTANT_KEEP = {"thinking": ("thinking", "signature"), "redacted_thinking": ("data",)}
+
+
+SUMMARY_INTRO = (
+    "The earlier part of this conversation was summarised to save context "
+    "(the user sees it in full):\n\n"
+)
+
+
+def is_compaction(record: Any) -> bool:
+    """A compaction record the request can use: a summary, and how many of the records
+    before it stay as they are (the rest it replaces)."""
+    if not isinstance(record, dict) or record.get("type") != "compaction":
+        return False
+    summary, keep = record.get("summary"), record.get("keep")
+    whole = isinstance(keep, int) and not isinstance(keep, bool) and keep >= 0
+    return isinstance(summary, str) and bool(summary.strip()) and whole
+
+
+def effective(records: list[Any]) -> list[Any]:
+    """The records a request is built from: after the last compaction record, its summary
+    (as a user message), the records it keeps, then the records after it."""
+    last = None
+    for i, record in enumerate(records):
+        if is_compaction(record):
+            last = i
+    if last is None:
+        return records
+    record = records[last]
+    cut = max(0, last - record["keep"])
+    head = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "text", "text": SUMMARY_INTRO + record["summary"]}],
+    }
+    return [head, *records[cut:last], *records[last + 1 :]]
 
 
 def clean_text(text: str) -> str:
@@ -91,7 +131,10 @@ def _blocks(role: str, content: Any) -> list[dict[str, Any]]:
             out.append(dict(block))
         elif role == "assistant" and kind in _ASSISTANT_KEEP:
             keys = _ASSISTANT_KEEP[str(kind)]
-            if all(isinstance(block.get(k), str) for k in keys):
+            # Unchanged or not at all: the signature covers the text. One the API cannot
+            # have sent (lone surrogates, from a damaged file) cannot go back either.
+            values = [block.get(k) for k in keys]
+            if all(isinstance(v, str) and not _SURROGATES.search(v) for v in values):
                 out.append({"type": kind, **{k: block[k] for k in keys}})
     return out
 
@@ -188,7 +231,7 @@ def wire_messages(records: list[Any]) -> list[dict[str, Any]]:
     ids = _Ids()
     out: list[dict[str, Any]] = []
     calls: list[tuple[str, str]] = []  # those of out[-1] when it is the assistant's
-    for msg in _messages(records):
+    for msg in _messages(effective(records)):
         if msg["role"] == "assistant":
             if not out:
                 continue  # a conversation starts with the user
@@ -223,7 +266,7 @@ def unanswered(records: list[Any]) -> list[dict[str, Any]]:
     """The tool_use blocks after the last user message: calls the history leaves without a
     result (the core ended while they waited or ran)."""
     waiting: list[dict[str, Any]] = []
-    for msg in _messages(records):
+    for msg in _messages(effective(records)):
         if msg["role"] == "user":
             waiting = []
         else:

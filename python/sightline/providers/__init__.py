@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from sightline.config import ProviderConfig
 from sightline.providers.base import Provider, ProviderError
+from sightline.providers.presets import default_model
 
 
 def _echo(cfg: ProviderConfig) -> Provider:
@@ -20,10 +22,34 @@ def _anthropic(cfg: ProviderConfig) -> Provider:
     return AnthropicProvider(cfg)
 
 
+def _openai(cfg: ProviderConfig) -> Provider:
+    # openai, ollama and openrouter: one implementation, the preset table says the rest.
+    from sightline.providers.openai_api import OpenAIProvider
+
+    return OpenAIProvider(cfg)
+
+
+def _acp(cfg: ProviderConfig) -> Provider:
+    from sightline.providers.acp import AcpProvider
+
+    return AcpProvider(cfg)
+
+
 REGISTRY: dict[str, Callable[[ProviderConfig], Provider]] = {
     "echo": _echo,
     "anthropic": _anthropic,
+    "openai": _openai,
+    "ollama": _openai,
+    "openrouter": _openai,
+    "acp": _acp,
 }
+
+
+def with_default_model(cfg: ProviderConfig) -> ProviderConfig:
+    """`cfg` with the preset's default model when the user gave none."""
+    if cfg.model:
+        return cfg
+    return dataclasses.replace(cfg, model=default_model(cfg.name) or "default")
 
 
 def make_provider(cfg: ProviderConfig) -> Provider:
@@ -32,4 +58,4 @@ def make_provider(cfg: ProviderConfig) -> Provider:
     except KeyError:
         names = ", ".join(sorted(REGISTRY))
         raise ProviderError(f"unknown provider {cfg.name!r}; expected one of: {names}") from None
-    return factory(cfg)
+    return factory(with_default_model(cfg))

@@ -29,10 +29,52 @@ from sightline.providers.base import (
     Retrying,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
 )
 
 MAX_RETRY_AFTER_S = 30.0
 SDK_IMPORTED = threading.Event()
+# provider.thinking given as an effort: the budget it means for Claude.
+EFFORT_BUDGET = {"low": 2048, "medium": 8192, "high": 24576}
+_THINKING = ("thinking", "redacted_thinking")
+
+
+def thinking_budget(cfg: ProviderConfig) -> int | None:
+    if isinstance(cfg.thinking, str):
+        return EFFORT_BUDGET.get(cfg.thinking)
+    return cfg.thinking
+
+
+def thinking_allowed(messages: list[dict[str, Any]]) -> bool:
+    """Whether thinking may be on for this request. With thinking on, the API requires the
+    assistant message whose tool calls the last user message answers to start with its
+    thinking block; a history written without thinking (or by another provider) has none,
+    and none can be made up, so that request goes without thinking (the next turn has it)."""
+    if len(messages) < 2 or messages[-1].get("role") != "user":
+        return True
+    content = messages[-1].get("content")
+    answers = isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
+    if not answers:
+        return True
+    previous = messages[-2].get("content")
+    first = previous[0] if isinstance(previous, list) and previous else None
+    return isinstance(first, dict) and first.get("type") in _THINKING
+
+
+def _mark_last_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with a cache breakpoint on the last block of the last one (the third
+    of at most four: the tools, the system prompt, the last turn), copied, not changed."""
+    if not messages or not isinstance(messages[-1].get("content"), list):
+        return messages
+    last = dict(messages[-1])
+    blocks = list(last["content"])
+    if not blocks or not isinstance(blocks[-1], dict) or blocks[-1].get("type") in _THINKING:
+        return messages
+    blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
+    last["content"] = blocks
+    return [*messages[:-1], last]
 
 
 def preload() -> None:
@@ -189,13 +231,16 @@ class _Assembler:
     reply: Reply = field(default_factory=Reply)
     partial_json: dict[int, str] = field(default_factory=dict)
     stopped: bool = False
+    live: bool = False  # the usage changed: tell the pane
 
-    def feed(self, event: Any) -> str | None:
+    def feed(self, event: Any) -> TextDelta | ThinkingDelta | None:
         kind = event.type
         if kind == "message_start":
             usage = event.message.usage
             self.reply.input_tokens = usage.input_tokens or 0
             self.reply.cache_read_tokens = getattr(usage, "cache_read_input_tokens", 0) or 0
+            self.reply.cache_write_tokens = getattr(usage, "cache_creation_input_tokens", 0) or 0
+            self.live = True
         elif kind == "content_block_start":
             block = event.content_block.model_dump(exclude_none=True)
             if block.get("type") == "tool_use":
@@ -207,7 +252,14 @@ class _Assembler:
             block = self.reply.content[event.index]
             if delta.type == "text_delta":
                 block["text"] = block.get("text", "") + delta.text
-                return str(delta.text)
+                return TextDelta(str(delta.text)) if delta.text else None
+            if delta.type == "thinking_delta":
+                # Kept exactly as streamed: the API checks it against the signature when
+                # it comes back before a tool_result.
+                block["thinking"] = block.get("thinking", "") + delta.thinking
+                return ThinkingDelta(str(delta.thinking)) if delta.thinking else None
+            if delta.type == "signature_delta":
+                block["signature"] = block.get("signature", "") + delta.signature
             if delta.type == "input_json_delta":
                 self.partial_json[event.index] += delta.partial_json
         elif kind == "content_block_stop":
@@ -217,23 +269,28 @@ class _Assembler:
         elif kind == "message_delta":
             self.reply.stop_reason = event.delta.stop_reason
             self.reply.output_tokens = event.usage.output_tokens or 0
+            self.live = True
         elif kind == "message_stop":
             self.stopped = True
         return None
 
 
-def _abortable_http_client() -> tuple[Any, Callable[[], None]]:
+def _abortable_http_client(client_cls: Any = None) -> tuple[Any, Callable[[], None]]:
     """An HTTP client whose open connections can be torn down from another thread.
 
     Closing a response while a worker is blocked reading it does not wake the read, and the
     server keeps streaming into a dead turn. Shutting the socket down does both, so Stop
     closes the stream at once. The hook sits on httpcore2's network backend; if that private
     seam ever moves, Stop still works, only less promptly (the response is closed).
+    The openai SDK sits on the same httpx2 stack and passes its own client class.
     """
-    import anthropic
     import httpcore2
     import httpx2
 
+    if client_cls is None:
+        import anthropic
+
+        client_cls = anthropic.DefaultHttpxClient
     live: weakref.WeakSet[socket.socket] = weakref.WeakSet()
 
     class TrackingBackend(httpcore2.SyncBackend):
@@ -254,7 +311,7 @@ def _abortable_http_client() -> tuple[Any, Callable[[], None]]:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
 
-    return anthropic.DefaultHttpxClient(transport=transport), abort
+    return client_cls(transport=transport), abort
 
 
 @dataclass
@@ -311,10 +368,15 @@ class AnthropicProvider:
             "system": [
                 {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
             ],
-            "messages": request.messages,
+            "messages": _mark_last_turn(request.messages),
         }
         if tools:
             params["tools"] = tools
+        budget = thinking_budget(self.cfg)
+        if budget and request.thinking and thinking_allowed(request.messages):
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            # provider.max_tokens stays the reply's own budget; thinking counts on top.
+            params["max_tokens"] = self.cfg.max_tokens + budget
         return params
 
     def stream(self, request: Request, cancelled: Callable[[], bool]) -> Iterator[StreamEvent]:
@@ -325,7 +387,7 @@ class AnthropicProvider:
             emitted = False
             try:
                 for item in self._stream_once(request, cancelled):
-                    emitted = emitted or isinstance(item, TextDelta)
+                    emitted = emitted or isinstance(item, TextDelta | ThinkingDelta)
                     yield item
                 return
             except Exception as err:
@@ -364,9 +426,12 @@ class AnthropicProvider:
                     return
                 if event.type == "error":
                     raise _error_from_status(200, event.model_dump(), None)
-                text = assembler.feed(event)
-                if text:
-                    yield TextDelta(text)
+                delta = assembler.feed(event)
+                if delta is not None:
+                    yield delta
+                if assembler.live:
+                    assembler.live = False
+                    yield assembler.reply.usage()
         finally:
             with self._lock:
                 self._stream = None
@@ -378,6 +443,13 @@ class AnthropicProvider:
                 retryable=False,
             )
         yield assembler.reply
+
+    def models(self) -> list[str]:
+        """The ids of the models the API offers (the Models endpoint); raise ProviderError."""
+        try:
+            return sorted(m.id for m in self._get_client().models.list())
+        except Exception as err:
+            raise classify(err, self.cfg.timeout_ms / 1000) from None
 
     def prepare(self) -> None:
         """Import the SDK and resolve the key (api_key_cmd) before anything is recorded."""

@@ -15,6 +15,13 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """Streamed reasoning of the model (shown dimmed; recorded only as the API returns it)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Retrying:
     """The core is about to retry a failed request; shown in the pane."""
 
@@ -22,6 +29,17 @@ class Retrying:
     of: int
     delay_s: float
     reason: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of the request in progress so far (live accounting; the Reply has the
+    final ones). `input` excludes tokens read from or written to the prompt cache."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
 
 
 @dataclass
@@ -33,9 +51,22 @@ class Reply:
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def usage(self) -> Usage:
+        return Usage(
+            self.input_tokens, self.output_tokens, self.cache_read_tokens, self.cache_write_tokens
+        )
 
 
-StreamEvent = TextDelta | Retrying | Reply
+@dataclass(frozen=True)
+class Notice:
+    """Something the pane says once during a turn (e.g. tools turned off for this model)."""
+
+    text: str
+
+
+StreamEvent = TextDelta | ThinkingDelta | Retrying | Usage | Notice | Reply
 
 
 class ProviderError(Exception):
@@ -57,6 +88,8 @@ class Request:
     system: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
+    # provider.thinking applies (off for a summarising request: see compaction.py).
+    thinking: bool = True
 
     def __post_init__(self) -> None:
         for name in ("system", "messages", "tools"):
@@ -81,3 +114,14 @@ class Provider(Protocol):
     def cancel(self) -> None:
         """Close the stream in progress, from another thread; later events are dropped."""
         ...
+
+
+class TurnRunner(Protocol):
+    """A provider that runs a whole turn itself (an ACP agent has its own tool loop).
+
+    The seam with the session: when the provider has `run_turn`, Session._run calls it
+    instead of its own request/tool loop, after `prepare()` and after the user message is
+    recorded. It returns the turn's status ("done", "stopped", ...) or raises ProviderError;
+    the session still finishes the turn, and `stop()` still calls `cancel()`."""
+
+    def run_turn(self, turn: Any, user: dict[str, Any]) -> str: ...

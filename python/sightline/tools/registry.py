@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from sightline.tools import command, plan, read, selection, view, write
+from sightline.tools import command, diagnostics, plan, read, selection, view, write
 from sightline.tools.base import Tool
 
 
 def default_registry() -> list[Tool]:
     tools: list[Tool] = [
         *read.TOOLS,
+        *diagnostics.TOOLS,
         *write.TOOLS,
         *command.TOOLS,
         *plan.TOOLS,

@@ -109,6 +109,7 @@ def _replace(turn: Turn, args: dict[str, Any]) -> ToolResult:
         first_line=first,
         excerpt=True,
         source=sel.buffer,
+        buffer=sel.buffer,
     )
     return review(turn, proposal)
 

@@ -72,6 +72,7 @@ def propose_edit(turn: Turn, args: dict[str, Any]) -> ToolResult:
         first_line=int(found["first_line"]),
         excerpt=True,
     )
+    proposal.buffer = int(found.get("buffer") or 0)  # where the hunks are drawn
     return review(turn, proposal)
 
 

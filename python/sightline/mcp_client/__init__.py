@@ -1,0 +1,1 @@
+"""The MCP client: the user's MCP servers as tools of a kind, and their resources in `@`."""

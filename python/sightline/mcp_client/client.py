@@ -1,0 +1,320 @@
+"""Connections to MCP servers, on one asyncio loop on a thread of its own.
+
+The SDK is asyncio (anyio): every connection lives in one task of that loop, which enters and
+leaves the SDK's context managers itself (their cancel scopes must stay in one task). The
+other threads — a turn's worker, the completion's background start — submit coroutines with
+`asyncio.run_coroutine_threadsafe` and wait with a deadline; pynvim's loop thread only ever
+reads the state or submits without waiting. Nothing here imports the SDK before a server is
+started: it costs ~0.3 s of CPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from sightline import secrets
+from sightline.mcp_client.config import (
+    ServerConfig,
+    ServerConfigError,
+    resolved_env,
+    resolved_headers,
+)
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+LAUNCHER = Path(__file__).with_name("launcher.py")
+MAX_PAGES = 50  # of tools or resources: a server that pages forever is cut off
+PING_TIMEOUT_S = 3.0
+STDERR_TAIL_BYTES = 2000
+
+
+class McpFailure(Exception):
+    """A server could not do what was asked; the text is for the user (no key, one line)."""
+
+
+class Stopped(McpFailure):
+    """The call was cancelled (the turn stopped, or the server was stopped)."""
+
+
+class _Loop:
+    """The one event loop, started on first use; a daemon thread, so it never keeps the core
+    alive (the servers die with it: see launcher.py)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run, name="mcp-loop", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+
+_loop: _Loop | None = None
+_loop_lock = threading.Lock()
+
+
+def event_loop() -> _Loop:
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            _loop = _Loop()
+        return _loop
+
+
+def wait(
+    future: concurrent.futures.Future[T],
+    timeout_s: float,
+    on_cancel: Callable[[Callable[[], None]], None] | None = None,
+) -> T:
+    """The result of a submitted coroutine; it is cancelled when the deadline passes (and
+    when `on_cancel`'s callback runs: a stopped turn)."""
+    if threading.current_thread() is event_loop().thread:
+        raise RuntimeError("wait() on the MCP loop itself would deadlock")
+    if on_cancel is not None:
+
+        def cancel() -> None:
+            future.cancel()
+
+        on_cancel(cancel)
+    try:
+        return future.result(timeout_s)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        raise
+    except concurrent.futures.CancelledError:
+        raise Stopped("stopped") from None
+
+
+@dataclass
+class Listing:
+    tools: list[Any]
+    resources: list[Any]
+    server_name: str | None
+    version: str | None
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(secrets.redact(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class Connection:
+    """One running server: its SDK client, kept open by a task of the loop until stop()."""
+
+    def __init__(self, cfg: ServerConfig, on_death: Callable[[Connection, str], None]):
+        self.cfg = cfg
+        self.client: Any = None
+        self.listing: Listing | None = None
+        self._on_death = on_death
+        self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stderr: IO[str] | None = None
+        self._future: concurrent.futures.Future[None] | None = None
+        self.dead = False
+
+    # -- on the loop ---------------------------------------------------------------------
+
+    async def serve(self, started: concurrent.futures.Future[Listing]) -> None:
+        self._task = asyncio.current_task()
+        self._stop = asyncio.Event()
+        stack = contextlib.AsyncExitStack()
+        try:
+            try:
+                self.client = await stack.enter_async_context(self._client(stack))
+                listing = await self._list()
+            except BaseException as err:
+                await _close(stack)
+                if not started.done():
+                    started.set_exception(McpFailure(self._why(err)))
+                if isinstance(err, asyncio.CancelledError):
+                    raise
+                return
+            self.listing = listing
+            started.set_result(listing)
+            await self._stop.wait()
+        finally:
+            await _close(stack)
+            if self._stderr is not None:
+                self._stderr.close()
+
+    def _client(self, stack: contextlib.AsyncExitStack) -> Any:
+        from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+        from mcp.types import Implementation
+
+        cfg = self.cfg
+        info = Implementation(name="sightline", version="0.1.0")
+        if cfg.url is not None:
+            http = create_mcp_http_client(headers=resolved_headers(cfg))
+            transport: Any = streamable_http_client(cfg.url, http_client=http)
+            stack.push_async_callback(http.aclose)
+        else:
+            assert cfg.command is not None
+            params = StdioServerParameters(
+                command=sys.executable,
+                args=[str(LAUNCHER), str(os.getpid()), cfg.command, *cfg.args],
+                env=resolved_env(cfg),
+            )
+            # The server's stderr: kept (deleted on close) to say why it died.
+            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            transport = stdio_client(params, errlog=self._stderr)
+        return Client(transport, client_info=info, mode="legacy")
+
+    async def _list(self) -> Listing:
+        client = self.client
+        caps = client.server_capabilities
+        tools: list[Any] = []
+        resources: list[Any] = []
+        if caps.tools is not None:
+            cursor = None
+            for _ in range(MAX_PAGES):
+                page = await client.list_tools(cursor=cursor)
+                tools.extend(page.tools)
+                if not (cursor := page.next_cursor):
+                    break
+        if caps.resources is not None:
+            cursor = None
+            for _ in range(MAX_PAGES):
+                rpage = await client.list_resources(cursor=cursor)
+                resources.extend(rpage.resources)
+                if not (cursor := rpage.next_cursor):
+                    break
+        info = client.server_info
+        name, version = (info.name, info.version) if info else (None, None)
+        return Listing(tools, resources, name, version)
+
+    def _why(self, err: BaseException) -> str:
+        if isinstance(err, ServerConfigError):
+            return str(err)
+        if isinstance(err, asyncio.CancelledError):
+            text = "it did not answer in time"
+        elif isinstance(err, BaseExceptionGroup):
+            text = "; ".join(self._why(e) for e in err.exceptions[:3])
+        elif isinstance(err, OSError):
+            text = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
+        else:
+            text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+        tail = self.stderr_tail()
+        return _one_line(text + (f" (its stderr: {tail})" if tail else ""))
+
+    def stderr_tail(self) -> str:
+        if self._stderr is None or self._stderr.closed:
+            return ""
+        try:
+            self._stderr.flush()
+            end = self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, end - STDERR_TAIL_BYTES))
+            lines = [ln for ln in self._stderr.read().splitlines() if ln.strip()]
+        except (OSError, ValueError):
+            return ""
+        return _one_line(lines[-1]) if lines else ""
+
+    async def call_tool(self, name: str, args: dict[str, Any], timeout_s: float) -> Any:
+        from mcp import MCPError
+
+        try:
+            return await asyncio.wait_for(self.client.call_tool(name, args), timeout_s)
+        except MCPError as err:
+            if self._closed(err):
+                self._died("it exited")
+            raise McpFailure(_one_line(str(err))) from None
+
+    async def read_resource(self, uri: str, timeout_s: float) -> Any:
+        from mcp import MCPError
+
+        try:
+            return await asyncio.wait_for(self.client.read_resource(uri), timeout_s)
+        except MCPError as err:
+            if self._closed(err):
+                self._died("it exited")
+            raise McpFailure(_one_line(str(err))) from None
+
+    async def ping(self) -> bool:
+        from mcp import MCPDeprecationWarning, MCPError
+
+        # Removed in the 2026-07-28 protocol, kept by the legacy handshake this client uses.
+        warnings.filterwarnings("ignore", "ping is removed", MCPDeprecationWarning)
+        try:
+            await asyncio.wait_for(self.client.send_ping(), PING_TIMEOUT_S)
+        except (MCPError, TimeoutError) as err:
+            self._died("it exited" if isinstance(err, MCPError) else "it stopped answering")
+            return False
+        return True
+
+    @staticmethod
+    def _closed(err: Any) -> bool:
+        from mcp_types import CONNECTION_CLOSED
+
+        return getattr(err, "code", None) == CONNECTION_CLOSED or "Connection closed" in str(err)
+
+    def _died(self, how: str) -> None:
+        if self.dead:
+            return
+        self.dead = True
+        tail = self.stderr_tail()
+        self._on_death(self, _one_line(how + (f" (its stderr: {tail})" if tail else "")))
+        self.stop_soon()
+
+    def stop_soon(self) -> None:
+        """Close the connection (the SDK stops a stdio server's process group); safe from
+        any thread."""
+        stop = self._stop
+        if self.listing is None and self._future is not None:
+            self._future.cancel()  # still starting: cancel the start where it waits
+        elif stop is not None:
+            event_loop().loop.call_soon_threadsafe(stop.set)
+
+    async def stop(self) -> None:
+        self.stop_soon()
+        if self._task is not None and self._task is not asyncio.current_task():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self._task), 8.0)
+
+
+async def _close(stack: contextlib.AsyncExitStack) -> None:
+    try:
+        await stack.aclose()
+    except BaseException as err:  # a transport dying as it closes: nothing left to do
+        log.debug("closing an MCP connection: %r", err)
+
+
+def start(
+    cfg: ServerConfig, on_death: Callable[[Connection, str], None]
+) -> tuple[Connection, concurrent.futures.Future[Listing]]:
+    """Start a server in the background; the future says when its tools are listed."""
+    conn = Connection(cfg, on_death)
+    started: concurrent.futures.Future[Listing] = concurrent.futures.Future()
+    conn._future = event_loop().submit(conn.serve(started))
+    return conn, started
+
+
+def stop_all(connections: list[Connection], timeout_s: float = 5.0) -> None:
+    if not connections or _loop is None:
+        return
+
+    async def stop() -> None:
+        await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+
+    deadline = time.monotonic() + timeout_s
+    with contextlib.suppress(Exception):
+        _loop.submit(stop()).result(max(0.1, deadline - time.monotonic()))

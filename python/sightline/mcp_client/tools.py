@@ -1,0 +1,271 @@
+"""An MCP server's tools as ordinary Tool entries with a kind, and their results as text.
+
+Kinds: a tool the user declared (`tools = { name = 'read' }`) has that kind; else the server's
+declared `kind`; else, only when the user opted in with `trust_annotations`, `read` for a tool
+whose annotations say readOnlyHint; else `exec`. An `exec` tool is asked every call through
+the review gate, as run_command is. Annotations are always shown to the user, in the ask and
+in `:Sightline mcp list`.
+
+Names are `mcp__{server}__{tool}` with every character outside `[a-zA-Z0-9_-]` replaced by
+`_`. A name longer than 64 characters (the API's limit), or one that two tools would share
+after that replacement, is cut to 55 characters and ends with `_` and 8 hex digits of a hash
+of the server's and the tool's real names: stable across restarts, unique in practice.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sightline import secrets
+from sightline.agent.proposals import next_id
+from sightline.mcp_client.config import ServerConfig
+from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.tools.output import HeadTail, clip_line
+
+if TYPE_CHECKING:
+    from sightline.agent.session import Turn
+
+MAX_NAME = 64
+MAX_DESCRIPTION = 4000
+MAX_SCHEMA_BYTES = 65536
+MAX_RESULT_BYTES = 30_000
+MAX_RESULT_LINES = 400
+SMALL_RESOURCE_CHARS = 4000
+SHOWN_ARG_LINES = 20
+_BAD = re.compile(r"[^a-zA-Z0-9_-]")
+HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def tool_name(server: str, tool: str, taken: set[str]) -> str:
+    plain = _BAD.sub("_", f"mcp__{server}__{tool}")
+    name, salt = plain, 0
+    while len(name) > MAX_NAME or name in taken:
+        key = f"{server}\0{tool}" + (f"\0{salt}" if salt else "")  # salt: a listed twice
+        digest = hashlib.sha256(key.encode(errors="surrogatepass")).hexdigest()
+        name, salt = plain[: MAX_NAME - 9] + "_" + digest[:8], salt + 1
+    return name
+
+
+def hints_of(tool: Any) -> dict[str, Any]:
+    """The hints a server gives (readOnlyHint: True, …), as named in the protocol."""
+    found = getattr(tool, "annotations", None)
+    if found is None:
+        return {}
+    data = found.model_dump(by_alias=True, exclude_none=True)
+    return {k: v for k, v in data.items() if k in HINTS}
+
+
+def hints_text(hints: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={'true' if v else 'false'}" for k, v in hints.items())
+
+
+def kind_of(cfg: ServerConfig, tool: str, hints: dict[str, Any]) -> Kind:
+    declared = cfg.declared_kind(tool)
+    if declared is not None:
+        return Kind.READ if declared == "read" else Kind.EXEC
+    if cfg.trust_annotations and hints.get("readOnlyHint") is True:
+        return Kind.READ
+    return Kind.EXEC
+
+
+def could_offer(cfg: ServerConfig, kinds: frozenset[Kind]) -> bool:
+    """Whether a turn allowing `kinds` could get any tool of this server (known before it is
+    started: a plan turn never starts a server whose tools can only be exec)."""
+    if Kind.EXEC in kinds:
+        return True
+    if Kind.READ not in kinds:
+        return False
+    return cfg.kind == "read" or cfg.trust_annotations or any(k == "read" for _, k in cfg.tools)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One server tool as offered (or refused), for the turn and for the listing."""
+
+    name: str  # the server's
+    api_name: str
+    kind: Kind
+    hints: dict[str, Any]
+    description: str
+    schema: dict[str, Any] | None
+    refused: str | None = None
+
+
+def listed_tools(cfg: ServerConfig, tools: list[Any]) -> list[Listed]:
+    out: list[Listed] = []
+    taken: set[str] = set()
+    for tool in tools:
+        raw_name = str(getattr(tool, "name", ""))
+        hints = hints_of(tool)
+        api_name = tool_name(cfg.name, raw_name, taken)
+        taken.add(api_name)
+        schema = getattr(tool, "input_schema", None)
+        refused = _schema_problem(schema)
+        text = getattr(tool, "description", None) or getattr(tool, "title", None) or ""
+        out.append(
+            Listed(
+                name=raw_name,
+                api_name=api_name,
+                kind=kind_of(cfg, raw_name, hints),
+                hints=hints,
+                description=str(text)[:MAX_DESCRIPTION],
+                schema=schema if refused is None else None,
+                refused=refused,
+            )
+        )
+    return out
+
+
+def _schema_problem(schema: object) -> str | None:
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return "its input schema is not an object schema"
+    try:
+        size = len(json.dumps(schema))
+    except (TypeError, ValueError):
+        return "its input schema is not JSON"
+    if size > MAX_SCHEMA_BYTES:
+        return f"its input schema is larger than {MAX_SCHEMA_BYTES} bytes"
+    return None
+
+
+Caller = Callable[["Turn", str, dict[str, Any]], Any]
+
+
+def as_tool(cfg: ServerConfig, listed: Listed, call: Caller) -> Tool:
+    assert listed.schema is not None
+    about = f"(MCP tool {listed.name} of server {cfg.name}"
+    about += ", runs after the user allows it)" if listed.kind == Kind.EXEC else ")"
+    description = f"{listed.description}\n{about}" if listed.description else about
+
+    def handler(turn: Turn, args: dict[str, Any]) -> ToolResult:
+        return run(turn, cfg, listed, args, call)
+
+    return Tool(listed.api_name, listed.kind, description, listed.schema, handler)
+
+
+def run(
+    turn: Turn, cfg: ServerConfig, listed: Listed, args: dict[str, Any], call: Caller
+) -> ToolResult:
+    session = turn.session
+    if listed.kind == Kind.EXEC:
+        denied = _ask(turn, cfg, listed, args)
+        if denied is not None:
+            return denied
+    else:
+        session.ui.schedule()  # the call's line shows while the server works
+    from sightline.mcp_client.client import McpFailure, Stopped
+
+    try:
+        result = call(turn, listed.name, args)
+    except Stopped:
+        return ToolResult("stopped with the turn; the call was cancelled", True)
+    except TimeoutError:
+        timeout = session.cfg.mcp_call_timeout_ms / 1000
+        session.transcript.add_note(
+            f"✗ {cfg.name}/{listed.name} timed out after {timeout:g} s (mcp.call_timeout_ms)",
+            "SightlineWarning",
+        )
+        return ToolResult(
+            f"timed out after {timeout:g} s (mcp.call_timeout_ms); the call was cancelled", True
+        )
+    except McpFailure as err:
+        return ToolResult(f"MCP server {cfg.name} failed: {err}", True)
+    return format_result(result)
+
+
+def _ask(turn: Turn, cfg: ServerConfig, listed: Listed, args: dict[str, Any]) -> ToolResult | None:
+    session = turn.session
+    summary = f"MCP {cfg.name}/{listed.name}"
+    shown_args = json.dumps(args, ensure_ascii=False, indent=1, sort_keys=True)
+    lines = shown_args.splitlines()
+    if len(lines) > SHOWN_ARG_LINES:
+        lines = [*lines[:SHOWN_ARG_LINES], f"… [{len(lines) - SHOWN_ARG_LINES} more lines]"]
+    shown: list[tuple[str, str | None]] = [
+        (f"⚙ {summary} (MCP tool: runs on the server after you allow it)", "SightlineWarning")
+    ]
+    shown += [("  " + clip_line(line, 200), "SightlineWarning") for line in lines]
+    if listed.hints:
+        trusted = " (trusted: mcp.servers." + cfg.name + ".trust_annotations)"
+        note = "" if not cfg.trust_annotations else trusted
+        shown.append((f"  server's annotations: {hints_text(listed.hints)}{note}", None))
+    session.transcript.add_lines(shown)
+    session.ui.event(
+        "SightlineProposal",
+        {
+            "id": next_id(),
+            "kind": "command",
+            "summary": summary,
+            "command": shown_args,
+            "autoaccept": False,
+        },
+    )
+    item = turn.gate.ask("command", summary, {"mcp": cfg.name, "tool": listed.name, "args": args})
+    if item.decision == "accept" and not turn.cancelled():
+        return None
+    told = "denied by the user" + (f": {item.reason}" if item.reason else "")
+    session.transcript.add_note("✗ " + told, "SightlineWarning")
+    return ToolResult(told + "; the tool did not run.", True)
+
+
+def format_result(result: Any) -> ToolResult:
+    parts = [summarise(block) for block in (getattr(result, "content", None) or [])]
+    structured = getattr(result, "structured_content", None)
+    if not parts and structured is not None:
+        parts.append(json.dumps(structured, ensure_ascii=False, default=str))
+    sink = HeadTail(MAX_RESULT_BYTES)
+    sink.feed("\n".join(parts).encode("utf-8", "replace"))
+    text = secrets.redact(sink.text())
+    lines = [clip_line(line) for line in text.splitlines()]
+    if len(lines) > MAX_RESULT_LINES:
+        cut = len(lines) - MAX_RESULT_LINES
+        head, tail = MAX_RESULT_LINES // 4, MAX_RESULT_LINES * 3 // 4
+        lines = [*lines[:head], f"… [{cut} lines cut] …", *lines[-tail:]]
+    body = "\n".join(lines) or "(no output)"
+    return ToolResult(body, bool(getattr(result, "is_error", False)))
+
+
+def _decoded_size(data: object) -> int:
+    if not isinstance(data, str):
+        return 0
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        return len(data) * 3 // 4
+
+
+def summarise(block: Any) -> str:
+    """One content block as text: text as is, anything else described."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return str(getattr(block, "text", ""))
+    if kind in ("image", "audio"):
+        mime = getattr(block, "mime_type", None) or "?"
+        return f"[{kind}: {mime}, {_decoded_size(getattr(block, 'data', None))} bytes]"
+    if kind == "resource_link":
+        return f"[resource link: {getattr(block, 'uri', '?')}]"
+    if kind == "resource":
+        return resource_text(getattr(block, "resource", None), SMALL_RESOURCE_CHARS)
+    return f"[{kind or 'unknown'} content]"
+
+
+def resource_text(contents: Any, small: int) -> str:
+    uri = getattr(contents, "uri", "?")
+    text = getattr(contents, "text", None)
+    mime = getattr(contents, "mime_type", None)
+    if isinstance(text, str):
+        if len(text) <= small:
+            return f"[resource: {uri}]\n{text}"
+        return f"[resource: {uri}, {len(text)} characters of text, not shown]"
+    size = _decoded_size(getattr(contents, "blob", None))
+    return f"[resource: {uri}, {mime or 'binary'}, {size} bytes]"
+
+
+def refused_note(cfg: ServerConfig, listed: Listed) -> str:
+    return f"⚠ MCP server {cfg.name}: tool {listed.name} not offered ({listed.refused})"

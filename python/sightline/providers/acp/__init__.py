@@ -1,0 +1,418 @@
+"""Provider `acp`: any Agent Client Protocol agent (Gemini CLI, Claude, Codex, …) behind the
+pane, built on the official SDK (`agent-client-protocol`, import name `acp`).
+
+The seam with the session (see providers/base.py `TurnRunner`): an ACP agent runs its own
+tool loop, so this provider runs a whole turn (`run_turn`) instead of streaming one model
+request; the session's `_loop` is not used. Everything the agent asks of the editor comes
+back through client.py, where the gate, the workspace confinement and the scope are
+enforced.
+
+The agent starts on the first send, in the workspace, with sightline's MCP server (reveal,
+chips, go_to_position) in `mcpServers`; it is restarted on the next send after a crash.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sightline.config import ProviderConfig
+from sightline.providers.acp import presets, snapshot
+from sightline.providers.acp.client import SightlineClient, TurnContext, _lines_record
+from sightline.providers.acp.prompt import prompt_blocks
+from sightline.providers.acp.runtime import AgentProcess, LoopThread
+from sightline.providers.base import ProviderError, Request, StreamEvent
+
+if TYPE_CHECKING:
+    from acp.client.connection import ClientSideConnection
+    from acp.schema import InitializeResponse, SessionModeState
+
+    from sightline.agent.session import Session, Turn
+
+log = logging.getLogger(__name__)
+
+# Mode ids (or names) agents use for "look, don't touch".
+READ_ONLY_MODES = ("plan", "read-only", "readonly", "read_only", "ask")
+STOP_GRACE_S = 2.0
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("sightline")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+class AcpProvider:
+    name = "acp"
+
+    def __init__(self, cfg: ProviderConfig):
+        self.cfg = cfg
+        self.spec = presets.resolve(cfg.agent)
+        self.model = self.spec.name
+        self.client = SightlineClient()
+        self._loop: LoopThread | None = None
+        self._proc: AgentProcess | None = None
+        self._conn: ClientSideConnection | None = None
+        self.init: InitializeResponse | None = None
+        self.session_id: str | None = None
+        self._bound: str | None = None  # the conversation id the agent session belongs to
+        self._modes: SessionModeState | None = None
+        self._normal_mode: str | None = None
+
+    # -- the Provider protocol -------------------------------------------------------------
+
+    def prepare(self) -> None:
+        why = self.spec.missing()
+        if why:
+            raise ProviderError(why)
+
+    def stream(self, request: Request, cancelled: Callable[[], bool]) -> Iterator[StreamEvent]:
+        raise ProviderError("the acp provider runs whole turns (run_turn), not requests")
+
+    def cancel(self) -> None:
+        """`session/cancel` for the turn in progress; never waits (called on Neovim's loop)."""
+        conn, sid, loop = self._conn, self.session_id, self._loop
+        if conn is not None and sid is not None and loop is not None:
+            loop.submit(_quiet(conn.cancel(session_id=sid)))
+
+    def scope_refusal(self) -> str | None:
+        """Why Change with Agent cannot keep its guarantee with this agent, or None."""
+        if self.spec.client_writes:
+            return None
+        return (
+            f"Change with Agent is not available with the ACP agent {self.spec.name!r}: its "
+            "file edits go straight to disk instead of through sightline, so a change could "
+            "not be held to the selection (use the gemini agent or the anthropic provider)"
+        )
+
+    def close(self) -> None:
+        proc, loop = self._proc, self._loop
+        self._proc = self._conn = None
+        self.session_id = None
+        if proc is not None:
+            proc.kill()
+        if loop is not None:
+            loop.stop()
+        self._loop = None
+
+    # -- a turn ----------------------------------------------------------------------------
+
+    def run_turn(self, turn: Turn, user: dict[str, Any]) -> str:
+        session = turn.session
+        loop = self._loop or LoopThread()
+        self._loop = loop
+        before = snapshot.take(session.workspace)
+        ctx = TurnContext(turn, self.spec.client_writes)
+        self.client.ctx = ctx
+        try:
+            servername = turn.editor.servername()
+            loop.call(self._ready(session, servername), self._timeout())
+            if turn.cancelled():
+                return "stopped"
+            embedded = bool(
+                self.init
+                and self.init.agent_capabilities
+                and self.init.agent_capabilities.prompt_capabilities
+                and self.init.agent_capabilities.prompt_capabilities.embedded_context
+            )
+            blocks = prompt_blocks(user, session.workspace, embedded)
+            assert self._conn is not None and self.session_id is not None
+            future = loop.submit(self._conn.prompt(session_id=self.session_id, prompt=blocks))
+            response = self._wait(turn, future)
+            if response is None:
+                return "stopped"
+            self.client.flush_thought(ctx)
+            self.client.flush_text(ctx)
+            if response.stop_reason == "max_tokens":
+                session.transcript.add_note(
+                    "The agent stopped at its token limit.", "SightlineWarning"
+                )
+            elif response.stop_reason == "refusal":
+                session.transcript.add_note("The agent refused to continue.", "SightlineWarning")
+            return "stopped" if response.stop_reason == "cancelled" else "done"
+        except (ConnectionError, OSError, EOFError) as err:
+            raise ProviderError(self._crashed(session, err)) from None
+        except ProviderError:
+            raise
+        except concurrent.futures.TimeoutError:
+            self._reset()
+            raise ProviderError(
+                f"the ACP agent {self.spec.name!r} did not answer in time"
+            ) from None
+        except Exception as err:
+            from acp import RequestError
+
+            if isinstance(err, RequestError):
+                raise ProviderError(f"the ACP agent {self.spec.name!r}: {err}") from None
+            raise
+        finally:
+            self.client.ctx = None
+            if not turn.cancelled():
+                self.client.flush_thought(ctx)
+                self.client.flush_text(ctx)
+            self._bypassed(session, turn, before, ctx)
+
+    def _timeout(self) -> float:
+        return max(5.0, self.cfg.timeout_ms / 1000)
+
+    def _wait(self, turn: Turn, future: concurrent.futures.Future[Any]) -> Any:
+        stopped_at: float | None = None
+        while True:
+            try:
+                return future.result(timeout=0.05)
+            except concurrent.futures.TimeoutError:
+                pass
+            if turn.cancelled():
+                stopped_at = stopped_at or time.monotonic()
+                # The agent answers a cancel with stopReason "cancelled"; one that does not
+                # is not waited for (the turn has ended already).
+                if time.monotonic() - stopped_at > STOP_GRACE_S:
+                    future.cancel()
+                    return None
+
+    def _crashed(self, session: Session, err: BaseException) -> str:
+        proc = self._proc
+        code = None
+        if proc is not None and self._loop is not None:
+            try:
+                code = self._loop.call(proc.wait_exit(1.0), 5.0)
+            except Exception:
+                code = proc.proc.returncode
+        tail = proc.last_error() if proc is not None else ""
+        self._reset()
+        session.gate.reject_all("the agent exited")
+        what = f"exited (code {code})" if code is not None else f"lost its connection ({err})"
+        msg = f"the ACP agent {self.spec.name!r} {what}; it is restarted on the next send"
+        return msg + (f" (its last words: {tail})" if tail else "")
+
+    def _reset(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+        self._proc = self._conn = None
+        self.session_id = None
+        self._bound = None
+
+    def _bypassed(
+        self, session: Session, turn: Turn, before: snapshot.Snapshot, ctx: TurnContext
+    ) -> None:
+        """Name the files that changed on disk during the turn without going through the gate."""
+        try:
+            after = snapshot.take(session.workspace)
+        except Exception:
+            log.exception("workspace snapshot failed")
+            return
+        written = {workspace_rel(session.workspace, p) for p in ctx.written}
+        paths = [p for p in snapshot.changed(before, after) if p not in written]
+        if not paths:
+            return
+        shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+        lines: list[tuple[str, str | None]] = [
+            (
+                f"⚠ changed on disk by the agent, not through the review gate: {shown}",
+                "SightlineWarning",
+            )
+        ]
+        session.transcript.add_lines(lines)
+        session.record(_lines_record("bypass", lines, paths=paths))
+        session.ui.event("SightlineAcpBypass", {"turn": turn.id, "paths": paths})
+
+    # -- the agent and its session (on the loop) -------------------------------------------
+
+    async def _ready(self, session: Session, servername: str) -> None:
+        if self._proc is None or not self._proc.alive or self._conn is None:
+            self._reset()
+            await self._start(session.workspace)
+        conv = session.conversation
+        conv_id = conv.id if conv is not None else None
+        if self.session_id is None or self._bound != conv_id:
+            await self._open_session(session, servername)
+            self._bound = conv_id
+        await self._set_mode(session.mode)
+
+    async def _start(self, cwd: str) -> None:
+        from acp import PROTOCOL_VERSION, connect_to_agent
+        from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+
+        try:
+            self._proc = await AgentProcess.spawn(self.spec.cmd, self.spec.env, cwd)
+        except OSError as err:
+            raise ProviderError(
+                f"could not start the ACP agent {self.spec.name!r}: {err}"
+            ) from None
+        proc = self._proc.proc
+        assert proc.stdin is not None and proc.stdout is not None
+        self._conn = connect_to_agent(self.client, proc.stdin, proc.stdout)  # type: ignore[arg-type]
+        caps = ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False
+        )
+        self.init = await self._conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=caps,
+            client_info=Implementation(name="sightline", title="sightline", version=_version()),
+        )
+
+    def _mcp_servers(self, servername: str) -> list[Any]:
+        from acp.schema import EnvVariable, McpServerStdio
+
+        if not servername:
+            return []
+        path = os.pathsep.join(p for p in (PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
+        return [
+            McpServerStdio(
+                name="sightline",
+                command=sys.executable,
+                args=["-m", "sightline.mcp", "--server", servername],
+                env=[EnvVariable(name="PYTHONPATH", value=path)],
+            )
+        ]
+
+    async def _open_session(self, session: Session, servername: str) -> None:
+        assert self._conn is not None
+        servers = self._mcp_servers(servername)
+        old = self._recorded_session(session)
+        caps = self.init.agent_capabilities if self.init else None
+        if old and caps and caps.load_session:
+            self.client.loading = True
+            try:
+                loaded = await self._conn.load_session(
+                    cwd=session.workspace, session_id=old, mcp_servers=servers
+                )
+                self.session_id = old
+                self._remember_modes(loaded.modes if loaded else None)
+                session.transcript.add_note(f"Resumed the agent's session {old}.")
+                return
+            except Exception as err:
+                log.info("session/load of %s failed: %s", old, err)
+            finally:
+                self.client.loading = False
+        created = await self._conn.new_session(cwd=session.workspace, mcp_servers=servers)
+        self.session_id = created.session_id
+        self._remember_modes(created.modes)
+        if old or _has_history(session):
+            session.transcript.add_note(
+                "The agent starts a new session: it does not know the conversation above.",
+                "SightlineWarning",
+            )
+        session.record(
+            {
+                "type": "acp",
+                "event": "session",
+                "agent": self.spec.name,
+                "session_id": created.session_id,
+            }
+        )
+
+    def _recorded_session(self, session: Session) -> str | None:
+        conv = session.conversation
+        if conv is None:
+            return None
+        for record in reversed(conv.records):
+            if (
+                record.get("type") == "acp"
+                and record.get("event") == "session"
+                and record.get("agent") == self.spec.name
+                and isinstance(record.get("session_id"), str)
+            ):
+                return str(record["session_id"])
+        return None
+
+    def _remember_modes(self, modes: SessionModeState | None) -> None:
+        self._modes = modes
+        self.client.current_mode = modes.current_mode_id if modes else None
+        self._normal_mode = self.client.current_mode
+
+    def read_only_mode(self) -> str | None:
+        modes = self._modes
+        if modes is None:
+            return None
+        for mode in modes.available_modes:
+            if mode.id.lower() in READ_ONLY_MODES or mode.name.lower() in READ_ONLY_MODES:
+                return mode.id
+        return None
+
+    async def _set_mode(self, mode: str) -> None:
+        """Plan mode asks for the agent's read-only mode when it has one (the client refuses
+        writes in plan mode regardless); normal mode goes back to the agent's first mode."""
+        want = self.read_only_mode() if mode == "plan" else self._normal_mode
+        if not want or want == self.client.current_mode or self._conn is None:
+            return
+        assert self.session_id is not None
+        try:
+            await self._conn.set_session_mode(session_id=self.session_id, mode_id=want)
+            self.client.current_mode = want
+        except Exception as err:
+            log.info("session/set_mode %s failed: %s", want, err)
+
+    # -- health ----------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        """Found, version and capabilities of the agent, for :checkhealth (starts it)."""
+        out: dict[str, Any] = {
+            "agent": self.spec.name,
+            "cmd": list(self.spec.cmd),
+            "client_writes": self.spec.client_writes,
+            "scoped": self.scope_refusal() is None,
+        }
+        why = self.spec.missing()
+        if why:
+            return {**out, "found": False, "error": why}
+        out["found"] = True
+        loop = self._loop or LoopThread()
+        self._loop = loop
+
+        async def probe() -> None:
+            if self._proc is None or not self._proc.alive or self._conn is None:
+                self._reset()
+                await self._start(os.getcwd())
+
+        try:
+            loop.call(probe(), self._timeout())
+        except Exception as err:
+            self._reset()
+            return {**out, "error": f"it did not initialize: {err}"}
+        init = self.init
+        if init is not None:
+            info = init.agent_info
+            out["version"] = f"{info.name} {info.version}" if info else "unknown"
+            caps = init.agent_capabilities
+            prompt = caps.prompt_capabilities if caps else None
+            out["capabilities"] = {
+                "loadSession": bool(caps and caps.load_session),
+                "embeddedContext": bool(prompt and prompt.embedded_context),
+                "image": bool(prompt and prompt.image),
+            }
+        return out
+
+
+async def _quiet(coro: Any) -> None:
+    try:
+        await coro
+    except Exception as err:
+        log.info("session/cancel failed: %s", err)
+
+
+def workspace_rel(ws: str, path: str) -> str:
+    from sightline.tools import workspace
+
+    return workspace.relative(ws, Path(path))
+
+
+def _has_history(session: Session) -> bool:
+    conv = session.conversation
+    if conv is None:
+        return False
+    users = [r for r in conv.records if r.get("type") == "message" and r.get("role") == "user"]
+    return len(users) > 1
+
+
+__all__ = ["AcpProvider"]

@@ -1,0 +1,276 @@
+"""A scripted ACP agent on the SDK's agent side, for the acp provider's tests.
+
+`python tests/acp_agent.py --script FILE --log FILE`: FILE is JSON
+`{"caps": {...}, "turns": [[step, ...], ...]}`; each prompt plays the next turn (counted
+in the log, so an agent restarted after a crash goes on with the next one). Every request
+the client sends and every answer it gives is appended to the log as one JSON line.
+
+Steps: {"say": text, "chunks": n?}, {"think": text}, {"tool": {id, title, kind?, status?,
+locations?, diff?}}, {"update": {id, status, diff?}}, {"plan": [[text, status], ...]},
+{"read": path, "line"?, "limit"?}, {"write": path, "content": text},
+{"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text},
+{"crash": code}, {"wait_cancel": true}, {"stream": n, "size": k} (bench).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    RequestError,
+    run_agent,
+    text_block,
+    update_agent_message_text,
+    update_agent_thought_text,
+)
+from acp.helpers import (
+    plan_entry,
+    start_tool_call,
+    tool_diff_content,
+    update_plan,
+    update_tool_call,
+)
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PermissionOption,
+    PromptCapabilities,
+    PromptResponse,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+    ToolCallLocation,
+    ToolCallUpdate,
+)
+
+
+def _dump(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, list):
+        return [_dump(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _dump(v) for k, v in value.items()}
+    return value
+
+
+class ScriptedAgent:
+    def __init__(self, script: dict[str, Any], log: Path):
+        self.script = script
+        self.caps = script.get("caps", {})
+        self.log_path = log
+        self.conn: Any = None
+        self.cancelled = asyncio.Event()
+
+    def log(self, kind: str, **data: Any) -> None:
+        with self.log_path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"kind": kind, **_dump(data)}) + "\n")
+
+    def prompts_so_far(self) -> int:
+        if not self.log_path.exists():
+            return 0
+        return sum(
+            1 for line in self.log_path.read_text().splitlines() if '"kind": "prompt"' in line
+        )
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kw: Any,
+    ) -> InitializeResponse:
+        self.log(
+            "initialize", capabilities=client_capabilities, client=client_info, pid=os.getpid()
+        )
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=bool(self.caps.get("load")),
+                prompt_capabilities=PromptCapabilities(
+                    embedded_context=bool(self.caps.get("embedded"))
+                ),
+            ),
+            agent_info=Implementation(name="scripted-agent", version="9.9.9"),
+        )
+
+    def _modes(self) -> SessionModeState | None:
+        modes = self.caps.get("modes")
+        if not modes:
+            return None
+        return SessionModeState(
+            current_mode_id=modes[0],
+            available_modes=[SessionMode(id=m, name=m.title()) for m in modes],
+        )
+
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **kw: Any) -> NewSessionResponse:
+        self.log("new_session", cwd=cwd, mcp_servers=mcp_servers)
+        return NewSessionResponse(session_id=f"s-{os.getpid()}", modes=self._modes())
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: Any = None, **kw: Any
+    ) -> LoadSessionResponse:
+        self.log("load_session", cwd=cwd, session_id=session_id)
+        # A replay of the history, which the client must not show twice.
+        await self.conn.session_update(session_id, update_agent_message_text("REPLAYED"))
+        return LoadSessionResponse(modes=self._modes())
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kw: Any
+    ) -> SetSessionModeResponse:
+        self.log("set_mode", mode_id=mode_id)
+        return SetSessionModeResponse()
+
+    async def cancel(self, session_id: str, **kw: Any) -> None:
+        self.log("cancel")
+        self.cancelled.set()
+
+    async def authenticate(self, method_id: str, **kw: Any) -> None:
+        return None
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kw: Any) -> PromptResponse:
+        index = self.prompts_so_far()
+        self.log("prompt", blocks=prompt)
+        self.cancelled.clear()
+        turns = self.script.get("turns", [])
+        steps = turns[index] if index < len(turns) else [{"say": "(no more script)"}]
+        for step in steps:
+            stop = await self._step(session_id, step)
+            if stop:
+                return PromptResponse(stop_reason=stop)
+        return PromptResponse(stop_reason="end_turn")
+
+    async def say(self, sid: str, text: str) -> None:
+        await self.conn.session_update(sid, update_agent_message_text(text))
+
+    async def _step(self, sid: str, step: dict[str, Any]) -> str | None:
+        conn = self.conn
+        if "say" in step:
+            text, n = step["say"], max(1, int(step.get("chunks", 1)))
+            size = -(-len(text) // n)
+            for i in range(0, len(text), size):
+                await self.say(sid, text[i : i + size])
+        elif "think" in step:
+            await conn.session_update(sid, update_agent_thought_text(step["think"]))
+        elif "tool" in step:
+            t = step["tool"]
+            content = (
+                [tool_diff_content(d["path"], d["new"], d.get("old")) for d in [t["diff"]]]
+                if t.get("diff")
+                else None
+            )
+            locations = [ToolCallLocation(path=p, line=ln) for p, ln in t.get("locations", [])]
+            await conn.session_update(
+                sid,
+                start_tool_call(
+                    t["id"],
+                    t["title"],
+                    kind=t.get("kind"),
+                    status=t.get("status"),
+                    content=content,
+                    locations=locations or None,
+                ),
+            )
+        elif "update" in step:
+            u = step["update"]
+            await conn.session_update(sid, update_tool_call(u["id"], status=u.get("status")))
+        elif "plan" in step:
+            entries = [plan_entry(text, status=status) for text, status in step["plan"]]
+            await conn.session_update(sid, update_plan(entries))
+        elif "read" in step:
+            try:
+                res = await conn.read_text_file(
+                    session_id=sid,
+                    path=step["read"],
+                    line=step.get("line"),
+                    limit=step.get("limit"),
+                )
+                self.log("read_result", content=res.content)
+                await self.say(sid, f"[read ok {len(res.content)}]")
+            except RequestError as err:
+                self.log("read_error", message=str(err))
+                await self.say(sid, f"[read refused: {err}]")
+        elif "write" in step:
+            try:
+                await conn.write_text_file(
+                    session_id=sid, path=step["write"], content=step["content"]
+                )
+                self.log("write_result", ok=True)
+                await self.say(sid, "[write ok]")
+            except RequestError as err:
+                self.log("write_result", ok=False, message=str(err))
+                await self.say(sid, f"[write refused: {err}]")
+        elif "permission" in step:
+            p = step["permission"]
+            content = (
+                [tool_diff_content(d["path"], d["new"], d.get("old")) for d in [p["diff"]]]
+                if p.get("diff")
+                else None
+            )
+            options = [
+                PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
+                PermissionOption(option_id="always", name="Allow always", kind="allow_always"),
+                PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+            ]
+            call = ToolCallUpdate(
+                tool_call_id=p["id"],
+                title=p["title"],
+                kind=p.get("kind"),
+                content=content,
+                locations=[ToolCallLocation(path=x) for x in p.get("paths", [])] or None,
+            )
+            res = await conn.request_permission(session_id=sid, tool_call=call, options=options)
+            outcome = res.outcome
+            chosen = getattr(outcome, "option_id", None) or outcome.outcome
+            self.log("permission_result", chosen=chosen)
+            await self.say(sid, f"[permission {chosen}]")
+        elif "disk_write" in step:
+            Path(step["disk_write"]).write_text(step["content"])
+        elif "crash" in step:
+            os._exit(int(step["crash"]))
+        elif "wait_cancel" in step:
+            await asyncio.wait_for(self.cancelled.wait(), 30)
+            return "cancelled"
+        elif "stream" in step:
+            chunk = "x" * int(step.get("size", 8))
+            t0 = time.monotonic()
+            for _ in range(int(step["stream"])):
+                await self.say(sid, chunk)
+            self.log("streamed", seconds=time.monotonic() - t0)
+        return None
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--script", required=True)
+    parser.add_argument("--log", required=True)
+    args = parser.parse_args()
+    script = json.loads(Path(args.script).read_text())
+    agent = ScriptedAgent(script, Path(args.log))
+    asyncio.run(run_agent(agent))  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["text_block"]

@@ -1,0 +1,111 @@
+"""ACP stream overhead: per streamed agent message chunk, the client's cost from the JSON
+notification to the transcript (the SDK's pydantic validation + sightline's handler + the
+transcript append), median and p95 over a 5 000-chunk reply. The batched push to Neovim
+(ui.py, every 30 ms) is outside the per-chunk path and is built here with each flush.
+
+Run alone: python -m tests.bench_acp (or through `make bench`)."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+from acp.schema import SessionNotification  # noqa: E402
+
+from sightline.providers.acp.client import SightlineClient, TurnContext  # noqa: E402
+from sightline.transcript import Transcript  # noqa: E402
+from sightline.ui import Ui  # noqa: E402
+
+CHUNKS = 5000
+TARGET_P95_US = 200.0
+
+
+class _Editor:
+    def lua(self, code: str, *args: Any) -> Any:
+        return None
+
+    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+        build()
+
+
+class _Session:
+    def __init__(self) -> None:
+        self.transcript = Transcript()
+        self.ui = Ui(_Editor(), self.transcript, lambda: {})  # type: ignore[arg-type]
+
+    def record(self, record: dict[str, Any]) -> None:
+        pass
+
+
+class _Turn:
+    def __init__(self) -> None:
+        self.session = _Session()
+        self.lock = threading.Lock()
+        self.partial = ""
+
+    def cancelled(self) -> bool:
+        return False
+
+
+def _measure() -> list[float]:
+    client = SightlineClient()
+    turn = _Turn()
+    client.ctx = TurnContext(turn, True)  # type: ignore[arg-type]
+    raw = {
+        "sessionId": "s",
+        "update": {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "a few words of a reply "},
+        },
+    }
+
+    async def run() -> list[float]:
+        out = []
+        for i in range(CHUNKS + 200):
+            t0 = time.perf_counter()
+            note = SessionNotification.model_validate(raw)
+            await client.session_update(note.session_id, note.update)
+            t1 = time.perf_counter()
+            if i >= 200:  # warm-up
+                out.append((t1 - t0) * 1e6)
+        return out
+
+    samples = asyncio.run(run())
+    turn.session.ui.flush()
+    return samples
+
+
+def bench() -> list[dict[str, Any]]:
+    samples = sorted(_measure())
+    med = statistics.median(samples)
+    p95 = samples[int(len(samples) * 0.95)]
+    return [
+        {
+            "bench": f"acp: agent chunk → transcript ({CHUNKS} chunks)",
+            "value": f"median {med:.0f} µs, p95 {p95:.0f} µs",
+            "target": f"p95 ≤ {TARGET_P95_US:g} µs",
+            "met": p95 <= TARGET_P95_US,
+            "name": "acp_chunk",
+            "median": med,
+            "p95": p95,
+        }
+    ]
+
+
+def main() -> None:
+    for row in bench():
+        mark = "✔" if row["met"] else "✘"
+        sys.stdout.write(f"{row['bench']}: {row['value']}  ({row['target']}) {mark}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -7,13 +7,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from sightline.config import CoreConfig
+from sightline.config import CoreConfig, ProviderConfig
 
 # The keys the core reads (others are the Lua side's business), as config.lua defaults them.
 EFFECTIVE: dict[str, Any] = {
     "provider": {
         "name": "echo",
-        "model": "claude-sonnet-5-5",
+        # model, prices, agent, thinking, context_window: nil by default (not sent)
         "max_tokens": 8192,
         "timeout_ms": 60000,
         "retries": 2,
@@ -21,6 +21,9 @@ EFFECTIVE: dict[str, Any] = {
     "autoaccept": False,
     "mentions": {"max_file_bytes": 65536, "max_total_bytes": 262144},
     "tools": {"max_iterations": 25, "command_timeout_ms": 120000},
+    "rules": True,
+    # mcp.servers: an empty table by default (not compared: Lua sends it as a list)
+    "mcp": {"start_timeout_ms": 30000, "call_timeout_ms": 120000},
 }
 
 
@@ -42,3 +45,8 @@ def effective(**top: Any) -> dict[str, Any]:
 
 def core_config(**top: Any) -> CoreConfig:
     return CoreConfig.from_dict(effective(**top))
+
+
+def provider_config(**provider: Any) -> ProviderConfig:
+    """A provider config as the Lua side would send it with these provider.* keys set."""
+    return core_config(provider=provider).provider

@@ -24,7 +24,9 @@ def test_what_neovim_sends_is_the_effective_config(nvim: Any) -> None:
 @pytest.mark.parametrize(
     ("path", "named"),
     [
-        (("provider", "model"), "provider.model"),
+        (("provider", "timeout_ms"), "provider.timeout_ms"),
+        (("rules",), "rules"),
+        (("mcp", "call_timeout_ms"), "mcp.call_timeout_ms"),
         (("provider", "name"), "provider.name"),
         (("autoaccept",), "autoaccept"),
         (("tools", "max_iterations"), "tools.max_iterations"),

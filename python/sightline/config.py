@@ -68,6 +68,34 @@ class ProviderConfig:
     # The model's context window in tokens; None = the known size of the model (pricing.py).
     context_window: int | None
 
+    @classmethod
+    def from_table(cls, prov: _Table) -> ProviderConfig:
+        """provider.* of the effective config; ConfigError names a wrong or missing key."""
+        provider = cls(
+            name=prov.text("name"),
+            model=prov.optional_text("model") or "",
+            max_tokens=prov.count("max_tokens"),
+            base_url=prov.optional_text("base_url"),
+            api_key_cmd=prov.command("api_key_cmd"),
+            timeout_ms=prov.ms("timeout_ms"),
+            retries=prov.count("retries", minimum=0, maximum=10),
+            prices=prov.prices("prices"),
+            agent=prov.agent("agent"),
+            thinking=prov.thinking("thinking"),
+            context_window=prov.optional_count("context_window", minimum=1024),
+        )
+        if isinstance(provider.thinking, int) and _kind_of(provider.name) == "openai":
+            raise ConfigError(
+                "provider.thinking: expected 'low', 'medium' or 'high' for an "
+                "OpenAI-compatible provider (a token budget is for anthropic), got a number"
+            )
+        return provider
+
+    @classmethod
+    def from_dict(cls, raw: object) -> ProviderConfig:
+        """The effective provider table alone (the ACP check of :checkhealth)."""
+        return cls.from_table(_Table(raw, "provider"))
+
 
 @dataclass(frozen=True)
 class CoreConfig:
@@ -95,25 +123,7 @@ class CoreConfig:
         """Build from the Lua side's effective config; raise ConfigError saying which key is
         wrong or missing."""
         root = _Table(raw, "config")
-        prov = root.table("provider")
-        provider = ProviderConfig(
-            name=prov.text("name"),
-            model=prov.optional_text("model") or "",
-            max_tokens=prov.count("max_tokens"),
-            base_url=prov.optional_text("base_url"),
-            api_key_cmd=prov.command("api_key_cmd"),
-            timeout_ms=prov.ms("timeout_ms"),
-            retries=prov.count("retries", minimum=0, maximum=10),
-            prices=prov.prices("prices"),
-            agent=prov.agent("agent"),
-            thinking=prov.thinking("thinking"),
-            context_window=prov.optional_count("context_window", minimum=1024),
-        )
-        if isinstance(provider.thinking, int) and _kind_of(provider.name) == "openai":
-            raise ConfigError(
-                "provider.thinking: expected 'low', 'medium' or 'high' for an "
-                "OpenAI-compatible provider (a token budget is for anthropic), got a number"
-            )
+        provider = ProviderConfig.from_table(root.table("provider"))
         mentions = root.table("mentions")
         tools = root.table("tools")
         mcp = root.table("mcp")

@@ -17,7 +17,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-from sightline.mcp import LUA_CALL  # noqa: E402
+from sightline.editor import PORT_CALL, port_args  # noqa: E402
 
 NVIM = str(Path(sys.executable).parent / "nvim")
 LINES = 100_000
@@ -68,7 +68,9 @@ def bench() -> list[dict[str, Any]]:
                 def call(i: int) -> Any:
                     s = start(i)
                     args = {"file_path": "big.txt", "start_line": s, "end_line": s + 19}
-                    res = nvim.exec_lua(LUA_CALL, "reveal", {**args, "duration_ms": 60000})
+                    res = nvim.exec_lua(
+                        PORT_CALL, *port_args(None, "reveal", {**args, "duration_ms": 60000}, [])
+                    )
                     assert res == "OK", res
                     return res
 

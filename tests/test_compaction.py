@@ -15,13 +15,13 @@ import pytest
 
 from sightline import compaction, pricing
 from sightline.agent.wire import SUMMARY_INTRO, wire_messages
-from sightline.config import ProviderConfig
 from sightline.providers.anthropic_api import AnthropicProvider
 from sightline.providers.openai_api import chat_request
 from tests import fakeapi as fa
 from tests import fakeopenai as fo
 from tests.agent_util import TURN_TIMEOUT_S, claude, idle, send
 from tests.conftest import capture_notify, transcript, wait_for
+from tests.effective_config import provider_config
 from tests.fakeapi import FakeAnthropic, fake_api, validation_error
 
 __all__ = ["fake_api"]
@@ -78,10 +78,10 @@ def test_the_summarising_request_is_valid_for_both_providers_and_bounded() -> No
     assert "q1" in text and "[called read_file" in text and "characters left out" in text
     assert "let me read" in text and "\nt\n" not in text  # thinking stays out
     assert len(text) < 9000
-    cfg = ProviderConfig(name="anthropic", model="claude-t", thinking=4096)
+    cfg = provider_config(name="anthropic", model="claude-t", thinking=4096)
     body = AnthropicProvider(cfg)._params(req)
     assert "thinking" not in body and validation_error(body) is None
-    chat = chat_request(ProviderConfig(name="openai", model="gpt-4.1"), req)
+    chat = chat_request(provider_config(name="openai", model="gpt-4.1"), req)
     assert fo.validation_error({**chat, "stream": True}) is None
 
 

@@ -83,6 +83,7 @@ def test_a_deep_manifest_is_reported_and_the_others_still_work(
     isolated_env: Path, tmp_path: Path
 ) -> None:
     from sightline.core import Core
+    from tests.effective_config import effective
     from tests.fake_editor import FakeEditor
     from tests.test_fuzz_rpc import make_extension
 
@@ -98,6 +99,7 @@ def test_a_deep_manifest_is_reported_and_the_others_still_work(
         assert listed["deep"].error == too_deep and not listed["deep"].active
         assert listed["good"].active
         core = Core(FakeEditor())
+        core.configure(effective())  # as the Lua side's core.init does first
         core.set_workspace(str(isolated_env))
         parts = core.mention_parts("@ext:good and @ext:deep please")
         assert any("good knows things." in p for p in parts), parts

@@ -26,6 +26,7 @@ from sightline import extensions, rpc
 from sightline.agent.gate import DECISIONS
 from sightline.agent.session import MODES
 from sightline.core import Core
+from tests.effective_config import EFFECTIVE, effective, merged
 from tests.fake_editor import FakeEditor
 
 # -- writes outside the sandbox ----------------------------------------------------------------
@@ -111,6 +112,7 @@ class World:
         self.source = make_extension(root / "src-exts", "fresh")
         self.editor = FakeEditor()
         self.core = Core(self.editor)
+        self.core.configure(effective())  # as the Lua side's core.init does first
         self.core.set_workspace(str(self.ws))
 
     def settle(self) -> None:
@@ -248,7 +250,9 @@ def config_values() -> st.SearchStrategy[Any]:
             "pane": anything,
         },
     )
-    return config | anything
+    # The Lua side sends the whole effective config: mostly that with fuzzed values over it
+    # (so valid configs are reached), and sometimes keys missing or anything at all.
+    return config.map(lambda over: merged(EFFECTIVE, over)) | config | anything
 
 
 def param_values(w: World, name: str) -> st.SearchStrategy[Any]:
@@ -378,6 +382,7 @@ def test_a_bad_config_is_refused_and_changes_nothing(
     world: World, name: str, config: Any, error: str
 ) -> None:
     before = world.core.cfg
+    config = merged(EFFECTIVE, config)  # one bad value in an otherwise whole config
     assert refusal(world, name, {"config": config}).startswith(f"{name}: ")
     assert error in refusal(world, name, {"config": config})
     assert world.core.cfg is before
@@ -385,7 +390,7 @@ def test_a_bad_config_is_refused_and_changes_nothing(
 
 def test_a_good_config_applies() -> None:
     core = Core(FakeEditor())
-    config = {"provider": {"name": "echo", "max_tokens": 100.0, "timeout_ms": 1.5}, "pane": 1}
+    config = effective(provider={"name": "echo", "max_tokens": 100.0, "timeout_ms": 1.5}, pane=1)
     assert rpc.dispatch(core, "core.configure", [{"config": config}])["ok"] is True
     assert (core.cfg.provider.max_tokens, core.cfg.provider.timeout_ms) == (100, 2)
 

@@ -22,6 +22,7 @@ from sightline.tools import read, workspace
 from sightline.tools.base import ToolResult
 from tests.agent_util import claude, idle, send, tool_results
 from tests.conftest import status, wait_for
+from tests.fake_editor import FakeEditor
 from tests.fakeapi import FakeAnthropic, fake_api, reply, text, tool_use
 from tests.test_command import processes_with
 
@@ -30,17 +31,12 @@ __all__ = ["fake_api"]
 CATASTROPHIC = "(=+)+y"
 
 
-class _Editor:
-    def lua(self, *args: Any) -> None:
-        return None  # no buffer is loaded: the tools read the disk
-
-
 class FakeTurn:
     """What the read tools use of a turn."""
 
     def __init__(self, ws: Path):
         self.workspace = str(ws)
-        self.editor = _Editor()
+        self.editor = FakeEditor(buffers={})  # no buffer is loaded: the tools read the disk
         self._cancelled = threading.Event()
         self._callbacks: list[Callable[[], None]] = []
 

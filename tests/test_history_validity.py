@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from sightline import history
 from sightline.agent.session import render_records
 from sightline.agent.wire import ABANDONED, SUMMARY_INTRO, unanswered, wire_messages
-from sightline.config import ProviderConfig
 from sightline.providers.anthropic_api import AnthropicProvider
 from sightline.providers.base import Request
 from sightline.transcript import Transcript
 from tests import fakeapi as fa
 from tests.agent_util import TURN_TIMEOUT_S, claude, idle, only_result, send
 from tests.conftest import transcript
+from tests.effective_config import provider_config
 from tests.fakeapi import FakeAnthropic, fake_api, validation_error
 
 __all__ = ["fake_api"]
@@ -41,7 +41,7 @@ def body(messages: list[dict[str, Any]]) -> dict[str, Any]:
     return {"model": "claude-test", "max_tokens": 64, "messages": messages}
 
 
-THINKING_ON = AnthropicProvider(ProviderConfig(name="anthropic", model="claude-t", thinking=2048))
+THINKING_ON = AnthropicProvider(provider_config(name="anthropic", model="claude-t", thinking=2048))
 
 
 def assert_valid(records: list[Any]) -> list[dict[str, Any]]:

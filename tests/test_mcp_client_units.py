@@ -15,12 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sightline import secrets
-from sightline.config import ConfigError, CoreConfig
+from sightline.config import ConfigError
 from sightline.mcp_client import config as mcfg
 from sightline.mcp_client import tools as mtools
 from sightline.mcp_mentions import parse
 from sightline.tools.base import Kind, allowed_kinds, tools_for
 from tests.conftest import capture_notify
+from tests.effective_config import core_config
 
 API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 FUZZ = settings(
@@ -37,7 +38,7 @@ VALUES = st.recursive(
 
 
 def servers(raw: Any) -> tuple[mcfg.ServerConfig, ...]:
-    return CoreConfig.from_dict({"mcp": {"servers": raw}}).mcp_servers
+    return core_config(mcp={"servers": raw}).mcp_servers
 
 
 @pytest.mark.parametrize(

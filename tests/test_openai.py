@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from sightline import secrets
 from sightline.agent.wire import wire_messages
-from sightline.config import ProviderConfig
 from sightline.providers import make_provider
 from sightline.providers.base import (
     Notice,
@@ -27,6 +26,7 @@ from sightline.providers.base import (
 )
 from sightline.providers.openai_api import OpenAIProvider, chat_request
 from tests import fakeopenai as fo
+from tests.effective_config import provider_config
 from tests.fakeopenai import FakeOpenAI, fake_openai, validation_error
 from tests.test_history_validity import PROMPT, RECORD, turns
 
@@ -43,7 +43,7 @@ TOOLS = [
 
 
 def provider(server: FakeOpenAI, **kw: Any) -> Any:
-    cfg = ProviderConfig(name=kw.pop("name", "openai"), base_url=server.base_url, **kw)
+    cfg = provider_config(name=kw.pop("name", "openai"), base_url=server.base_url, **kw)
     return make_provider(cfg)
 
 
@@ -153,7 +153,7 @@ def test_a_tool_round_trip_maps_results_to_tool_messages(fake_openai: FakeOpenAI
 
 def body_for(records: list[Any], tools_on: bool) -> dict[str, Any]:
     request = Request("sys", wire_messages([*records, PROMPT]), TOOLS)
-    return chat_request(ProviderConfig(name="openai", model="m"), request, tools_on)
+    return chat_request(provider_config(name="openai", model="m"), request, tools_on)
 
 
 @settings(max_examples=300, deadline=None)
@@ -252,7 +252,7 @@ def test_every_fault_ends_with_one_clear_line(
 def test_connection_refused_names_the_server() -> None:
     with FakeOpenAI() as server:
         url = server.base_url
-    p = make_provider(ProviderConfig(name="ollama", base_url=url, retries=0))
+    p = make_provider(provider_config(name="ollama", base_url=url, retries=0))
     with pytest.raises(ProviderError) as err:
         run(p)
     assert f"Could not connect to {url}" in err.value.message
@@ -276,7 +276,7 @@ def test_ollama_needs_no_key_and_openai_says_which_is_missing(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     with FakeOpenAI(require_key=False) as server:
-        reply = run(make_provider(ProviderConfig(name="ollama", base_url=server.base_url)))[-1]
+        reply = run(make_provider(provider_config(name="ollama", base_url=server.base_url)))[-1]
         assert reply.content == [{"type": "text", "text": "ok"}]
         assert server.completions()[0].body["model"] == "llama3.1"  # the preset's default
         with pytest.raises(ProviderError, match=r"set \$OPENAI_API_KEY or provider.api_key_cmd"):

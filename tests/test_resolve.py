@@ -13,9 +13,21 @@ from typing import Any
 
 import pytest
 
+from sightline import editor
+from sightline.tools import view
 from tests.conftest import ROOT, wait_for
 
-REVEAL = "return require('sightline.reveal').reveal(...)"
+
+def reveal(nvim: Any, args: dict[str, Any]) -> Any:
+    """The callers' path (the agent's tool and the MCP server's): a Python member resolved
+    with pyresolve here, then the port's reveal."""
+
+    def port(name: str, *a: Any) -> Any:
+        return nvim.exec_lua(editor.PORT_CALL, *editor.port_args(None, name, *a))
+
+    return view.call(port, "reveal", args)
+
+
 LAST = "local l = require('sightline.reveal').last return {l.start_line, l.end_line}"
 
 C_SRC = """\
@@ -136,26 +148,11 @@ CASES = [
     ),
 ]
 
-# A stand-in for the core's `resolve.python` request: the same pure function, in a subprocess.
+# No Lua the core calls may call the core: a core request during a reveal fails the test.
 HOST_STUB = r"""
-local py, root = ...
 package.loaded['sightline.host'] = {
-  request = function(method, params)
-    assert(method == 'resolve.python', method)
-    local code = table.concat({
-      'import json, sys',
-      'from sightline.pyresolve import resolve_request, ResolveError',
-      'try:',
-      '    out = dict(ok=True, **resolve_request(json.load(sys.stdin)))',
-      'except ResolveError as e:',
-      '    out = dict(ok=False, error=str(e))',
-      'print(json.dumps(out))',
-    }, '\n')
-    local r = vim.system({py, '-c', code}, {stdin = vim.json.encode(params),
-      env = {PYTHONPATH = root .. '/python'}}):wait()
-    local res = vim.json.decode(r.stdout)
-    if res.ok then return res end
-    return nil, res.error
+  request = function(method)
+    error('a reveal called the core: ' .. tostring(method))
   end,
 }
 """
@@ -167,7 +164,7 @@ def files(nvim: Any, isolated_env: Path) -> Any:
     (isolated_env / "a.lua").write_text(LUA_SRC)
     (isolated_env / "a.py").write_text(PY_SRC)
     nvim.command("filetype on")
-    nvim.exec_lua(HOST_STUB, sys.executable, str(ROOT))
+    nvim.exec_lua(HOST_STUB)
     return nvim
 
 
@@ -191,7 +188,7 @@ def test_resolves_after_code_moved(
     args: dict[str, Any] = {"file_path": name, "member_key": key, "start_line": seen + 5}
     if scope:
         args["syntax_scope"] = scope
-    assert nvim.exec_lua(REVEAL, args) == "OK"
+    assert reveal(nvim, args) == "OK"
     assert nvim.exec_lua(LAST) == [expected[0] + 5, expected[1] + 5]
 
 
@@ -200,20 +197,20 @@ def test_python_resolves_without_any_parser(files: Any) -> None:
     nvim.command("edit a.py")
     assert nvim.exec_lua("return (pcall(vim.treesitter.get_parser, 0, 'python'))") is False
     args = {"file_path": "a.py", "member_key": "Other.parse_args"}
-    assert nvim.exec_lua(REVEAL, args) == "OK"
+    assert reveal(nvim, args) == "OK"
     assert nvim.exec_lua(LAST) == [18, 20]
 
 
 def test_member_key_alone_needs_no_lines(files: Any) -> None:
     nvim = files
-    assert nvim.exec_lua(REVEAL, {"file_path": "a.c", "member_key": "helper"}) == "OK"
+    assert reveal(nvim, {"file_path": "a.c", "member_key": "helper"}) == "OK"
     assert nvim.exec_lua(LAST) == [8, 10]
     # no member: the first step counts the file's top-level statements
     scope = [{"kind": "function", "index_in_parent": 1}]
-    assert nvim.exec_lua(REVEAL, {"file_path": "a.lua", "syntax_scope": scope}) == "OK"
+    assert reveal(nvim, {"file_path": "a.lua", "syntax_scope": scope}) == "OK"
     assert nvim.exec_lua(LAST) == [17, 22]
     scope = [{"kind": "for", "index_in_parent": 0}]
-    res = nvim.exec_lua(REVEAL, {"file_path": "a.lua", "syntax_scope": scope})
+    res = reveal(nvim, {"file_path": "a.lua", "syntax_scope": scope})
     assert res == "syntax_scope step 1 (for #0) not found in a.lua: it has 0 such statement(s)"
 
 
@@ -221,16 +218,14 @@ def test_syntax_scope_as_json_text(files: Any) -> None:
     nvim = files
     scope = '[{"kind": "for", "index_in_parent": 1}]'
     args = {"file_path": "a.c", "member_key": "process", "syntax_scope": scope}
-    assert nvim.exec_lua(REVEAL, args) == "OK"
+    assert reveal(nvim, args) == "OK"
     assert nvim.exec_lua(LAST) == [17, 23]
 
 
 @pytest.mark.parametrize("name", ["a.c", "a.lua", "a.py"])
 def test_unresolved_member_with_valid_lines_reveals_the_lines(files: Any, name: str) -> None:
     nvim = files
-    res = nvim.exec_lua(
-        REVEAL, {"file_path": name, "member_key": "nope", "start_line": 3, "end_line": 4}
-    )
+    res = reveal(nvim, {"file_path": name, "member_key": "nope", "start_line": 3, "end_line": 4})
     assert res == f"OK (member_key 'nope' not found in {name}; showed lines 3–4)"
     assert nvim.exec_lua(LAST) == [3, 4]
 
@@ -239,7 +234,7 @@ def test_unresolved_member_with_valid_lines_reveals_the_lines(files: Any, name: 
 def test_unresolved_member_without_lines_is_an_error(files: Any, name: str) -> None:
     nvim = files
     before = nvim.exec_lua("return #vim.api.nvim_list_bufs()")
-    res = nvim.exec_lua(REVEAL, {"file_path": name, "member_key": "nope"})
+    res = reveal(nvim, {"file_path": name, "member_key": "nope"})
     assert res == f"member_key 'nope' not found in {name}"
     assert nvim.exec_lua("return #vim.api.nvim_list_bufs()") == before
 
@@ -249,11 +244,11 @@ def test_unresolved_scope_falls_back_to_lines_then_member(files: Any, name: str,
     nvim = files
     scope = [{"kind": "while", "index_in_parent": 3}]
     args = {"file_path": name, "member_key": key, "syntax_scope": scope, "start_line": 2}
-    res = nvim.exec_lua(REVEAL, args)
+    res = reveal(nvim, args)
     assert res.startswith("OK (syntax_scope step 1 (while #3) not found in ")
     assert res.endswith("; showed lines 2–2)")
     del args["start_line"]
-    res = nvim.exec_lua(REVEAL, args)
+    res = reveal(nvim, args)
     assert res.startswith("OK (syntax_scope step 1 (while #3) not found")
     assert nvim.exec_lua(LAST) == ([12, 26] if name == "a.c" else [5, 14])
 
@@ -261,9 +256,9 @@ def test_unresolved_scope_falls_back_to_lines_then_member(files: Any, name: str,
 def test_unsupported_filetype_says_why(files: Any, isolated_env: Path) -> None:
     nvim = files
     (isolated_env / "notes.txt").write_text("one\ntwo\n")
-    res = nvim.exec_lua(REVEAL, {"file_path": "notes.txt", "member_key": "x", "start_line": 1})
+    res = reveal(nvim, {"file_path": "notes.txt", "member_key": "x", "start_line": 1})
     assert res.startswith("OK (cannot resolve member_key 'x' in notes.txt: no LSP symbols")
-    res = nvim.exec_lua(REVEAL, {"file_path": "notes.txt", "member_key": "x"})
+    res = reveal(nvim, {"file_path": "notes.txt", "member_key": "x"})
     assert res.startswith("cannot resolve member_key 'x' in notes.txt")
 
 
@@ -327,18 +322,14 @@ def test_lsp_document_symbols_come_first(files: Any) -> None:
     ]
     assert nvim.exec_lua(FAKE_LSP, nvim.api.get_current_buf().handle, symbols) is True
     assert (
-        nvim.exec_lua(REVEAL, {"file_path": "a.c", "member_key": "Outer.process", "start_line": 6})
-        == "OK"
+        reveal(nvim, {"file_path": "a.c", "member_key": "Outer.process", "start_line": 6}) == "OK"
     )
     assert nvim.exec_lua(LAST) == [7, 8]  # LSP's (nearest of two), not tree-sitter's 12–26
-    assert (
-        nvim.exec_lua(REVEAL, {"file_path": "a.c", "member_key": "process", "start_line": 1})
-        == "OK"
-    )
+    assert reveal(nvim, {"file_path": "a.c", "member_key": "process", "start_line": 1}) == "OK"
     assert nvim.exec_lua(LAST) == [2, 3]
     # with a syntax_scope, statements come from tree-sitter
     args = {"file_path": "a.c", "member_key": "process", "syntax_scope": SCOPE_FOR1_IF0}
-    assert nvim.exec_lua(REVEAL, args) == "OK"
+    assert reveal(nvim, args) == "OK"
     assert nvim.exec_lua(LAST) == [18, 22]
 
 
@@ -361,7 +352,7 @@ def test_lsp_symbol_information_with_container(files: Any) -> None:
         },
     ]
     assert nvim.exec_lua(FAKE_LSP, nvim.api.get_current_buf().handle, symbols) is True
-    assert nvim.exec_lua(REVEAL, {"file_path": "a.c", "member_key": "Task.run"}) == "OK"
+    assert reveal(nvim, {"file_path": "a.c", "member_key": "Task.run"}) == "OK"
     assert nvim.exec_lua(LAST) == [9, 10]
 
 
@@ -376,7 +367,7 @@ def test_real_core_resolves_python(nvim: Any, isolated_env: Path) -> None:
         pytest.skip("the core does not route resolve.python yet")
     assert res[0]["start_line"] == 18 and res[0]["end_line"] == 20
     args = {"file_path": "a.py", "member_key": "Other.parse_args"}
-    assert nvim.exec_lua(REVEAL, args) == "OK"
+    assert reveal(nvim, args) == "OK"
     wait_for(lambda: nvim.exec_lua(LAST) == [18, 20])
 
 
@@ -404,7 +395,7 @@ def test_slow_language_server_never_blocks_a_reveal(files: Any, tmp_path: Path) 
     buf = nvim.api.get_current_buf().handle
     assert nvim.exec_lua(SLOW_LSP, buf, sys.executable, script, str(sym_file), "2") is True
     t0 = time.monotonic()
-    assert nvim.exec_lua(REVEAL, {"file_path": "a.c", "member_key": "process"}) == "OK"
+    assert reveal(nvim, {"file_path": "a.c", "member_key": "process"}) == "OK"
     assert time.monotonic() - t0 < 0.2  # was 0.5 s: request_sync's timeout
     assert nvim.exec_lua(LAST) == [12, 26]  # tree-sitter's, the fallback
     # Responsive while the server still thinks: a round trip answers at once.
@@ -414,7 +405,7 @@ def test_slow_language_server_never_blocks_a_reveal(files: Any, tmp_path: Path) 
     # Once the server has answered, the next reveal of the unchanged buffer uses it.
     wait_for(
         lambda: (
-            nvim.exec_lua(REVEAL, {"file_path": "a.c", "member_key": "process"}) == "OK"
+            reveal(nvim, {"file_path": "a.c", "member_key": "process"}) == "OK"
             and nvim.exec_lua(LAST) == [7, 8]
         ),
         timeout=10,
@@ -460,15 +451,15 @@ def test_a_query_file_teaches_a_language(files: Any, isolated_env: Path, tmp_pat
     scope = [{"kind": "block", "index_in_parent": 1}]
     args = {"file_path": "a.md", "member_key": "Guide.Install", "syntax_scope": scope}
     # The wheel's markdown parser is there; what a section or a code block means is not.
-    res = nvim.exec_lua(REVEAL, args)
+    res = reveal(nvim, args)
     assert res.startswith(
         "cannot resolve member_key 'Guide.Install' in a.md: no queries/markdown/sightline.scm"
     ), res
     user_query(nvim, tmp_path, "markdown", MD_QUERY)
     moved_by(nvim, "a.md", 3)
-    assert nvim.exec_lua(REVEAL, {**args, "start_line": 4}) == "OK"
+    assert reveal(nvim, {**args, "start_line": 4}) == "OK"
     assert nvim.exec_lua(LAST) == [12, 14]
-    assert nvim.exec_lua(REVEAL, {"file_path": "a.md", "member_key": "Usage"}) == "OK"
+    assert reveal(nvim, {"file_path": "a.md", "member_key": "Usage"}) == "OK"
     assert nvim.exec_lua(LAST) == [16, 16]
 
 
@@ -478,12 +469,12 @@ def test_a_broken_query_file_is_named_and_changes_nothing(files: Any, tmp_path: 
     user_query(nvim, tmp_path, "c", "(no_such_node) @member\n")
     nvim.command("edit a.c")
     tick = nvim.current.buffer.api.get_var("changedtick")
-    res = nvim.exec_lua(REVEAL, {"file_path": "a.c", "member_key": "helper"})
+    res = reveal(nvim, {"file_path": "a.c", "member_key": "helper"})
     assert res.startswith("queries/c/sightline.scm does not parse: "), res
     assert "no_such_node" in res and "\n" not in res and "stack traceback" not in res
     assert nvim.current.buffer.api.get_var("changedtick") == tick
     # With valid lines, those are shown, as for any lookup that failed.
-    res = nvim.exec_lua(REVEAL, {"file_path": "a.c", "member_key": "helper", "start_line": 8})
+    res = reveal(nvim, {"file_path": "a.c", "member_key": "helper", "start_line": 8})
     assert res.startswith("OK (queries/c/sightline.scm does not parse: "), res
     assert res.endswith("; showed lines 8–8)")
     assert nvim.exec_lua(LAST) == [8, 8]

@@ -84,16 +84,13 @@ def test_a_buffer_holding_the_key_is_never_shown(
 
 
 def test_the_lua_side_drops_a_call_past_its_deadline(nvim: Any) -> None:
-    set_var = "vim.g.ran = (...) return 'ran'"
-    wrapped = editor_mod._DEADLINE.replace("{code}", set_var)
-    assert nvim.exec_lua(wrapped, time.time() - 1, 7) == editor_mod._EXPIRED
-    assert nvim.eval("exists('g:ran')") == 0
-    assert nvim.exec_lua(wrapped, time.time() + 30, 7) == "ran"
-    assert nvim.eval("g:ran") == 7
-    # the view chunk checks its own deadline (the MCP server's calls)
+    # Every port call carries its deadline (the core's worker threads, the MCP server's calls)
     args = {"file_path": "x", "line": 1}
-    late = nvim.exec_lua(view.LUA_CALL, *view.lua_args("go_to_position", args, time.time() - 1))
-    assert late.startswith("EXPIRED")
+    call = (editor_mod.PORT_CALL, "go_to_position", args, [])
+    late = nvim.exec_lua(call[0], time.time() - 1, *call[1:])
+    assert late == editor_mod.EXPIRED
+    assert nvim.exec_lua(call[0], time.time() + 30, *call[1:]) != editor_mod.EXPIRED
+    assert nvim.exec_lua(call[0], None, "no_such_function") == editor_mod.NO_SUCH
 
 
 class BusyNvim:
@@ -122,7 +119,7 @@ def test_a_core_call_that_timed_out_is_never_sent() -> None:
 
     def worker() -> None:
         try:
-            ed.lua("return 1")
+            ed.read_text("/nowhere", 10)
         except EditorError as err:
             errors.append(str(err))
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from sightline.agent.session import render_records
-from sightline.config import ConfigError, CoreConfig, ProviderConfig
+from sightline.config import ConfigError, ProviderConfig
 from sightline.providers.anthropic_api import AnthropicProvider, thinking_allowed
 from sightline.providers.base import Request
 from sightline.providers.openai_api import _Assembler, chat_request
@@ -23,6 +23,7 @@ from sightline.transcript import THINKING_GROUP, THINKING_HEADER, Transcript
 from tests import fakeapi as fa
 from tests.agent_util import API_KEY, idle, send
 from tests.conftest import capture_notify, transcript
+from tests.effective_config import core_config, provider_config
 from tests.fakeapi import FakeAnthropic, fake_api, validation_error
 
 __all__ = ["fake_api"]
@@ -32,7 +33,7 @@ __all__ = ["fake_api"]
 
 
 def provider(**values: Any) -> ProviderConfig:
-    return CoreConfig.from_dict({"provider": values}).provider
+    return core_config(provider=values).provider
 
 
 def test_thinking_takes_a_budget_an_effort_or_off() -> None:
@@ -57,7 +58,7 @@ def test_thinking_takes_a_budget_an_effort_or_off() -> None:
 )
 def test_a_bad_thinking_value_names_its_path(values: dict[str, Any], said: str) -> None:
     with pytest.raises(ConfigError) as err:
-        CoreConfig.from_dict({"provider": values})
+        core_config(provider=values)
     key = "thinking" if "thinking" in values else "context_window"
     assert str(err.value).startswith(f"provider.{key}:") and said in str(err.value)
 
@@ -89,7 +90,7 @@ RESULT = {
 
 
 def params(thinking: int | str | None, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    cfg = ProviderConfig(name="anthropic", model="claude-test", thinking=thinking)
+    cfg = provider_config(name="anthropic", model="claude-test", thinking=thinking)
     return AnthropicProvider(cfg)._params(Request("sys", messages, []))
 
 
@@ -143,10 +144,10 @@ def test_the_fake_refuses_a_dropped_moved_or_altered_thinking_block() -> None:
 
 
 def test_an_openai_compatible_model_gets_the_reasoning_effort_and_its_reasoning_is_shown() -> None:
-    cfg = ProviderConfig(name="openai", model="o4-mini", thinking="high")
+    cfg = provider_config(name="openai", model="o4-mini", thinking="high")
     assert chat_request(cfg, Request("sys", [USER], []))["reasoning_effort"] == "high"
     assert "reasoning_effort" not in chat_request(cfg, Request("s", [USER], [], thinking=False))
-    off = ProviderConfig(name="openai", model="gpt-4.1")
+    off = provider_config(name="openai", model="gpt-4.1")
     assert "reasoning_effort" not in chat_request(off, Request("sys", [USER], []))
     assembler = _Assembler()
     delta = SimpleNamespace(content=None, tool_calls=None, reasoning_content="hmm")

@@ -1,4 +1,4 @@
----@mod sightline.buffers  Buffers by path, for the core's tools: find, load, read a range, judge.
+---@mod sightline.buffers  Buffers by path, for the core's tools: find, load, judge.
 ---The core works on buffers, never around them: a file that is loaded is read and edited
 ---through its buffer, so the agent sees (and changes) what the user sees.
 local M = {}
@@ -97,31 +97,6 @@ end
 function M.has_file(buf)
   local name = api.nvim_buf_get_name(buf)
   return vim.bo[buf].buftype == '' and name ~= '' and vim.fn.filereadable(name) == 1
-end
-
----Lines [first, last) of the loaded buffer of `path` (at most `max` of them), or nil when the
----file is not loaded (the core then reads the disk).
----@param path string
----@param first integer 0-based
----@param last integer exclusive, -1 for the end
----@param max integer
----@return table?
-function M.read(path, first, last, max)
-  local buf = M.find(path)
-  if not buf or not api.nvim_buf_is_loaded(buf) then
-    return nil
-  end
-  local total = api.nvim_buf_line_count(buf)
-  if last < 0 or last > total then
-    last = total
-  end
-  first = math.min(first, total)
-  last = math.max(first, math.min(last, first + max))
-  return {
-    total = total,
-    lines = api.nvim_buf_get_lines(buf, first, last, false),
-    modified = vim.bo[buf].modified,
-  }
 end
 
 return M

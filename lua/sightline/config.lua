@@ -1,6 +1,11 @@
 ---@mod sightline.config  One schema: defaults, merge, validation with paths in messages.
 local M = {}
 
+-- Facts other modules check against (reveal's arguments, syntax_scope steps) and the core's
+-- tool schema mirrors (tests/test_port_config.py compares python/sightline/tools/view.py).
+M.REVEAL_DURATION_MS = { min = 100, max = 60000, default = 3000 }
+M.SYNTAX_SCOPE_KINDS = { 'for', 'while', 'if', 'switch', 'try', 'block', 'function' }
+
 ---@class sightline.Config
 local defaults = {
   python = nil, ---@type string?
@@ -26,7 +31,7 @@ local defaults = {
   mappings = vim.deepcopy(require('sightline.keymaps').DEFAULTS),
   selection_menu = true,
   autoaccept = false,
-  reveal = { duration_ms = 3000, open = 'peek' },
+  reveal = { duration_ms = M.REVEAL_DURATION_MS.default, open = 'peek' },
   attachments = { navigate = 'reveal' },
   mentions = { max_file_bytes = 65536, max_total_bytes = 262144 },
   tools = { max_iterations = 25, command_timeout_ms = 120000 },
@@ -200,7 +205,7 @@ local schema = {
   selection_menu = { 'boolean' },
   autoaccept = { 'boolean' },
   reveal = {
-    duration_ms = { count(100, 60000) },
+    duration_ms = { count(M.REVEAL_DURATION_MS.min, M.REVEAL_DURATION_MS.max) },
     open = { one_of({ 'peek', 'window' }) },
   },
   attachments = { navigate = { one_of({ 'reveal', 'select' }) } },

@@ -35,9 +35,11 @@ local function check_python(python, root)
 end
 
 ---The configured ACP agent: found, version, capabilities, scoped turns (starts it once).
-function M.check_acp(python, root, agent)
+---`provider` is the effective provider table (the core keeps no defaults of its own).
+function M.check_acp(python, root, agent, provider)
   local env = { PYTHONPATH = root .. '/python' .. (vim.env.PYTHONPATH and (':' .. vim.env.PYTHONPATH) or '') }
-  local cmd = { python, '-m', 'sightline.providers.acp', vim.json.encode(agent) }
+  local sent = vim.tbl_extend('force', provider, { name = 'acp', agent = agent })
+  local cmd = { python, '-m', 'sightline.providers.acp', vim.json.encode(sent) }
   local res = vim.system(cmd, { text = true, env = env }):wait(30000)
   local ok, info = pcall(vim.json.decode, vim.trim(res.stdout or ''))
   if res.code ~= 0 or not ok or type(info) ~= 'table' then
@@ -113,7 +115,7 @@ function M.check()
       h.error('no API key: set $ANTHROPIC_API_KEY or provider.api_key_cmd')
     end
   elseif provider == 'acp' then
-    M.check_acp(python, host.root, cfg.provider.agent or 'gemini')
+    M.check_acp(python, host.root, cfg.provider.agent or 'gemini', cfg.provider)
   else
     h.info('no API key configured: the echo provider answers (set $ANTHROPIC_API_KEY for Claude)')
   end

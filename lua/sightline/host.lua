@@ -34,12 +34,15 @@ function M.python()
   return 'python3'
 end
 
+---The whole effective config, every default filled in (config.lua is the one schema): the
+---core keeps no defaults of its own and refuses a config with a key missing.
 local function config_for_core()
   local config = require('sightline.config')
   local cfg = vim.deepcopy(config.get())
   cfg.provider.name = config.provider_name(cfg)
   return cfg
 end
+M._config_for_core = config_for_core
 
 local function on_stderr(_, data)
   for _, line in ipairs(data or {}) do

@@ -1,6 +1,281 @@
----@mod sightline.port  The Lua the core calls, and nothing else calls the core from here.
----Data in, data out: no sentences, no decisions, never a call back into the core.
+---@mod sightline.port  The only Lua the core calls: everything the core can do to Neovim.
+---Mechanism only. Each function returns data and short codes (`missing`, `stale`, `gone`, …),
+---never sentences: the core (python/sightline/editor.py mirrors this module method for method)
+---words every message. Nothing here calls the core back. One function per port method,
+---grouped by topic and alphabetical inside a group.
 local M = {}
+local api = vim.api
+
+---@alias sightline.PortTarget string|integer an absolute path (symlinks resolved) or a buffer
+
+---@param target sightline.PortTarget
+---@return integer? buf a loaded buffer, or nil
+local function loaded(target)
+  local buf = type(target) == 'number' and target or require('sightline.buffers').find(target)
+  if buf and api.nvim_buf_is_valid(buf) and api.nvim_buf_is_loaded(buf) then
+    return buf
+  end
+  return nil
+end
+
+-- Calls -------------------------------------------------------------------------------------
+
+---Run port function `name` unless `deadline` (seconds since the epoch) has passed: a call
+---that waited in Neovim's queue past its caller's timeout must never act later.
+---@param deadline number?
+---@param name string
+---@return any
+function M.call(deadline, name, ...)
+  if type(deadline) == 'number' then
+    local s, us = vim.uv.gettimeofday()
+    if s + us / 1e6 > deadline then
+      return 'sightline:expired-call'
+    end
+  end
+  if name == 'call' or type(M[name]) ~= 'function' then
+    return 'sightline:no-such-port-function'
+  end
+  return M[name](...)
+end
+
+-- Buffers: read -----------------------------------------------------------------------------
+
+---The buffer of `path` for an agent edit, loaded hidden if needed, or why there is none.
+---@param path string
+---@return integer? buf
+---@return table? refused {missing} | {error = 'load_failed'|'unchangeable', detail}
+local function editable(path)
+  local buffers = require('sightline.buffers')
+  if not buffers.find(path) and vim.fn.filereadable(path) == 0 then
+    return nil, { missing = true }
+  end
+  local buf, err = buffers.load(path)
+  if not buf then
+    return nil, { error = 'load_failed', detail = tostring(err) }
+  end
+  local why = buffers.unchangeable(buf)
+  if why then
+    return nil, { error = 'unchangeable', detail = why }
+  end
+  return buf, nil
+end
+
+---A proposal's surroundings: `needle`'s occurrences in the buffer of `path` (loaded hidden if
+---needed) and, when it occurs once, the lines it spans with `context` lines around them.
+---@param path string
+---@param needle string
+---@param context integer
+---@return table # {missing} | {error} | {count} | {count=1, buffer, first_line, lines, modified}
+function M.find_unique(path, needle, context)
+  local buf, refused = editable(path)
+  if not buf then
+    return refused
+  end
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  local unique = require('sightline.unique')
+  local count, row, col, bad = unique.find(lines, needle)
+  if bad then
+    return { error = bad }
+  end
+  if count ~= 1 or not row or not col then
+    return { count = count }
+  end
+  local end_row = unique.end_of(row, col, needle)
+  local first = math.max(0, row - context)
+  local last = math.min(#lines, end_row + 1 + context)
+  return {
+    count = 1,
+    buffer = buf,
+    first_line = first,
+    lines = { unpack(lines, first + 1, last) },
+    modified = vim.bo[buf].modified,
+  }
+end
+
+---The whole buffer of `path` (loaded hidden if needed) for a write of the whole file (an ACP
+---agent's): {buffer, lines, modified}, or {missing} | {error, detail} as find_unique says.
+---@param path string
+---@return table
+function M.load_lines(path)
+  local buf, refused = editable(path)
+  if not buf then
+    return refused
+  end
+  return { buffer = buf, lines = api.nvim_buf_get_lines(buf, 0, -1, false), modified = vim.bo[buf].modified }
+end
+
+---Lines [first, last) of a loaded buffer (at most `max`), or nil when none is loaded.
+---@param target sightline.PortTarget
+---@param first integer 0-based
+---@param last integer exclusive, -1 for the end
+---@param max integer
+---@return {total: integer, lines: string[], modified: boolean}?
+function M.read_lines(target, first, last, max)
+  local buf = loaded(target)
+  if not buf then
+    return nil
+  end
+  local total = api.nvim_buf_line_count(buf)
+  if last < 0 or last > total then
+    last = total
+  end
+  first = math.min(first, total)
+  last = math.max(first, math.min(last, first + max))
+  return { total = total, lines = api.nvim_buf_get_lines(buf, first, last, false), modified = vim.bo[buf].modified }
+end
+
+---Whole lines, up to `max` bytes, of the loaded buffer of `path` as text, or nil.
+---@param path string
+---@param max integer
+---@return string?
+function M.read_text(path, max)
+  local buf = loaded(path)
+  if not buf then
+    return nil
+  end
+  local out, size, row, count = {}, 0, 0, api.nvim_buf_line_count(buf)
+  while row < count and size <= max do
+    for _, line in ipairs(api.nvim_buf_get_lines(buf, row, math.min(row + 256, count), false)) do
+      out[#out + 1] = line
+      size = size + #line + 1
+      if size > max then
+        break
+      end
+    end
+    row = row + 256
+  end
+  return table.concat(out, '\n') .. '\n'
+end
+
+---Which version of the file a reveal of `path` would look at: its loaded buffer's
+---changedtick, else the file's mtime and size; nil when there is none.
+---@param path string absolute
+---@return string?
+local function version(path)
+  local buf = loaded(path)
+  if buf then
+    return ('b%d:%d'):format(buf, api.nvim_buf_get_changedtick(buf))
+  end
+  local stat = vim.uv.fs_stat(path)
+  return stat and ('f%d.%d:%d'):format(stat.mtime.sec, stat.mtime.nsec, stat.size) or nil
+end
+
+---@param file_path string
+---@return string? path absolute, nil when it must not be opened or is not Python
+local function python_path(file_path)
+  local path = require('sightline.reveal.target').normalize(file_path)
+  if require('sightline.buffers').unopenable(path) then
+    return nil
+  end
+  local buf = loaded(path)
+  if path:match('%.pyi?$') or (buf and vim.bo[buf].filetype == 'python') then
+    return path
+  end
+  return nil
+end
+
+---The text a reveal of `file_path` would look at (its loaded buffer, else the file) and its
+---version, for a caller that resolves Python members itself (and keeps the result for that
+---version); nil when the file is not Python or cannot be read. Nothing is loaded.
+---@param file_path string as reveal takes it (relative to the working directory, ~, file://)
+---@param max integer bytes
+---@return {text: string, version: string}?
+function M.python_source(file_path, max)
+  local path = python_path(file_path)
+  if not path then
+    return nil
+  end
+  local v, buf = version(path), loaded(path)
+  if buf then
+    return { text = M.read_text(buf, max), version = v }
+  end
+  local fd = io.open(path, 'rb')
+  if not fd then
+    return nil
+  end
+  local text = fd:read(max) or ''
+  fd:close()
+  return { text = text, version = v }
+end
+
+-- Ranges (Change with Agent) ----------------------------------------------------------------
+
+---Check a flat range and describe it: {range, text, name, title, path, filetype, buftype},
+---or {error} (what is wrong with the range, as the request's param check words it).
+---@param flat table
+---@return table
+function M.describe_range(flat)
+  local info, err = require('sightline.scope').describe(flat)
+  return info or { error = err }
+end
+
+---Re-anchor a selection (see scope.anchor) and return its surroundings: {range, first_line,
+---lines, path} with `context` lines around it, or {error = 'gone'|'missing'|'ambiguous'}.
+---@param flat sightline.Range
+---@param text string
+---@param context integer
+---@return table
+function M.reanchor_range(flat, text, context)
+  local range, err = require('sightline.scope').anchor(flat, text)
+  if not range then
+    return { error = err }
+  end
+  local buf = range.buffer
+  local first = math.max(0, range.start_row - context)
+  local last = math.min(api.nvim_buf_line_count(buf), range.end_row + 1 + context)
+  return {
+    range = range,
+    first_line = first,
+    lines = api.nvim_buf_get_lines(buf, first, last, true),
+    path = api.nvim_buf_get_name(buf),
+  }
+end
+
+---Re-anchor and replace a selection as one undo step, then the save rule:
+---{range, applied} or {error = 'gone'|'missing'|'ambiguous'|'unchangeable', detail?}.
+---@param flat sightline.Range
+---@param old_text string
+---@param new_text string
+---@return table
+function M.replace_range(flat, old_text, new_text)
+  local res, err, detail = require('sightline.scope').replace(flat, old_text, new_text)
+  return res or { error = err, detail = detail }
+end
+
+-- Buffers: write ----------------------------------------------------------------------------
+
+---Apply an accepted edit: its anchor must occur exactly once ({stale, count} otherwise); one
+---ranged edit after an undo break, then the save rule (review.apply).
+---@param spec sightline.EditSpec
+---@return sightline.Applied
+function M.apply_edit(spec)
+  return require('sightline.review').apply(spec)
+end
+
+---Create a new file's buffer with `text` and write it (review.create).
+---@param spec {path: string, text: string}
+---@return sightline.Applied
+function M.create_file(spec)
+  return require('sightline.review').create(spec)
+end
+
+-- The compare view --------------------------------------------------------------------------
+
+---Close the compare view of proposal `id` (a rejected proposal).
+---@param id integer
+function M.close_compare(id)
+  require('sightline.review').close_compare(id)
+end
+
+---The compare view's after side (the user may have edited it), closing the view; nil when
+---it is not open.
+---@param id integer
+---@return string[]?
+function M.take_after(id)
+  return require('sightline.review').take_after(id)
+end
+
+-- Diagnostics -----------------------------------------------------------------------------
 
 local MAX_ITEMS = 1000 -- far above what the core shows; keeps one answer small
 
@@ -11,8 +286,8 @@ function M.diagnostics(opts)
   local root = vim.fs.normalize(opts.root)
   local want = opts.path and vim.fs.normalize(opts.path) or nil
   local out = { loaded = false, items = {}, truncated = false }
-  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    local name = vim.api.nvim_buf_is_loaded(buf) and vim.api.nvim_buf_get_name(buf) or ''
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    local name = api.nvim_buf_is_loaded(buf) and api.nvim_buf_get_name(buf) or ''
     if name ~= '' then
       name = vim.fs.normalize(vim.uv.fs_realpath(name) or name)
     end
@@ -45,6 +320,8 @@ function M.diagnostics(opts)
   return out
 end
 
+-- Inline review -------------------------------------------------------------------------
+
 ---Draw an edit proposal's hunks in its buffer while it waits (sightline.inline).
 ---@param spec sightline.HunkSpec
 ---@return boolean drawn
@@ -61,24 +338,62 @@ function M.clear_hunks(id)
   end
 end
 
+-- View and navigate -------------------------------------------------------------------------
+
+---Move the cursor (and select) in the editor window; "OK…" or what is wrong.
+---@param args sightline.GotoOpts
+---@param keys string[] the core's known secrets: a buffer holding one is never shown
+---@return string
+function M.go_to_position(args, keys)
+  return require('sightline.reveal').go_to_position(args, { secrets = keys })
+end
+
+---Reveal a range; `python` is the caller's own resolution of a Python member (the Lua side
+---has no Python parser and never asks the core): {start_line, end_line} or {error, partial?},
+---made from the source of `python.version` — 'sightline:python-stale' when the file is at
+---another version now (the caller resolves again from python_source).
+---@param args sightline.RevealOpts
+---@param keys string[]
+---@param python? table
+---@return string
+function M.reveal(args, keys, python)
+  if type(python) == 'table' and python.version and type(args.file_path) == 'string' then
+    local path = python_path(args.file_path)
+    if not path or version(path) ~= python.version then
+      return 'sightline:python-stale'
+    end
+  end
+  return require('sightline.reveal').reveal(args, { secrets = keys, python = python })
+end
+
+---Reveal a transcript chip by its id, as a click on it does.
+---@param args {attachment_id: string, select?: boolean}
+---@param keys string[]
+---@return string
+function M.reveal_attachment(args, keys)
+  return require('sightline.reveal').reveal_attachment(args, { secrets = keys })
+end
+
+-- The editor window -----------------------------------------------------------------------
+
 ---Whether `win` shows the user's editing: a normal window (not a float) of a normal buffer
 ---(not the pane's, a dialog's or another scratch buffer).
 local function is_editor_win(win)
-  if not win or win == 0 or not vim.api.nvim_win_is_valid(win) then
+  if not win or win == 0 or not api.nvim_win_is_valid(win) then
     return false
   end
-  if vim.api.nvim_win_get_config(win).relative ~= '' then
+  if api.nvim_win_get_config(win).relative ~= '' then
     return false
   end
-  local buf = vim.api.nvim_win_get_buf(win)
-  return vim.bo[buf].buftype == '' and not vim.startswith(vim.api.nvim_buf_get_name(buf), 'sightline://')
+  local buf = api.nvim_win_get_buf(win)
+  return vim.bo[buf].buftype == '' and not vim.startswith(api.nvim_buf_get_name(buf), 'sightline://')
 end
 
 ---The editor window: the current window when it is one, else the previous one (`wincmd p`),
 ---else the window of the current tab whose buffer was used last.
 ---@return integer? win
 function M.editor_win()
-  local cur = vim.api.nvim_get_current_win()
+  local cur = api.nvim_get_current_win()
   if is_editor_win(cur) then
     return cur
   end
@@ -87,9 +402,9 @@ function M.editor_win()
     return prev
   end
   local best, used = nil, -1
-  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
     if is_editor_win(win) then
-      local info = vim.fn.getbufinfo(vim.api.nvim_win_get_buf(win))[1]
+      local info = vim.fn.getbufinfo(api.nvim_win_get_buf(win))[1]
       if info and info.lastused > used then
         best, used = win, info.lastused
       end
@@ -107,29 +422,31 @@ function M.editor_buffer(max)
   if not win then
     return nil
   end
-  local api = vim.api
   local buf = api.nvim_win_get_buf(win)
-  local out, size, row, count = {}, 0, 0, api.nvim_buf_line_count(buf)
-  while row < count and size <= max do
-    for _, line in ipairs(api.nvim_buf_get_lines(buf, row, math.min(row + 256, count), false)) do
-      out[#out + 1] = line
-      size = size + #line + 1
-      if size > max then
-        break
-      end
-    end
-    row = row + 256
-  end
   local name = api.nvim_buf_get_name(buf)
   if name ~= '' then
     name = vim.fs.normalize(vim.uv.fs_realpath(name) or name)
   end
   return {
     name = name,
-    text = #out > 0 and table.concat(out, '\n') .. '\n' or '',
+    text = M.read_text(buf, max) or '',
     filetype = vim.bo[buf].filetype,
     modified = vim.bo[buf].modified,
   }
+end
+
+---This Neovim's RPC address (v:servername), for an agent that attaches its own client.
+---@return string
+function M.servername()
+  return vim.v.servername
+end
+
+-- The pane ----------------------------------------------------------------------------------
+
+---Hand a UI update (status, transcript lines, events) to the pane.
+---@param payload table
+function M.notify_ui(payload)
+  require('sightline.host')._on_update(payload)
 end
 
 return M

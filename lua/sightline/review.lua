@@ -6,13 +6,6 @@ local M = {}
 local api = vim.api
 local buffers = require('sightline.buffers')
 
----@class sightline.EditTarget the buffer an agent edit goes to
----@field buf? integer
----@field lines? string[] the whole buffer (proposals keep it for the diff and compare)
----@field modified? boolean
----@field missing? boolean no buffer and no file for the path
----@field error? string why the buffer cannot be edited
-
 ---The buffer of `path`, loaded if needed, or why an agent edit cannot go there.
 ---@param path string
 ---@param failed string how a failed load is told ('could not be loaded', …)
@@ -25,47 +18,18 @@ local function editable(path, failed)
   return buf, buffers.unchangeable(buf)
 end
 
----The buffer an edit proposal targets, loaded if needed; unchangeable buffers are refused.
----@param path string absolute, symlinks resolved
----@return sightline.EditTarget
-function M.target(path)
-  if not buffers.find(path) and vim.fn.filereadable(path) == 0 then
-    return { missing = true }
-  end
-  local buf, why = editable(path, 'could not be loaded')
-  if why then
-    return { error = why }
-  end
-  return { buf = buf, lines = api.nvim_buf_get_lines(buf, 0, -1, false), modified = vim.bo[buf].modified }
-end
-
----Occurrences of `needle` in `text` (overlapping ones count) and where the first starts (1-based).
----The uniqueness search runs here, in Neovim, so the core never ships the buffer for it.
----@param text string
----@param needle string
----@return integer count, integer? first
-local function occurrences(text, needle)
-  local count, first, init = 0, nil, 1
-  while true do
-    local s = text:find(needle, init, true)
-    if not s then
-      return count, first
-    end
-    count, first, init = count + 1, first or s, s + 1
-  end
-end
-
----A 0-based byte offset into the lines joined by "\n" → (row, col).
+---(row, col) advanced by `n` bytes through `lines` joined by "\n" (0-based row and col).
 ---@param lines string[]
----@param offset integer
+---@param row integer
+---@param col integer
+---@param n integer
 ---@return integer row, integer col
-local function position(lines, offset)
-  local row = 1
-  while row < #lines and offset > #lines[row] do
-    offset = offset - #lines[row] - 1
-    row = row + 1
+local function advance(lines, row, col, n)
+  while row + 1 < #lines and col + n > #lines[row + 1] do
+    n = n - (#lines[row + 1] - col) - 1
+    row, col = row + 1, 0
   end
-  return row - 1, offset
+  return row, col + n
 end
 
 ---Close the current undo block, so the next change is an undo step of its own.
@@ -172,13 +136,14 @@ function M.apply(spec)
     return { error = why }
   end
   local state = M.begin(buf)
+  -- The search runs here, in Neovim, so the core never ships the buffer for it.
   local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
-  local count, first = occurrences(table.concat(lines, '\n') .. '\n', spec.anchor)
-  if count ~= 1 or not first then
-    return { stale = true, count = count }
+  local count, row, col = require('sightline.unique').find(lines, spec.anchor)
+  if count ~= 1 or not row or not col then
+    return { stale = true, count = count or 0 }
   end
-  local sr, sc = position(lines, first - 1 + spec.rel_start)
-  local er, ec = position(lines, first - 1 + spec.rel_end)
+  local sr, sc = advance(lines, row, col, spec.rel_start)
+  local er, ec = advance(lines, row, col, spec.rel_end)
   undo_break(buf)
   api.nvim_buf_set_text(buf, sr, sc, er, ec, vim.split(spec.text, '\n', { plain = true }))
   return M.finish(buf, state)

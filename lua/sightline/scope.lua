@@ -174,57 +174,13 @@ function M.unwatch_all()
   mirrors = {}
 end
 
----Where `text` occurs in `lines`: nil, one {row, col}, or a count > 1 (stops at 2).
-local function occurrences(lines, text)
-  local parts = vim.split(text, '\n', { plain = true })
-  local k, found, at = #parts, 0, nil
-  if k == 1 then
-    for i = 1, #lines do
-      local init = 1
-      while true do
-        local s = lines[i]:find(text, init, true)
-        if not s then
-          break
-        end
-        found, at = found + 1, { i - 1, s - 1 }
-        if found > 1 then
-          return nil, found
-        end
-        init = s + 1
-      end
-    end
-    return at, found
-  end
-  local first, last = parts[1], parts[k]
-  for i = 1, #lines - k + 1 do
-    local line = lines[i]
-    local s = #line - #first + 1
-    if s >= 1 and line:find(first, s, true) == s then
-      local ok = true
-      for j = 2, k - 1 do
-        if lines[i + j - 1] ~= parts[j] then
-          ok = false
-          break
-        end
-      end
-      if ok and lines[i + k - 1]:sub(1, #last) == last then
-        found, at = found + 1, { i - 1, s - 1 }
-        if found > 1 then
-          return nil, found
-        end
-      end
-    end
-  end
-  return at, found
-end
-
 ---Re-anchor a selection: where it was if the range still holds `text`; else at the text's
 ---single occurrence in the buffer; else refused.
 ---@return sightline.Range? range, string? err
 function M.anchor(r, text)
   local buf = r.buffer
   if not api.nvim_buf_is_valid(buf) or not api.nvim_buf_is_loaded(buf) then
-    return nil, 'the buffer of the selection is gone'
+    return nil, 'gone'
   end
   local count = api.nvim_buf_line_count(buf)
   if r.end_row < count then
@@ -234,17 +190,16 @@ function M.anchor(r, text)
     end
   end
   local m = mirrors[buf]
-  local at, count = occurrences(m and m.lines or api.nvim_buf_get_lines(buf, 0, -1, true), text)
-  if count == 0 then
-    return nil, 'the selected text is no longer in the buffer (edited or deleted since the proposal)'
+  local unique = require('sightline.unique')
+  local found, row, col = unique.find(m and m.lines or api.nvim_buf_get_lines(buf, 0, -1, true), text, 2)
+  if not found or found == 0 or not row or not col then
+    return nil, 'missing'
   end
-  if not at then
-    return nil, 'the selected text now occurs more than once; the edit is refused rather than guessed'
+  if found > 1 then
+    return nil, 'ambiguous'
   end
-  local parts = vim.split(text, '\n', { plain = true })
-  local end_row = at[1] + #parts - 1
-  local end_col = #parts == 1 and at[2] + #text or #parts[#parts]
-  return { buffer = buf, start_row = at[1], start_col = at[2], end_row = end_row, end_col = end_col }
+  local end_row, end_col = unique.end_of(row, col, text)
+  return { buffer = buf, start_row = row, start_col = col, end_row = end_row, end_col = end_col }
 end
 
 ---Re-anchor and replace in one step: one undo step, then the save rule of every agent edit
@@ -253,11 +208,11 @@ end
 function M.replace(r, old_text, new_text)
   local buf = r.buffer
   if not api.nvim_buf_is_valid(buf) or not api.nvim_buf_is_loaded(buf) then
-    return nil, 'the buffer of the selection is gone'
+    return nil, 'gone'
   end
   local why = require('sightline.buffers').unchangeable(buf)
   if why then
-    return nil, 'the buffer ' .. why
+    return nil, 'unchangeable', why
   end
   local review = require('sightline.review')
   local state = review.begin(buf)
@@ -274,11 +229,6 @@ function M.replace(r, old_text, new_text)
     range = { buffer = buf, start_row = range.start_row, start_col = range.start_col, end_row = end_row, end_col = end_col },
     applied = review.finish(buf, state),
   }
-end
-
----The whole buffer, for a proposal's before/after (not a hot path).
-function M.lines(buf)
-  return api.nvim_buf_get_lines(buf, 0, -1, true)
 end
 
 return M

@@ -24,6 +24,14 @@ The workspace root is {workspace}. You have no tools in this conversation: answe
 the user's message and the context attached to it. Answer in Markdown. Be brief."""
 
 
+# The command line has no Neovim, so the plugin's effective config (lua/sightline/config.lua,
+# which the core receives whole) never reaches it: these are the command's own settings.
+CLI_MODEL = ""  # the provider's default model (sightline.providers.presets)
+CLI_MAX_TOKENS = 8192
+CLI_TIMEOUT_MS = 60000
+CLI_RETRIES = 2
+
+
 def default_provider() -> str:
     """Like the plugin: anthropic when a key is in the environment, else echo."""
     return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "echo"
@@ -38,7 +46,19 @@ def ask(text: str, *, provider: str, model: str | None, out: TextIO, err: TextIO
         messages=[{"role": "user", "content": [{"type": "text", "text": p} for p in parts]}],
         tools=[],
     )
-    cfg = ProviderConfig(name=provider, model=model or ProviderConfig.model)
+    cfg = ProviderConfig(
+        name=provider,
+        model=model or CLI_MODEL,
+        max_tokens=CLI_MAX_TOKENS,
+        timeout_ms=CLI_TIMEOUT_MS,
+        retries=CLI_RETRIES,
+        base_url=None,
+        api_key_cmd=None,
+        prices={},
+        agent=None,
+        thinking=None,
+        context_window=None,
+    )
     stopped = threading.Event()  # never set: Ctrl-C ends the whole process
     wrote = ""
     try:

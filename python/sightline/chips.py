@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Callable
 from typing import Any
 
+from sightline.errors import Refused
 from sightline.mentions import parse_mentions
+from sightline.tools.workspace import resolve
 
 REFERENCE = re.compile(
     r"(?<![\w/.@-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]+):(\d+)(?:[-–](\d+))?(?![\w])"
@@ -59,9 +60,11 @@ def reference_finder(workspace: str) -> Callable[[str], list[Chip]]:
 
     def is_file(path: str) -> bool:
         if path not in exists:
-            full = os.path.realpath(os.path.join(workspace, path))
-            inside = full.startswith(os.path.realpath(workspace) + os.sep)
-            exists[path] = inside and os.path.isfile(full)
+            # The read tools' confinement rule (tools/workspace.py), the one for every path.
+            try:
+                exists[path] = resolve(workspace, path).is_file()
+            except Refused:
+                exists[path] = False
         return exists[path]
 
     def find(line: str) -> list[Chip]:

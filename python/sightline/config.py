@@ -1,9 +1,11 @@
 """The core's view of the user's configuration.
 
-The Lua side validates what the user wrote (lua/sightline/config.lua); the core checks again
-what arrives over RPC, because anything may: `from_dict` raises ConfigError naming the key
-(`provider.max_tokens: expected a positive integer, got a string`) and never anything else.
-Unknown keys are the Lua side's business and are ignored.
+One schema: lua/sightline/config.lua holds every default and validates what the user wrote;
+the core receives the whole effective config (host.lua `config_for_core`) and keeps no
+defaults of its own, so the two can never differ. It still checks what arrives over RPC,
+because anything may: `from_dict` raises ConfigError naming the key (`provider.max_tokens:
+expected a positive integer, got a string`; a key that is missing: `got nothing`) and never
+anything else. Keys the core does not use are the Lua side's business and are ignored.
 """
 
 from __future__ import annotations
@@ -50,50 +52,33 @@ class AgentConfig:
 
 @dataclass(frozen=True)
 class ProviderConfig:
-    name: str = "echo"
-    # "" = the provider's default model (sightline.providers.presets).
-    model: str = ""
-    max_tokens: int = 8192
-    base_url: str | None = None
-    api_key_cmd: str | list[str] | None = None
-    timeout_ms: int = 60000
-    retries: int = 2
-    prices: Prices = field(default_factory=dict, compare=False)
-    agent: AgentConfig | None = None
+    name: str
+    # "" = the provider's default model (sightline.providers.presets); nil in Lua.
+    model: str
+    max_tokens: int
+    timeout_ms: int
+    retries: int
+    base_url: str | None  # None: not set (nil in Lua), not a default
+    api_key_cmd: str | list[str] | None
+    prices: Prices = field(compare=False)
+    agent: AgentConfig | None
     # Anthropic extended thinking budget in tokens, or an OpenAI-compatible reasoning effort
     # ("low" | "medium" | "high"); None = off.
-    thinking: int | str | None = None
+    thinking: int | str | None
     # The model's context window in tokens; None = the known size of the model (pricing.py).
-    context_window: int | None = None
-
-
-@dataclass(frozen=True)
-class CoreConfig:
-    provider: ProviderConfig = field(default_factory=ProviderConfig)
-    autoaccept: bool = False
-    max_file_bytes: int = 65536
-    max_total_bytes: int = 262144
-    max_iterations: int = 25
-    command_timeout_ms: int = 120000
-    rules: bool = True
-    mcp_servers: tuple[ServerConfig, ...] = ()
-    mcp_start_timeout_ms: int = 30000
-    mcp_call_timeout_ms: int = 120000
+    context_window: int | None
 
     @classmethod
-    def from_dict(cls, raw: object) -> CoreConfig:
-        """Build from the Lua config table; raise ConfigError saying which key is wrong."""
-        root = _Table(raw, "config")
-        prov = root.table("provider")
-        defaults = ProviderConfig()
-        provider = ProviderConfig(
-            name=prov.text("name", defaults.name),
-            model=prov.text("model", defaults.model),
-            max_tokens=prov.count("max_tokens", defaults.max_tokens),
+    def from_table(cls, prov: _Table) -> ProviderConfig:
+        """provider.* of the effective config; ConfigError names a wrong or missing key."""
+        provider = cls(
+            name=prov.text("name"),
+            model=prov.optional_text("model") or "",
+            max_tokens=prov.count("max_tokens"),
             base_url=prov.optional_text("base_url"),
             api_key_cmd=prov.command("api_key_cmd"),
-            timeout_ms=prov.ms("timeout_ms", defaults.timeout_ms),
-            retries=prov.count("retries", defaults.retries, minimum=0, maximum=10),
+            timeout_ms=prov.ms("timeout_ms"),
+            retries=prov.count("retries", minimum=0, maximum=10),
             prices=prov.prices("prices"),
             agent=prov.agent("agent"),
             thinking=prov.thinking("thinking"),
@@ -104,20 +89,55 @@ class CoreConfig:
                 "provider.thinking: expected 'low', 'medium' or 'high' for an "
                 "OpenAI-compatible provider (a token budget is for anthropic), got a number"
             )
+        return provider
+
+    @classmethod
+    def from_dict(cls, raw: object) -> ProviderConfig:
+        """The effective provider table alone (the ACP check of :checkhealth)."""
+        return cls.from_table(_Table(raw, "provider"))
+
+
+@dataclass(frozen=True)
+class CoreConfig:
+    provider: ProviderConfig
+    autoaccept: bool
+    max_file_bytes: int
+    max_total_bytes: int
+    max_iterations: int
+    command_timeout_ms: int
+    rules: bool
+    mcp_servers: tuple[ServerConfig, ...]
+    mcp_start_timeout_ms: int
+    mcp_call_timeout_ms: int
+
+    @classmethod
+    def before_init(cls) -> CoreConfig:
+        """The core's state until the Lua side's config arrives (core.init is the first
+        message it sends): the echo provider, which can change nothing, and no autoaccept.
+        Not the user's defaults: those live in config.lua only."""
+        provider = ProviderConfig("echo", "none", 1, MAX_MS, 0, None, None, {}, None, None, None)
+        return cls(provider, False, 1, 1, 1, 1, False, (), 1, 1)
+
+    @classmethod
+    def from_dict(cls, raw: object) -> CoreConfig:
+        """Build from the Lua side's effective config; raise ConfigError saying which key is
+        wrong or missing."""
+        root = _Table(raw, "config")
+        provider = ProviderConfig.from_table(root.table("provider"))
         mentions = root.table("mentions")
         tools = root.table("tools")
         mcp = root.table("mcp")
         return cls(
             provider=provider,
-            autoaccept=root.flag("autoaccept", False),
-            max_file_bytes=mentions.count("max_file_bytes", 65536),
-            max_total_bytes=mentions.count("max_total_bytes", 262144),
-            max_iterations=tools.count("max_iterations", 25),
-            command_timeout_ms=tools.ms("command_timeout_ms", 120000),
-            rules=root.flag("rules", True),
+            autoaccept=root.flag("autoaccept"),
+            max_file_bytes=mentions.count("max_file_bytes"),
+            max_total_bytes=mentions.count("max_total_bytes"),
+            max_iterations=tools.count("max_iterations"),
+            command_timeout_ms=tools.ms("command_timeout_ms"),
+            rules=root.flag("rules"),
             mcp_servers=_mcp_servers(mcp.raw.get("servers")),
-            mcp_start_timeout_ms=mcp.ms("start_timeout_ms", 30000),
-            mcp_call_timeout_ms=mcp.ms("call_timeout_ms", 120000),
+            mcp_start_timeout_ms=mcp.ms("start_timeout_ms"),
+            mcp_call_timeout_ms=mcp.ms("call_timeout_ms"),
         )
 
 
@@ -136,6 +156,8 @@ def _kind_of(provider: str) -> str | None:
 
 
 def _kind(value: object) -> str:
+    if value is None:
+        return "nothing (the Lua side sends every key)"
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int | float):
@@ -150,7 +172,8 @@ def _kind(value: object) -> str:
 
 
 class _Table:
-    """One config table and its key path, with typed getters; nil (None) is the default."""
+    """One config table and its key path, with typed getters; a missing key is an error
+    (except the optional ones, which nil leaves unset)."""
 
     def __init__(self, raw: object, path: str):
         self.path = path
@@ -172,30 +195,28 @@ class _Table:
             raise self._fail(key, "a table of named values", value)
         return _Table(value, key if self.path == "config" else f"{self.path}.{key}")
 
-    def text(self, key: str, default: str) -> str:
+    def text(self, key: str) -> str:
         value = self.raw.get(key)
-        if value is None:
-            return default
         if not isinstance(value, str) or not value or len(value) > MAX_TEXT:
             raise self._fail(key, f"a non-empty string of at most {MAX_TEXT} characters", value)
         return value
 
     def optional_text(self, key: str) -> str | None:
         value = self.raw.get(key)
-        return None if value is None else self.text(key, "")
+        return None if value is None else self.text(key)
 
-    def flag(self, key: str, default: bool) -> bool:
+    def optional_flag(self, key: str) -> bool:
+        """A flag of a user's own table (not in the schema's defaults): nil is false."""
+        return False if self.raw.get(key) is None else self.flag(key)
+
+    def flag(self, key: str) -> bool:
         value = self.raw.get(key)
-        if value is None:
-            return default
         if not isinstance(value, bool):
             raise self._fail(key, "true or false", value)
         return value
 
-    def count(self, key: str, default: int, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
+    def count(self, key: str, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
         value = self.raw.get(key)
-        if value is None:
-            return default
         if isinstance(value, float) and value.is_integer():
             value = int(value)  # Lua has one number type
         if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
@@ -208,7 +229,7 @@ class _Table:
     def optional_count(self, key: str, minimum: int = 1) -> int | None:
         if self.raw.get(key) is None:
             return None
-        return self.count(key, minimum, minimum=minimum)
+        return self.count(key, minimum=minimum)
 
     def thinking(self, key: str) -> int | str | None:
         """A thinking budget in tokens (≥ 1024, the API's minimum), an effort name, or off
@@ -221,16 +242,18 @@ class _Table:
                 raise self._fail(key, "'low', 'medium', 'high' or a token budget", value)
             return value
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return self.count(key, MIN_THINKING, minimum=MIN_THINKING, maximum=MAX_THINKING)
+            return self.count(key, minimum=MIN_THINKING, maximum=MAX_THINKING)
         raise self._fail(key, "a token budget (a number ≥ 1024) or 'low', 'medium', 'high'", value)
 
-    def ms(self, key: str, default: int) -> int:
+    def ms(self, key: str) -> int:
         """A duration in milliseconds: any positive number (Lua allows fractions)."""
         value = self.raw.get(key)
-        if value is None:
-            return default
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or value != value or value <= 0:  # value != value: NaN
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or value != value  # NaN
+            or value <= 0
+        ):
             raise self._fail(key, "a positive number of milliseconds", value)
         if value > MAX_MS:
             raise self._fail(key, f"at most {MAX_MS} milliseconds", value)
@@ -278,7 +301,7 @@ class _Table:
                 raise env._fail(str(name), "a string", val)
             pairs.append((name, val))
         return AgentConfig(
-            cmd=tuple(cmd), env=tuple(pairs), client_writes=sub.flag("client_writes", False)
+            cmd=tuple(cmd), env=tuple(pairs), client_writes=sub.optional_flag("client_writes")
         )
 
     def command(self, key: str) -> str | list[str] | None:

@@ -7,8 +7,9 @@ Bounds (both configurable, `mentions.max_file_bytes` / `mentions.max_total_bytes
 every file is read up to a per-file limit and marked where cut, and all the
 context one message adds shares one total budget; what does not fit is left
 out with a note to the model.  A file is counted once however often it is
-mentioned.  Reading never leaves the extension folder or the workspace:
-`..`, absolute paths and symlinks pointing out are skipped.
+mentioned.  Reading never leaves the extension folder or the workspace: a
+context file's `..`, absolute path or symlink pointing out is skipped, and an
+`@path` follows the read tools' rule (tools/workspace.py `resolve`).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sightline.errors import Refused
 from sightline.extensions import Extension, format_capabilities, real_path
 from sightline.mentions import Mention, parse_mentions
-from sightline.tools.workspace import system_path
+from sightline.tools.workspace import resolve
 
 log = logging.getLogger(__name__)
 
@@ -219,20 +221,13 @@ def _editor_part(
 
 
 def resolve_in_workspace(workspace: Path, raw: str) -> Path:
-    """The real path of a mentioned file, which must lie inside the workspace.
-
-    Absolute paths are accepted when they point inside; `..` never is, even
-    when it would come back in, so a mention means what it visibly says.
-    """
-    candidate = Path(raw)
-    if ".." in candidate.parts:
-        raise SkippedFile("'..' is not allowed")
-    root = real_path(workspace)
-    # (root / candidate is just candidate when that is absolute)
-    target = _confined(root, real_path(root / candidate), raw)
-    if system_path(target):
-        raise SkippedFile(f"{raw} is a system file (/proc, /sys or /dev)")
-    return target
+    """The real path of a mentioned file, by the read tools' one rule (tools/workspace.py
+    `resolve`): relative to the workspace or absolute, it must lie inside it once every
+    `..` and symlink is resolved; /proc, /sys and /dev never."""
+    try:
+        return resolve(str(workspace), raw)
+    except Refused as refused:
+        raise SkippedFile(str(refused)) from None
 
 
 def resolve_inside(folder: Path, rel: str) -> Path:

@@ -33,7 +33,7 @@ _MODEL = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
 class Core:
     def __init__(self, editor: Editor):
         self.editor = editor
-        self.cfg = CoreConfig()
+        self.cfg = CoreConfig.before_init()
         self.session = Session(editor, self.cfg, os.getcwd(), default_registry())
         # The user's MCP servers: their tools join a turn's, their resources `@` mentions.
         self.mcp = Manager(self._mcp_note)
@@ -207,14 +207,10 @@ class Core:
         if why:
             raise Refused(f"sightline: {why}")
         flat = {k: params.get(k) for k in scope.RANGE_KEYS}
-        info = self.editor.lua(
-            "local info, err = require('sightline.scope').describe(...) "
-            "return info or { error = err }",
-            flat,
-        )
+        info = self.editor.describe_range(flat)
         if "error" in info:
             raise Refused(f"sightline: {info['error']}")
-        rng = info["range"]
+        rng: dict[str, Any] = dict(info["range"])
         return scope.Selection(
             **{k: int(rng[k]) for k in scope.RANGE_KEYS},
             text=info["text"],

@@ -150,10 +150,14 @@ def _shift_hunk(line: str, offset: int) -> str:
     return _HUNK.sub(shift, line, count=1)
 
 
-def compact_diff(before: str, after: str, context: int = 2, max_lines: int = 60) -> list[Line]:
-    """Unified diff lines (no file header) with the group each line is painted with."""
+def compact_diff(
+    before: str, after: str, context: int = 2, max_lines: int = 60, first_line: int = 0
+) -> list[Line]:
+    """Unified diff lines (no file header) with the group each line is painted with; the
+    texts may be an excerpt of a file starting at its line `first_line` (0-based)."""
     out: list[Line] = []
     offset, a, b = _middle(before, after, context)
+    offset += first_line
     for line in difflib.unified_diff(a, b, n=context, lineterm=""):
         if not out and not line.startswith("@@"):
             continue  # the "---"/"+++" file header

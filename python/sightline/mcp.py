@@ -3,9 +3,10 @@
 Three tools, never a write or exec tool: `reveal_editor_range` (scroll + transient
 highlight, cursor and selection untouched; flat arguments or the seed's `anchor_json`),
 `reveal_attachment` (a transcript chip by id) and `go_to_position` (move the cursor, select).
-All call the plugin's Lua (`require('sightline.reveal')`) in the Neovim at `$NVIM` or
-`--server ADDR`, so that Neovim must have sightline on its runtimepath. No core runs here:
-chip ids resolve in Neovim (lua/sightline/chips.lua).
+All call the plugin's port functions (lua/sightline/port.lua, by name) in the Neovim at
+`$NVIM` or `--server ADDR`, so that Neovim must have sightline on its runtimepath. No core
+runs here and none is started: chip ids resolve in Neovim (lua/sightline/chips.lua), Python
+members here with `pyresolve`.
 
 pynvim's blocking API cannot run inside the SDK's event loop, so one worker thread owns the
 Neovim connection; tool handlers hand it calls through a queue and await a future. Each call
@@ -29,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from sightline import editor
 from sightline.tools import view
 
 ANCHOR_KEYS = ("file_path", "start_line", "end_line", "member_key", "syntax_scope")
@@ -70,7 +72,6 @@ REVEAL_TOOL: dict[str, Any] = {
 }
 ATTACHMENT_TOOL: dict[str, Any] = view.mcp_spec(view.ATTACHMENT)
 GOTO_TOOL: dict[str, Any] = view.mcp_spec(view.GO_TO)
-LUA_CALL = view.LUA_CALL
 
 NO_ADDRESS = (
     "sightline-mcp has no Neovim to attach to: run it from Neovim's :terminal (which sets "
@@ -173,8 +174,16 @@ async def call_lua(
 ) -> tuple[str, bool]:
     """(text, is_error) of reveal()/reveal_attachment()/go_to_position() in Neovim."""
     deadline = view.deadline_after(timeout)
-    call = view.lua_args(fn, args, deadline)
-    fut = worker.submit(lambda nvim: nvim.exec_lua(LUA_CALL, *call), deadline)
+
+    def run(nvim: Any) -> Any:
+        # The port functions the agent calls, by name, each carrying the deadline; a Python
+        # member is resolved here (pyresolve), never by starting a core.
+        def port(name: str, *a: Any) -> Any:
+            return nvim.exec_lua(editor.PORT_CALL, *editor.port_args(deadline, name, *a))
+
+        return view.call(port, fn, args)
+
+    fut = worker.submit(run, deadline)
     late = (
         f"Neovim did not answer within {timeout:g} s (is it busy or waiting for input?); "
         "the call was dropped and will not run later"
@@ -189,9 +198,9 @@ async def call_lua(
         return late, True
     except Exception as err:
         return f"cannot reach Neovim at {worker.address}: {err}", True
-    if isinstance(result, str) and result.startswith("EXPIRED"):
+    if result == editor.EXPIRED:
         return late, True
-    return view.answer(result)
+    return view.answer(result, fn)
 
 
 async def call_tool_text(

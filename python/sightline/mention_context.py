@@ -45,35 +45,13 @@ def context_parts(
     )
 
 
-# Whole lines up to max bytes of the loaded buffer of `path` (found as the read tools
-# find it), or nil when the file is not loaded.
-_BUFFER_TEXT = """
-local path, max = ...
-local api = vim.api
-local buf = require('sightline.buffers').find(path)
-if not buf or not api.nvim_buf_is_loaded(buf) then
-  return nil
-end
-local out, size, row, count = {}, 0, 0, api.nvim_buf_line_count(buf)
-while row < count and size <= max do
-  for _, line in ipairs(api.nvim_buf_get_lines(buf, row, math.min(row + 256, count), false)) do
-    out[#out + 1] = line
-    size = size + #line + 1
-    if size > max then break end
-  end
-  row = row + 256
-end
-return table.concat(out, '\\n') .. '\\n'
-"""
-
-
 def buffer_reader(editor: Editor) -> FileReader:
     """A FileReader that prefers the text of a loaded buffer (unsaved edits included)
     and falls back to the disk; called only for the files a prompt mentions."""
 
     def read(path: Path, max_bytes: int) -> str | bytes | None:
         try:
-            text = editor.lua(_BUFFER_TEXT, str(path), max_bytes)
+            text = editor.read_text(str(path), max_bytes)
         except EditorError as err:
             log.debug("reading the buffer of %s failed (%s); reading the file", path, err)
             text = None
@@ -92,15 +70,15 @@ def editor_reader(editor: Editor, workspace: str) -> EditorReader:
     def read(name: str, max_bytes: int) -> tuple[str, str] | None:
         try:
             if name == "buffer":
-                found = editor.lua("return require('sightline.port').editor_buffer(...)", max_bytes)
+                found = editor.editor_buffer(max_bytes)
                 if not isinstance(found, dict) or not isinstance(found.get("text"), str):
                     return None
                 path = str(found.get("name") or "")
                 label = relative(workspace, Path(path)) if path else "[No Name]"
                 return label, found["text"]
             root = str(resolve(workspace, "."))  # real, as port.diagnostics compares names
-            found = editor.lua(diagnostics.CALL, {"root": root})
-            text = diagnostics.format_items(root, found if isinstance(found, dict) else {}, None)
+            got = editor.diagnostics({"root": root})
+            text = diagnostics.format_items(root, dict(got) if isinstance(got, dict) else {}, None)
             return "loaded buffers of the workspace", text
         except EditorError as err:
             log.debug("@%s could not be read (%s)", name, err)

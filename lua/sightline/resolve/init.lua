@@ -1,10 +1,10 @@
 --- Resolve a member key (`name` or `Outer.name`) and a syntax scope (steps `{kind,
 --- index_in_parent}`) to the lines they cover *now*, so a reveal still lands after the code
 --- moved. Sources in order: LSP document symbols (members only), tree-sitter, and for Python
---- buffers the core's `ast` (Neovim ships no Python parser).
+--- buffers the caller's own `ast` resolution (opts.python; Neovim ships no Python parser).
 local M = {}
 
-M.KINDS = { 'for', 'while', 'if', 'switch', 'try', 'block', 'function' }
+M.KINDS = require('sightline.config').SYNTAX_SCOPE_KINDS -- the config schema's list
 
 ---@class sightline.ScopeStep
 ---@field kind string
@@ -15,6 +15,7 @@ M.KINDS = { 'for', 'while', 'if', 'switch', 'try', 'block', 'function' }
 ---@field syntax_scope? sightline.ScopeStep[]
 ---@field near_line? integer several matches → the one nearest this line
 ---@field name? string file name for messages
+---@field python? table the caller's Python resolution: {start_line, end_line} or {error, partial?}
 
 ---@class sightline.LineRange 1-based, inclusive lines
 ---@field start_line integer
@@ -71,9 +72,16 @@ function M.resolve(buf, opts)
     local r, err, partial = ts.resolve(root, lang, buf, opts)
     return r, not r and err or nil, not r and partial or nil
   end
-  local python = require('sightline.resolve.python')
-  if python.is_python(buf) then
-    return python.resolve(buf, opts)
+  local py = opts.python
+  if type(py) == 'table' then
+    -- Resolved by the caller (the core or the MCP server) with its `ast`: Neovim ships no
+    -- Python parser, and no Lua the core calls may call the core back.
+    if type(py.start_line) == 'number' and type(py.end_line) == 'number' then
+      return { start_line = py.start_line, end_line = py.end_line }
+    end
+    local partial = type(py.partial) == 'table' and py.partial or nil
+    local err = tostring(py.error or 'the Python resolver gave no range'):gsub('the file', opts.name or 'the file')
+    return nil, err, partial
   end
   local what = opts.member_key and ("member_key '%s'"):format(opts.member_key) or 'syntax_scope'
   return nil,

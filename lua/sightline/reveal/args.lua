@@ -5,8 +5,9 @@ local api = vim.api
 
 local M = {}
 
-local DEFAULT_DURATION = 3000
-local MIN_DURATION, MAX_DURATION = 100, 60000
+-- The bounds live in the config schema (config.lua), like the setting's own check.
+local DURATION = require('sightline.config').REVEAL_DURATION_MS
+local DEFAULT_DURATION, MIN_DURATION, MAX_DURATION = DURATION.default, DURATION.min, DURATION.max
 
 --- The user's `reveal` settings.
 ---@return table

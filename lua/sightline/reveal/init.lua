@@ -134,6 +134,7 @@ local function reveal(opts, ctx)
       syntax_scope = o.syntax_scope,
       near_line = o.start_line,
       name = t.name,
+      python = ctx and ctx.python,
     })
     if r then
       s, e = r.start_line, r.end_line

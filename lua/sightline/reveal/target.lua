@@ -4,9 +4,10 @@ local api = vim.api
 
 local M = {}
 
+--- A reveal's file_path as an absolute path (file:// URIs, ~ and relative paths taken).
 ---@param path string
 ---@return string
-local function normalize(path)
+function M.normalize(path)
   if path:match('^file://') then
     path = vim.uri_to_fname(path)
   end
@@ -97,7 +98,7 @@ function M.find(o)
     local name = api.nvim_buf_get_name(buf)
     return { buf = buf, name = name ~= '' and display_name(name) or ('buffer ' .. buf), undo = function() end }
   end
-  local path = normalize(o.file_path)
+  local path = M.normalize(o.file_path)
   local name = display_name(path)
   -- Judged by path even when a buffer exists: an unloaded buffer of /dev/stdin or a FIFO
   -- would block Neovim for good when loaded, and a loaded /proc/self/environ shows secrets.

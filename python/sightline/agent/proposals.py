@@ -1,26 +1,30 @@
 """Proposals and the review gate: every write is shown as a diff and applied only when accepted.
 
-A proposal keeps the whole buffer before and after (for the diff and the compare view). On
-accept the core asks Neovim for the compare view's after side (the user may have edited it),
-reduces the change to one anchored span and has Neovim apply it as one undo step; the
-anchor must still occur exactly once, else the edit is refused as changed since proposed.
+A proposal keeps the lines around the change before and after (an excerpt: a large buffer
+never crosses RPC for it); the compare view widens it to the whole buffer when it is opened.
+On accept the core takes the compare view's after side if one was opened (the user may have
+edited it), reduces the change to one anchored span and has Neovim apply it as one undo step;
+the anchor must still occur exactly once, else the edit is refused as changed since proposed.
+An accepted proposal without a compare view costs two round trips: find, apply.
 
 While an edit waits, its buffer shows it inline, hunk by hunk (lua/sightline/inline.lua draws
-what diff.hunks computed). The user may decide each hunk; the accepted ones make the text that
-is applied, by the same path as a whole accept (so re-anchoring and refusals are as above),
-and the model is told which hunks were applied and what the buffer now holds around them.
+what diff.hunks computed, at the excerpt's `first_line`). The user may decide each hunk; the
+accepted ones make the text that is applied, by the same path as a whole accept (so
+re-anchoring and refusals are as above), and the model is told which hunks were applied and
+what the buffer now holds around them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sightline import diff
-from sightline.editor import EditorError
+from sightline.editor import Applied, Editor, EditorError, HunkSpec
 from sightline.errors import Refused
 from sightline.tools.base import ToolResult
 
@@ -29,8 +33,6 @@ if TYPE_CHECKING:
 
 _ids = itertools.count(1)
 
-REVIEW = "require('sightline.review')"
-PORT = "require('sightline.port')"
 # Lines of the buffer told to the model around each applied hunk.
 CONTEXT_LINES = 2
 
@@ -54,6 +56,13 @@ class Proposal:
     after: str
     anchor_start: int = 0  # the region of `before` the model's edit replaced
     anchor_end: int = 0
+    # before/after may be an excerpt: lines from `first_line` (0-based) of the buffer, with a
+    # few lines of context, so a proposal never ships a large buffer; the compare view
+    # widens it to the whole buffer (read from `source`, a path or a buffer number).
+    first_line: int = 0
+    excerpt: bool = False
+    source: str | int = ""
+    compared: bool = False  # a compare view was opened: its after side is what is accepted
     # Another way to apply it (Change with Agent re-anchors its selection); default: by kind.
     applier: Applier | None = field(default=None, compare=False)
     id: int = 0
@@ -82,7 +91,30 @@ def compare_view(session: Session) -> dict[str, Any]:
     proposal = pending.data.get("proposal") if pending else None
     if not isinstance(proposal, Proposal):
         raise Refused("sightline: nothing to compare: no edit is waiting for a decision")
+    if proposal.excerpt:
+        widen(session.editor, proposal)
+    proposal.compared = True
     return proposal.view()
+
+
+def widen(editor: Editor, proposal: Proposal) -> None:
+    """Turn an excerpt proposal into one of the whole buffer (for the compare view, which
+    shows and takes the whole buffer; off the hot path)."""
+    got = editor.read_lines(proposal.source or proposal.abspath, 0, -1, 1 << 40)
+    if got is None:
+        raise Refused("sightline: the buffer of this proposal is no longer loaded")
+    lines = list(got["lines"])
+    count = proposal.before.count("\n")
+    head = "".join(line + "\n" for line in lines[: proposal.first_line])
+    tail = "".join(line + "\n" for line in lines[proposal.first_line + count :])
+    proposal.before = head + proposal.before + tail
+    proposal.after = head + proposal.after + tail
+    proposal.anchor_start += len(head)
+    proposal.anchor_end += len(head)
+    # The hunks count lines of `before`, which now starts at the buffer's first line.
+    shift = proposal.first_line
+    proposal.hunks = [dataclasses.replace(h, start=h.start + shift) for h in proposal.hunks]
+    proposal.first_line, proposal.excerpt = 0, False
 
 
 def review(turn: Turn, proposal: Proposal) -> ToolResult:
@@ -90,7 +122,7 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
     session = turn.session
     summary = proposal.summary()
     shown: list[diff.Line] = [(f"✎ {summary}", "SightlineWarning")]
-    shown += diff.compact_diff(proposal.before, proposal.after)
+    shown += diff.compact_diff(proposal.before, proposal.after, first_line=proposal.first_line)
     session.transcript.add_lines(shown)
     auto = bool(session.autoaccept)
     session.ui.event(
@@ -118,7 +150,8 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
         hunk_decisions = dict(item.hunks) if item.by_hunk else {}
     partial = any(d != "accept" for d, _ in hunk_decisions.values())
     if decision != "accept" or turn.cancelled():
-        turn.editor.lua(f"{REVIEW}.close_compare(...)", proposal.id)
+        if proposal.compared:
+            turn.editor.close_compare(proposal.id)
         told = f"rejected by the user: {reason}" if reason else "rejected by the user"
         if hunk_decisions and not turn.cancelled():
             told = "rejected by the user: " + _rejections(proposal, hunk_decisions, "every hunk")
@@ -126,11 +159,14 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
     after = proposal.after
     if partial:
         # The hunks the user took make the text; compare-view edits belong to a whole accept.
-        turn.editor.lua(f"{REVIEW}.close_compare(...)", proposal.id)
+        if proposal.compared:
+            turn.editor.close_compare(proposal.id)
         chosen = {i for i, (d, _) in hunk_decisions.items() if d == "accept"}
         after = diff.apply_hunks(proposal.before, proposal.hunks, chosen)
     else:
-        edited_lines = turn.editor.lua(f"return {REVIEW}.take_after(...)", proposal.id)
+        # Only a proposal whose compare view was opened can have been edited there:
+        # otherwise accepting costs no round trip to ask.
+        edited_lines = turn.editor.take_after(proposal.id) if proposal.compared else None
         if edited_lines is not None:
             after = diff.buffer_text(list(edited_lines))
     result = _apply(turn, proposal, after)
@@ -154,14 +190,15 @@ def _show_inline(turn: Turn, proposal: Proposal) -> bool:
     """Draw the proposal's hunks in its buffer (when loaded); False when nothing was drawn."""
     if proposal.kind != "edit" or not proposal.buffer or not proposal.hunks:
         return False
-    spec = {
+    spec: HunkSpec = {
         "id": proposal.id,
         "buffer": proposal.buffer,
         "path": proposal.path,
-        "hunks": [h.as_data() for h in proposal.hunks],
+        # Buffer lines: an excerpt's hunks count from its first line.
+        "hunks": [_in_buffer(proposal, h).as_data() for h in proposal.hunks],
     }
     try:
-        return bool(turn.editor.lua(f"return {PORT}.show_hunks(...)", spec))
+        return bool(turn.editor.show_hunks(spec))
     except EditorError:
         return False  # the pane and the compare view still show it; decided as a whole
 
@@ -170,7 +207,12 @@ def _clear_inline(turn: Turn, proposal: Proposal) -> None:
     if proposal.kind == "edit" and proposal.buffer:
         # Neovim may be gone (then Lua cleared on the core's exit) or the call late.
         with contextlib.suppress(EditorError):
-            turn.editor.lua(f"{PORT}.clear_hunks(...)", proposal.id)
+            turn.editor.clear_hunks(proposal.id)
+
+
+def _in_buffer(proposal: Proposal, hunk: diff.Hunk) -> diff.Hunk:
+    """The hunk with its start as a line of the buffer (not of the excerpt)."""
+    return dataclasses.replace(hunk, start=hunk.start + proposal.first_line)
 
 
 def _lines_of(hunk: diff.Hunk) -> str:
@@ -186,7 +228,7 @@ def _rejections(proposal: Proposal, decisions: dict[int, tuple[str, str]], none:
     for i, hunk in enumerate(proposal.hunks):
         decision, note = decisions.get(i, ("reject", ""))
         if decision == "reject":
-            part = f"hunk {i + 1} ({_lines_of(hunk)})"
+            part = f"hunk {i + 1} ({_lines_of(_in_buffer(proposal, hunk))})"
             parts.append(f"{part}, the user's note: {note}" if note else part)
     if none and len(parts) == len(proposal.hunks) and not any(n for _, n in decisions.values()):
         return none
@@ -210,15 +252,14 @@ def _partial_told(
         f"{'hunk' if len(taken) == 1 else 'hunks'} {names} and rejected "
         f"{_rejections(proposal, decisions, '')}. {applied.removeprefix('accepted: ')}"
     )
+    # The accepted text is the excerpt's (or the whole buffer's once widened): only its lines
+    # are read back, from where the excerpt starts.
     now: list[str] | None = None
+    first, count = proposal.first_line, accepted.count("\n")
     if proposal.buffer:
         with contextlib.suppress(EditorError):
-            got = turn.editor.lua(
-                "local b = ... if not vim.api.nvim_buf_is_valid(b) then return nil end "
-                "return vim.api.nvim_buf_get_lines(b, 0, -1, false)",
-                proposal.buffer,
-            )
-            now = list(got) if got is not None else None
+            got = turn.editor.read_lines(proposal.buffer, first, first + count, count)
+            now = list(got["lines"]) if got is not None else None
     text_lines = accepted.split("\n")
     if now is None or diff.buffer_text(now) != accepted:
         return head + " The buffer differs from your edit elsewhere too: read it again."
@@ -234,7 +275,7 @@ def _partial_told(
     for lo, hi in _merged(ranges):
         if shown:
             shown.append("…")
-        shown += [f"{row + 1:6}\t{text_lines[row]}" for row in range(lo, min(hi, last))]
+        shown += [f"{first + row + 1:6}\t{text_lines[row]}" for row in range(lo, min(hi, last))]
     return head + "\nThe file now holds, around the applied hunks:\n" + "\n".join(shown)
 
 
@@ -288,16 +329,13 @@ def _apply(turn: Turn, proposal: Proposal, after: str) -> ToolResult:
         return proposal.applier(turn, proposal, after)
     rel = proposal.path
     if proposal.kind == "create":
-        res = turn.editor.lua(
-            f"return {REVIEW}.create(...)", {"path": proposal.abspath, "text": after}
-        )
+        res = turn.editor.create_file({"path": proposal.abspath, "text": after})
     else:
         if after == proposal.before:
             return ToolResult(f"accepted, but the accepted text equals {rel}: nothing changed")
         region = (proposal.anchor_start, proposal.anchor_end)
         edit = diff.anchored_edit(proposal.before, after, *region)
-        res = turn.editor.lua(
-            f"return {REVIEW}.apply(...)",
+        res = turn.editor.apply_edit(
             {
                 "path": proposal.abspath,
                 "anchor": edit.anchor,
@@ -316,7 +354,7 @@ def _apply(turn: Turn, proposal: Proposal, after: str) -> ToolResult:
     return applied_result(rel, res, "created" if proposal.kind == "create" else "changed")
 
 
-def applied_result(rel: str, res: dict[str, Any], done: str = "changed") -> ToolResult:
+def applied_result(rel: str, res: Applied, done: str = "changed") -> ToolResult:
     """What the model is told about an apply done by review.lua (its `sightline.Applied`)."""
     if res.get("error") and not res.get("ok"):
         return ToolResult(f"refused: {rel} {res['error']}. Nothing was changed.", True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sightline.editor import DiagnosticsQuery
 from sightline.errors import Refused
 from sightline.tools import workspace
 from sightline.tools.base import Kind, Tool, ToolResult
@@ -21,7 +22,6 @@ MAX_ITEMS = 200
 MAX_MESSAGE_CHARS = 300
 MAX_BYTES = 20_000
 SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
-CALL = "return require('sightline.port').diagnostics(...)"
 
 
 def format_items(root: str, found: dict[str, Any], rel: str | None) -> str:
@@ -61,13 +61,13 @@ def get_diagnostics(turn: Turn, args: dict[str, Any]) -> ToolResult:
         raise Refused("path: expected a string")
     root = str(workspace.resolve(turn.workspace, "."))
     rel = None
-    opts: dict[str, Any] = {"root": root}
+    opts: DiagnosticsQuery = {"root": root}
     if path:
         real = workspace.resolve(turn.workspace, path)  # confined like read_file
         rel = workspace.relative(turn.workspace, real)
         opts["path"] = str(real)
-    found = turn.editor.lua(CALL, opts)
-    return ToolResult(format_items(root, found if isinstance(found, dict) else {}, rel))
+    found = turn.editor.diagnostics(opts)
+    return ToolResult(format_items(root, dict(found) if isinstance(found, dict) else {}, rel))
 
 
 GET_DIAGNOSTICS = Tool(

@@ -109,9 +109,7 @@ def read_file(turn: Turn, args: dict[str, Any]) -> ToolResult:
     if end is not None and end < start:
         raise Refused(f"end_line ({end}) is before start_line ({start})")
     first, last = start - 1, end if end is not None else -1
-    loaded = turn.editor.lua(
-        "return require('sightline.buffers').read(...)", str(path), first, last, READ_MAX_LINES
-    )
+    loaded = turn.editor.read_lines(str(path), first, last, READ_MAX_LINES)
     if loaded is not None:
         total = int(loaded["total"])
         lines = list(loaded["lines"])

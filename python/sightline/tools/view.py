@@ -1,19 +1,25 @@
 """The view and navigate tools: reveal_editor_range, reveal_attachment and go_to_position.
 
 One definition serves the agent's registry and the MCP server (`sightline.mcp`): both check
-the arguments here, then call the plugin's Lua in Neovim with the same chunk.
+the arguments here, then call the same port functions (lua/sightline/port.lua) by name.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
-from sightline import secrets
+from sightline import editor, pyresolve, secrets
+from sightline.editor import PythonResolution
 from sightline.tools.base import Kind, Tool, ToolResult
 
+# Mirrors of the config schema (lua/sightline/config.lua SYNTAX_SCOPE_KINDS and
+# REVEAL_DURATION_MS), which the Lua side checks arguments against; the tool definitions
+# must be static (the MCP server lists them with no Neovim attached), so a test compares.
 KINDS = ["for", "while", "if", "switch", "try", "block", "function"]
+DURATION_MS = {"min": 100, "max": 60000, "default": 3000}
 
 REVEAL_DEF: dict[str, Any] = {
     "name": "reveal_editor_range",
@@ -55,7 +61,11 @@ REVEAL_DEF: dict[str, Any] = {
             },
             "duration_ms": {
                 "type": "integer",
-                "description": "How long the highlight stays (100..60000; default 3000).",
+                "description": (
+                    "How long the highlight stays "
+                    f"({DURATION_MS['min']}..{DURATION_MS['max']}; "
+                    f"default {DURATION_MS['default']})."
+                ),
             },
         },
         "required": ["file_path"],
@@ -166,38 +176,96 @@ def deadline_after(timeout_s: float) -> float:
     return time.time() + timeout_s
 
 
-# The one chunk both callers run. A call whose deadline has passed does nothing: its caller
-# has already answered "did not answer" and must never act later (a queued go_to_position
-# moving the cursor seconds after). `pcall(require)` turns a Neovim without the plugin into a
-# clear answer instead of a Lua error.
-LUA_CALL = """
-local deadline, fn, args, keys = ...
-if type(deadline) == 'number' then
-  local s, us = vim.uv.gettimeofday()
-  if s + us / 1e6 > deadline then
-    return 'EXPIRED: the call arrived after its deadline and was not run'
-  end
-end
-local ok, mod = pcall(require, 'sightline.reveal')
-if not ok then
-  return 'sightline is not installed in this Neovim: ' .. tostring(mod):match('^[^\\n]*')
-end
-if type(mod[fn]) ~= 'function' then
-  return 'this Neovim has an older sightline without ' .. fn .. ': update the plugin'
-end
-return mod[fn](args, { secrets = keys })
-"""
+PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_STALE = "sightline:python-stale"
 
 
-def lua_args(fn: str, args: dict[str, Any], deadline: float | None) -> tuple[Any, ...]:
-    """The chunk's arguments; the core's known keys go along so a buffer holding one is never
-    shown (Neovim's own key variables are checked there too)."""
-    return (deadline, fn, args, secrets.known())
+def wants_python(fn: str, args: dict[str, Any]) -> bool:
+    """Whether a call resolves a Python member first: Neovim has no Python parser, and no
+    Lua the core calls may call the core, so the caller (the agent or the MCP server)
+    resolves it with `pyresolve` and hands reveal the lines."""
+    wanted = args.get("member_key") is not None or args.get("syntax_scope") is not None
+    path = args.get("file_path")
+    return fn == "reveal" and wanted and isinstance(path, str) and path.endswith(PYTHON_SUFFIXES)
 
 
-def answer(result: Any) -> tuple[str, bool]:
+def resolve_python(source: str | None, args: dict[str, Any]) -> PythonResolution | None:
+    """reveal's `python`: the member's lines in `source` (None when there is no source),
+    or what failed and, when only the syntax_scope failed, the member's lines."""
+    if source is None:
+        return None
+    member, steps = args.get("member_key"), args.get("syntax_scope")
+    near = args.get("start_line")
+    try:
+        found = pyresolve.resolve_request(
+            {"text": source, "member_key": member, "syntax_scope": steps, "near_line": near}
+        )
+        return {"start_line": found["start_line"], "end_line": found["end_line"]}
+    except pyresolve.ResolveError as err:
+        out: PythonResolution = {"error": str(err)}
+    if member is not None and steps is not None:
+        partial = pyresolve.resolve(source, member, None, near)
+        if isinstance(partial, tuple):
+            out["partial"] = {"start_line": partial[0], "end_line": partial[1]}
+    return out
+
+
+def answer(result: Any, fn: str = "") -> tuple[str, bool]:
+    """(text, is_error) of a view call's result: its own text, or the port's code worded."""
+    if isinstance(result, str) and result.startswith(editor.NOT_INSTALLED):
+        detail = result[len(editor.NOT_INSTALLED) :].lstrip(": ")
+        return f"sightline is not installed in this Neovim: {detail}", True
+    if result == editor.NO_SUCH:
+        return f"this Neovim has an older sightline without {fn}: update the plugin", True
     text = result if isinstance(result, str) else f"unexpected answer from Neovim: {result!r}"
     return text, not text.startswith("OK")
+
+
+# The last Python source seen per file, with its version (a buffer's changedtick or the
+# file's mtime and size), and resolutions made from it: a reveal of an unchanged file is one
+# round trip, with no parse.
+_SOURCES: dict[str, tuple[str, str]] = {}
+_RESOLVED: dict[tuple[str, str, str], PythonResolution] = {}
+_KEEP = 64
+
+
+def _resolution(path: str, version: str, source: str, args: dict[str, Any]) -> PythonResolution:
+    keys = ("member_key", "syntax_scope", "start_line")
+    key = (path, version, json.dumps([args.get(k) for k in keys]))
+    found = _RESOLVED.get(key)
+    if found is None:
+        found = resolve_python(source, args) or {"error": "no Python source"}
+        found["version"] = version
+        if len(_RESOLVED) >= _KEEP:
+            _RESOLVED.clear()
+        _RESOLVED[key] = found
+    return found
+
+
+def call(port: Callable[..., Any], fn: str, args: dict[str, Any]) -> Any:
+    """Run view tool `fn` through `port(name, *args)` (a port call by name): a Python member
+    is resolved here first. The core's known keys go along so a buffer holding one is never
+    shown (Neovim's own key variables are checked there too)."""
+    keys = secrets.known()
+    if fn != "reveal":
+        return port(fn, args, keys)
+    if not wants_python(fn, args):
+        return port("reveal", args, keys, None)
+    path = str(args["file_path"])
+    for _ in range(2):
+        known = _SOURCES.get(path)
+        if known is not None:
+            result = port("reveal", args, keys, _resolution(path, *known, args))
+            if result != PYTHON_STALE:
+                return result
+        got = port("python_source", path, pyresolve.MAX_SOURCE_CHARS)
+        if not (isinstance(got, dict) and isinstance(got.get("text"), str)):
+            _SOURCES.pop(path, None)
+            return port("reveal", args, keys, None)
+        if len(_SOURCES) >= _KEEP:
+            _SOURCES.clear()
+        _SOURCES[path] = (str(got.get("version")), got["text"])
+    return port("reveal", args, keys, None)  # changing under us: say what Lua can
 
 
 def _lua(definition: dict[str, Any], fn: str) -> Any:
@@ -205,8 +273,8 @@ def _lua(definition: dict[str, Any], fn: str) -> Any:
         checked, err = check_args(definition, args)
         if checked is None:
             return ToolResult(err, True)
-        # The editor port puts its own deadline on every call; none is needed here.
-        text, is_error = answer(turn.editor.lua(LUA_CALL, *lua_args(fn, checked, None)))
+        ed = turn.editor
+        text, is_error = answer(call(lambda name, *a: getattr(ed, name)(*a), fn, checked), fn)
         if fn == "go_to_position" and text.startswith("OK (") and text.endswith(")"):
             # The focus stayed where the user types: tell them, not only the model, where
             # the cursor went and that gv selects there.

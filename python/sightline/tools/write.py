@@ -14,6 +14,9 @@ from sightline.tools.base import Kind, Tool, ToolResult
 if TYPE_CHECKING:
     from sightline.agent.session import Turn
 
+# Lines of context around an edit that cross RPC with it (the diff shows 2).
+CONTEXT_LINES = 3
+
 
 def _str(args: dict[str, Any], key: str) -> str:
     value = args.get(key)
@@ -32,13 +35,15 @@ def propose_edit(turn: Turn, args: dict[str, Any]) -> ToolResult:
     rel = workspace.relative(turn.workspace, path)
     if path.is_dir():
         raise Refused(f"{rel}: a directory, not a file")
-    target = turn.editor.lua("return require('sightline.review').target(...)", str(path))
-    if target.get("missing"):
+    found = turn.editor.find_unique(str(path), old, CONTEXT_LINES)
+    if found.get("missing"):
         raise Refused(f"{rel}: no such file (propose_create makes a new one)")
-    if target.get("error"):
-        raise Refused(f"{rel} {target['error']}: edits to it are refused")
-    before = diff.buffer_text(list(target["lines"]))
-    count = diff.count_occurrences(before, old)
+    if found.get("error"):
+        why = found.get("detail") or found["error"]
+        if found["error"] == "load_failed":
+            why = f"could not be loaded: {why}"
+        raise Refused(f"{rel} {why}: edits to it are refused")
+    count = int(found.get("count", 0))
     if count != 1:
         hint = (
             "include more surrounding text to make it unique"
@@ -51,10 +56,23 @@ def propose_edit(turn: Turn, args: dict[str, Any]) -> ToolResult:
         raise Refused(
             f"old_string occurs {count} times in {rel}; it must occur exactly once: {hint}"
         )
+    # Only the lines around the match cross RPC: the excerpt holds old_string once (any
+    # occurrence in it is one in the buffer).
+    before = diff.buffer_text(list(found["lines"]))
     at = before.find(old)
     after = diff.as_buffer_text(before[:at] + new + before[at + len(old) :])
-    proposal = Proposal("edit", rel, str(path), before, after, at, at + len(old))
-    proposal.buffer = int(target.get("buf") or 0)  # where the hunks are drawn
+    proposal = Proposal(
+        "edit",
+        rel,
+        str(path),
+        before,
+        after,
+        at,
+        at + len(old),
+        first_line=int(found["first_line"]),
+        excerpt=True,
+    )
+    proposal.buffer = int(found.get("buffer") or 0)  # where the hunks are drawn
     return review(turn, proposal)
 
 

@@ -115,7 +115,7 @@ class AcpProvider:
         ctx = TurnContext(turn, self.spec.client_writes)
         self.client.ctx = ctx
         try:
-            servername = str(turn.editor.lua("return vim.v.servername") or "")
+            servername = turn.editor.servername()
             loop.call(self._ready(session, servername), self._timeout())
             if turn.cancelled():
                 return "stopped"

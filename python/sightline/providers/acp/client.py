@@ -21,7 +21,7 @@ import logging
 import os
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from acp import RequestError
 from acp.schema import (
@@ -44,19 +44,21 @@ from acp.schema import (
 
 from sightline import diff
 from sightline.agent.proposals import Proposal, review
+from sightline.editor import FlatRange
 from sightline.errors import Refused
 from sightline.mention_context import buffer_reader
 from sightline.tools import workspace
 from sightline.tools.plan import checklist
-from sightline.tools.selection import BYTES, REPLACE_SELECTION, SCOPE, _locate, _offset
+from sightline.tools.selection import BYTES, REPLACE_SELECTION, _lost, _offset
 
 if TYPE_CHECKING:
     from sightline.agent.session import Session, Turn
 
 log = logging.getLogger(__name__)
 
-REVIEW = "require('sightline.review')"
 MAX_READ_BYTES = 8 * 1024 * 1024
+# Context lines that take in any buffer: a scoped write is checked against the whole text.
+WHOLE = 1 << 30
 # Kinds of tool call that only look: everything else may change something.
 LOOKING = frozenset({"read", "search", "think", "fetch"})
 WRITING = frozenset({"edit", "delete", "move"})
@@ -257,12 +259,15 @@ class SightlineClient:
         turn = ctx.turn
         if real.is_dir():
             raise _refused(f"{rel}: a directory, not a file")
-        target = turn.editor.lua(f"return {REVIEW}.target(...)", str(real))
+        target = turn.editor.load_lines(str(real))
         after = diff.as_buffer_text(content) if content else ""
         if target.get("missing"):
             return review(turn, Proposal("create", rel, str(real), "", after))
         if target.get("error"):
-            self._refuse(ctx, f"write to {rel}", f"{rel} {target['error']}")
+            why = target.get("detail") or target["error"]
+            if target["error"] == "load_failed":
+                why = f"could not be loaded: {why}"
+            self._refuse(ctx, f"write to {rel}", f"{rel} {why}")
         before = diff.buffer_text(list(target["lines"]))
         if after == before:
             return None  # nothing to change, nothing to review
@@ -275,14 +280,20 @@ class SightlineClient:
         turn = ctx.turn
         sel = turn.scope
         assert sel is not None
-        name = str(turn.editor.lua("return vim.api.nvim_buf_get_name(...)", sel.buffer))
+        # One round trip: the selection re-anchored, with its whole buffer around it.
+        found = turn.editor.reanchor_range(cast(FlatRange, sel.flat()), sel.text, WHOLE)
+        if "error" in found:
+            self._refuse(
+                ctx,
+                f"write to {rel}",
+                f"refused: the selection changed since it was taken: {_lost(dict(found))}. "
+                "Nothing was changed.",
+            )
+        name = str(found.get("path") or "")
         if not name or os.path.realpath(name) != str(real):
             self._refuse(ctx, f"write to {rel}", "this turn may change only the selection")
-        try:
-            sel = _locate(turn, sel)
-        except Refused as err:
-            self._refuse(ctx, f"write to {rel}", err.message)
-        lines = list(turn.editor.lua(f"return {SCOPE}.lines(...)", sel.buffer))
+        sel = sel.moved_to(dict(found["range"]), sel.text)
+        lines = list(found["lines"])
         before = diff.buffer_text(lines).encode(errors=BYTES)
         start = _offset(lines, sel.start_row, sel.start_col)
         end = _offset(lines, sel.end_row, sel.end_col)
@@ -409,11 +420,8 @@ def _call_paths(ws: str, call: ToolCallUpdate) -> list[Any]:
 
 
 def _modified(turn: Turn, path: Any) -> bool:
-    code = (
-        "local buf = require('sightline.buffers').find(...) "
-        "return buf ~= nil and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified"
-    )
-    return bool(turn.editor.lua(code, str(path)))
+    got = turn.editor.read_lines(str(path), 0, 0, 0)  # None when no buffer is loaded
+    return bool(got and got["modified"])
 
 
 def _permission_proposal(ws: str, call: ToolCallUpdate) -> Proposal | None:

@@ -1,0 +1,182 @@
+"""The editor port without Neovim: the names on both sides, and the tools and the review gate
+run against the in-memory FakeEditor (tests/fake_editor.py)."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sightline import editor
+from sightline.agent.proposals import compare_view
+from sightline.agent.session import Session, Turn
+from sightline.editor import NvimEditor
+from sightline.errors import Refused
+from sightline.scope import Selection
+from sightline.tools import selection, view, write
+from tests.conftest import ROOT, wait_for
+from tests.effective_config import core_config
+from tests.fake_editor import FakeBuffer, FakeEditor
+
+PORT_LUA = ROOT / "lua" / "sightline" / "port.lua"
+
+
+def lua_port_functions() -> set[str]:
+    names = set(re.findall(r"^function M\.([a-z_]+)\(", PORT_LUA.read_text(), re.M))
+    return names - {"call"}  # the deadline wrapper every call goes through
+
+
+def test_the_port_has_the_same_methods_on_both_sides() -> None:
+    assert lua_port_functions() == set(editor.PORT_METHODS)
+    for impl in (NvimEditor, FakeEditor):
+        missing = [n for n in editor.PORT_METHODS if not callable(getattr(impl, n, None))]
+        assert missing == [], impl
+
+
+def test_no_lua_source_outside_the_port_module() -> None:
+    """The core's only Lua text is editor.py's one chunk: no exec_lua or `require(` elsewhere."""
+    offenders = []
+    for path in (ROOT / "python" / "sightline").rglob("*.py"):
+        if path.name == "editor.py":
+            continue
+        text = path.read_text()
+        if "exec_lua(" in text.replace("editor.PORT_CALL", "") and "PORT_CALL" not in text:
+            offenders.append(path.name)
+        if re.search(r"require\(['\"]sightline", text):
+            offenders.append(path.name)
+    assert offenders == []
+
+
+def test_the_nvim_editor_makes_one_named_call_per_method() -> None:
+    sent: list[tuple[str, tuple[Any, ...]]] = []
+
+    class Recorder:
+        def exec_lua(self, code: str, *args: Any, **kw: Any) -> Any:
+            sent.append((code, args))
+            return None
+
+        def async_call(self, fn: Any) -> None:
+            fn()
+
+    ed = NvimEditor(Recorder())
+    ed.read_lines("/x", 0, -1, 10)
+    ed.close_compare(3)
+    assert sent == [
+        (editor.PORT_CALL, (None, "read_lines", "/x", 0, -1, 10)),
+        (editor.PORT_CALL, (None, "close_compare", 3)),
+    ]
+
+
+def session_with(fake: FakeEditor, ws: Path, autoaccept: bool = True) -> Session:
+    session = Session(fake, core_config(autoaccept=autoaccept), str(ws), [], ws / "history")
+    return session
+
+
+def test_propose_edit_accepted_against_the_fake_editor(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("".join(f"line {i}\n" for i in range(100)))
+    fake = FakeEditor(buffers={})
+    turn = Turn(1, session_with(fake, tmp_path))
+    res = write.propose_edit(turn, {"path": "a.py", "old_string": "line 50\n", "new_string": "L\n"})
+    assert res.content == "accepted: a.py was changed and saved."
+    assert not res.is_error
+    assert (tmp_path / "a.py").read_text().splitlines()[49:52] == ["line 49", "L", "line 51"]
+    # Two port calls: find the unique occurrence (its lines only), apply the edit.
+    assert fake.calls == ["find_unique", "apply_edit"]
+    shown = turn.session.transcript.lines
+    assert "@@ -49,5 +49,5 @@" in shown  # hunks numbered in the file, not the excerpt
+
+
+@pytest.mark.parametrize(("old", "count"), [("line 1", 11), ("nowhere", 0), ("ine 7\nl", 1)])
+def test_the_count_the_model_is_told_is_every_occurrence(
+    tmp_path: Path, old: str, count: int
+) -> None:
+    (tmp_path / "a.py").write_text("".join(f"line {i}\n" for i in range(20)))
+    turn = Turn(1, session_with(FakeEditor(buffers={}), tmp_path))
+    args = {"path": "a.py", "old_string": old, "new_string": "x"}
+    if count == 1:
+        assert not write.propose_edit(turn, args).is_error
+        return
+    with pytest.raises(Refused, match=f"old_string occurs {count} times in a.py"):
+        write.propose_edit(turn, args)
+
+
+def test_the_compare_view_widens_an_excerpt_to_the_whole_buffer(tmp_path: Path) -> None:
+    text = "".join(f"line {i}\n" for i in range(40))
+    (tmp_path / "a.py").write_text(text)
+    fake = FakeEditor(buffers={})
+    session = session_with(fake, tmp_path, autoaccept=False)
+    turn = Turn(1, session)
+    out: list[Any] = []
+    args = {"path": "a.py", "old_string": "line 20\n", "new_string": "twenty\n"}
+    worker = threading.Thread(target=lambda: out.append(write.propose_edit(turn, args)))
+    worker.start()
+    wait_for(lambda: session.gate.pending is not None)
+    shown = compare_view(session)
+    assert shown["before"] == text
+    assert shown["after"] == text.replace("line 20\n", "twenty\n")
+    # the user edits the after side, then accepts
+    assert session.gate.pending is not None
+    fake.after_side[shown["id"]] = shown["after"].replace("line 0\n", "zero\n").split("\n")[:-1]
+    session.gate.decide("accept")
+    worker.join(5)
+    assert "edited your proposal in the compare view" in out[0].content
+    lines = (tmp_path / "a.py").read_text().splitlines()
+    assert (lines[0], lines[20]) == ("zero", "twenty")
+
+
+def test_replace_selection_against_the_fake_editor(tmp_path: Path) -> None:
+    lines = [f"row {i}" for i in range(50)]
+    fake = FakeEditor(buffers={1: FakeBuffer(list(lines), str(tmp_path / "b.txt"))})
+    (tmp_path / "b.txt").write_text("\n".join(lines) + "\n")
+    sel = Selection(1, 30, 0, 30, 6, "row 30", "b.txt")
+    turn = Turn(1, session_with(fake, tmp_path), scope=sel)
+    res = selection.REPLACE_SELECTION.handler(turn, {"text": "THIRTY"})
+    assert res.content == "accepted: b.txt was changed and saved."
+    assert fake.buffers[1].lines[29:32] == ["row 29", "THIRTY", "row 31"]
+    assert fake.calls == ["reanchor_range", "replace_range"]
+    assert turn.scope is not None and (turn.scope.end_col, turn.scope.text) == (6, "THIRTY")
+
+
+def test_replace_selection_tells_the_codes_in_words(tmp_path: Path) -> None:
+    fake = FakeEditor(buffers={1: FakeBuffer(["same", "same"])})
+    sel = Selection(1, 0, 0, 0, 4, "gone text", "b.txt")
+    turn = Turn(1, session_with(fake, tmp_path), scope=sel)
+    with pytest.raises(Refused, match="no longer in the buffer"):
+        selection.REPLACE_SELECTION.handler(turn, {"text": "x"})
+
+
+def test_a_python_member_is_resolved_by_the_caller(tmp_path: Path) -> None:
+    src = "x = 1\n\n\nclass A:\n    def b(self):\n        return 1\n"
+    fake = FakeEditor(buffers={1: FakeBuffer(src[:-1].split("\n"), "m.py")})
+    turn = Turn(1, session_with(fake, tmp_path))
+
+    def shown() -> dict[str, Any]:
+        python = dict(fake.views[-1][1]["python"] or {})
+        python.pop("version", None)
+        return python
+
+    res = view.REVEAL.handler(turn, {"file_path": "m.py", "member_key": "A.b"})
+    assert (res.content, res.is_error) == ("OK", False)
+    assert shown() == {"start_line": 5, "end_line": 6}
+    assert fake.calls == ["python_source", "reveal"]
+    # the same version of the file: one round trip, resolved from what was kept
+    view.REVEAL.handler(turn, {"file_path": "m.py", "member_key": "nope"})
+    assert "not found" in shown()["error"]
+    assert fake.calls[2:] == ["reveal"]
+    # the buffer changed: the reveal says stale, the source is read again
+    fake.buffers[1].lines[0:0] = ["", ""]
+    view.REVEAL.handler(turn, {"file_path": "m.py", "member_key": "A.b"})
+    assert shown() == {"start_line": 7, "end_line": 8}
+    assert fake.calls[3:] == ["reveal", "python_source", "reveal"]
+    view.REVEAL.handler(turn, {"file_path": "a.txt", "member_key": "A.b"})
+    assert fake.views[-1][1]["python"] is None
+
+
+def test_every_protocol_method_is_typed() -> None:
+    for name in editor.PORT_METHODS:
+        sig = inspect.signature(getattr(editor.Editor, name))
+        assert sig.return_annotation is not inspect.Signature.empty, name

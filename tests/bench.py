@@ -303,6 +303,7 @@ def collect() -> list[Row]:
         "bench_provider",
         "bench_inline",
         "bench_acp",
+        "bench_pane",
     ):
         try:
             module = importlib.import_module(f"tests.{name}")

@@ -92,7 +92,7 @@ def _flat(rows: list[Row], side: str, medians: dict[int, float]) -> None:
     shown = " · ".join(f"{n}: {medians[n] * 1000:.0f} µs" for n in LENGTHS)
     rows.append(
         {
-            "bench": f"{side}: cost per streamed delta at 100 / 10k / 100k lines (median of {DELTAS})",
+            "bench": f"{side}: cost per streamed delta at 100/10k/100k lines (median of {DELTAS})",
             "value": f"{shown} (ratio {ratio:.2f})",
             "target": "ratio ≤ 1.5",
             "met": ratio <= 1.5,
@@ -159,14 +159,16 @@ def bench_typing(keys: int = 300, tokens: int = 5000) -> list[Row]:
             for k in range(keys):
                 if len(typed) >= 50:  # a fresh line, not timed
                     nv.input("<C-u>")
-                    screen.wait_for(lambda s: not s.row(0).startswith(typed), what="cleared")
+                    screen.wait_for(
+                        lambda s, old=typed: not s.row(0).startswith(old), what="cleared"
+                    )
                     typed = ""
                 char = "abcdefghijklmnopqrstuvwxyz"[k % 26]
                 typed += char
                 want = typed
                 t0 = time.perf_counter()
                 nv.input(char)
-                screen.wait_for(lambda s: s.row(0).startswith(want), what=f"{want!r} typed")
+                screen.wait_for(lambda s, w=want: s.row(0).startswith(w), what=f"{want!r} typed")
                 samples.append((time.perf_counter() - t0) * 1000)
             streaming = not nv.exec_lua("return _G.bench_stream_done")
         finally:
@@ -198,4 +200,4 @@ if __name__ == "__main__":
     logging.getLogger("asyncio").setLevel(logging.ERROR)
     for row in bench():
         mark = "✔" if row["met"] else "✘"
-        print(f"{row['bench']}  {row['value']}  {row['target']}  {mark}")
+        sys.stdout.write(f"{row['bench']}  {row['value']}  {row['target']}  {mark}\n")

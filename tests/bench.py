@@ -304,6 +304,7 @@ def collect() -> list[Row]:
         "bench_inline",
         "bench_acp",
         "bench_port",
+        "bench_pane",
     ):
         try:
             module = importlib.import_module(f"tests.{name}")

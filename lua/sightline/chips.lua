@@ -20,6 +20,7 @@ local targets = {} ---@type table<integer, sightline.ChipTarget> transcript extm
 -- attachment_id → target: the ids the model reads (computed by the core, sightline/chips.py)
 -- resolve here, in Neovim, so reveal_attachment works for the agent and the MCP server alike.
 local by_id = {} ---@type table<string, sightline.ChipTarget>
+local drawn_in = nil ---@type integer? the transcript buffer the chips are marked in
 
 ---Mark the chips of a delta in the transcript buffer (rows from `start` were just replaced).
 ---@param buf integer the transcript buffer
@@ -27,14 +28,18 @@ local by_id = {} ---@type table<string, sightline.ChipTarget>
 ---@param chips {row: integer, col: integer, end_col: integer, target: sightline.ChipTarget}[]?
 function M.apply(buf, start, chips)
   -- Only ids still drawn resolve: a cleared transcript's chips are gone for the model too.
-  local old = by_id
-  by_id = {}
-  for id, target in pairs(targets) do
-    local pos = api.nvim_buf_get_extmark_by_id(buf, ns, id, {})
-    if not pos[1] or pos[1] >= start then
-      targets[id] = nil
-    elseif type(target.attachment_id) == 'string' then
-      by_id[target.attachment_id] = target
+  -- Only the chips from `start` on are looked at (the replaced rows' marks sit there), so a
+  -- streamed delta costs the same however many chips the transcript holds.
+  if buf ~= drawn_in then -- a new transcript buffer: the old one's chips are gone
+    targets, by_id, drawn_in = {}, {}, buf
+  end
+  local old = {}
+  for _, m in ipairs(api.nvim_buf_get_extmarks(buf, ns, { start, 0 }, -1, {})) do
+    local target = targets[m[1]]
+    targets[m[1]] = nil
+    local aid = target and target.attachment_id
+    if type(aid) == 'string' and by_id[aid] == target then
+      by_id[aid], old[aid] = nil, target
     end
   end
   api.nvim_buf_clear_namespace(buf, ns, start, -1)

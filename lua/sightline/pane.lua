@@ -20,14 +20,68 @@ local S = {
   prompt_index = nil, ---@type integer?
   draft = nil, ---@type string[]? the unsent text <Up> stepped away from, restored on <Down>
   notice = nil, ---@type {text: string, level: integer}? the last refusal or failure shown
-  folded = {}, ---@type table<integer, boolean> transcript rows (0-based) inside a fold
-  folds = {}, ---@type integer[][] fold spans [first, end) as the core sent them
+  folds = {}, ---@type integer[][] fold spans [first, end) as the core sent them, sorted
+  md_resume = nil, ---@type {first: integer, row: integer}? where the last Markdown span re-parses
 }
 
 -- The editor keeps at least this many columns beside the pane; the pane at least PANE_MIN.
 M.MIN_EDITOR_WIDTH = 40
 M.PANE_MIN_WIDTH = 20
 local NOTICE_MS = 20000
+
+-- Folds and the current reply's Markdown are updated from the delta's first row on, never
+-- over the whole transcript: a streamed delta costs the same at 100 rows and at 100 000.
+
+local function apply_folds(start, folds)
+  -- Spans come sorted and disjoint: those ending at or before `start` stay, the rest the
+  -- delta sends again.
+  local keep = S.folds
+  while #keep > 0 and keep[#keep][2] > start do
+    keep[#keep] = nil
+  end
+  for _, span in ipairs(folds or {}) do
+    keep[#keep + 1] = span
+  end
+end
+
+---Whether a 0-based row lies in a fold span (bisection over the sorted spans).
+local function folded(row)
+  local spans = S.folds
+  local lo, hi = 1, #spans
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    local span = spans[mid]
+    if row < span[1] then
+      hi = mid - 1
+    elseif row >= span[2] then
+      lo = mid + 1
+    else
+      return true
+    end
+  end
+  return false
+end
+
+---The first row of the last block-level node of a rendered span: the rows above it are
+---complete blocks that what streams in later cannot change, so the next delta into the same
+---span re-parses from here only.
+local function last_block_row(tree, first)
+  local node = tree:root()
+  while node do
+    local n = node:named_child_count()
+    local last = n > 0 and node:named_child(n - 1) or nil
+    if not last then
+      break
+    end
+    -- Sections and lists hold blocks of their own: a new item re-parses from its own start.
+    if last:type() ~= 'section' and last:type() ~= 'list' then
+      local row = last:range()
+      return first + row
+    end
+    node = last
+  end
+  return first
+end
 
 local function valid_buf(b)
   return b and api.nvim_buf_is_valid(b)
@@ -229,7 +283,7 @@ local function ensure_buffers()
     -- is read as Markdown), so Markdown plugins must not re-render notes and diffs.
     vim.bo[S.tbuf].filetype = 'sightline'
     vim.bo[S.tbuf].modifiable = false
-    S.folded, S.folds = {}, {}
+    S.folds, S.md_resume = {}, nil
     set_keys(S.tbuf)
   end
   if not valid_buf(S.cbuf) then
@@ -245,7 +299,7 @@ end
 
 ---The transcript's fold expression: rows the core marked (long command output, thinking).
 function M.foldexpr()
-  return S.folded[vim.v.lnum - 1] and '1' or '0'
+  return folded(vim.v.lnum - 1) and '1' or '0'
 end
 
 function M.foldtext()
@@ -392,15 +446,23 @@ local function render_markdown(buf, first, last)
   -- A closing fence is only one when a newline ends it.
   local text = table.concat(lines, '\n') .. '\n'
   if not text:find('[%*_`#~%[%]>|<&\\]') then
-    return -- plain prose: nothing to render
+    -- Plain prose: nothing to render, and every blank line is a block boundary.
+    for i = #lines, 1, -1 do
+      if lines[i] == '' then
+        return first + i - 1
+      end
+    end
+    return first
   end
   local ok, parser = pcall(vim.treesitter.get_string_parser, text, 'markdown')
   if not ok or not parser then
-    return
+    return first
   end
-  if not pcall(parser.parse, parser, true) then
-    return
+  local pok, trees = pcall(parser.parse, parser, true)
+  if not pok or not trees or not trees[1] then
+    return first
   end
+  local resume = last_block_row(trees[1], first)
   parser:for_each_tree(function(tree, ltree)
     local lang = ltree:lang()
     -- An injected language paints over its host (the lua in a fence over the fence's own
@@ -438,25 +500,10 @@ local function render_markdown(buf, first, last)
       end
     end
   end)
+  return resume
 end
 
 -- Transcript ----------------------------------------------------------------------------
-
-local function apply_folds(start, folds)
-  local keep = {}
-  for _, span in ipairs(S.folds) do
-    if span[2] <= start then
-      table.insert(keep, span)
-    end
-  end
-  vim.list_extend(keep, folds or {})
-  S.folds, S.folded = keep, {}
-  for _, span in ipairs(keep) do
-    for row = span[1], span[2] - 1 do
-      S.folded[row] = true
-    end
-  end
-end
 
 ---Apply a delta computed by the core: replace rows from `start`, repaint their highlights.
 function M.apply(delta)
@@ -489,14 +536,24 @@ function M.apply(delta)
       api.nvim_buf_set_extmark(buf, ns, row, col, { end_col = end_col, hl_group = group })
     end
   end
-  -- A span reaching into the new rows is rendered whole: Markdown needs its context.
+  -- A span reaching into the new rows is rendered with its context: whole, or from the
+  -- start of its last block when the previous delta rendered the same span (a streamed
+  -- reply grows at its end; the blocks above it are final and keep their marks).
+  local spans, resume = delta.md or {}, S.md_resume
+  local froms = {}
   local from = delta.start
-  for _, span in ipairs(delta.md or {}) do
-    from = math.min(from, span[1])
+  for i, span in ipairs(spans) do
+    froms[i] = span[1]
+    if resume and resume.first == span[1] and resume.row >= span[1] and resume.row <= delta.start then
+      froms[i] = resume.row
+    end
+    from = math.min(from, froms[i])
   end
   api.nvim_buf_clear_namespace(buf, md_ns, from, -1)
-  for _, span in ipairs(delta.md or {}) do
-    pcall(render_markdown, buf, span[1], span[2]) -- rendering is a nicety; the text is there
+  S.md_resume = nil
+  for i, span in ipairs(spans) do
+    local ok, row = pcall(render_markdown, buf, froms[i], span[2]) -- a nicety; the text is there
+    S.md_resume = { first = span[1], row = ok and row or froms[i] }
   end
   require('sightline.chips').apply(buf, delta.start, delta.chips)
   render_notice()

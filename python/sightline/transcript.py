@@ -11,6 +11,7 @@ diffs and command output are never read as Markdown) and fold the `folds` row sp
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,14 @@ OUTPUT_SHOWN = 6
 ASSISTANT_HEADER = "▍Agent"
 THINKING_HEADER = "∴ Thinking"
 THINKING_GROUP = "SightlineThinking"
+
+
+def _row(chip: dict[str, Any]) -> int:
+    return int(chip["row"])
+
+
+def _end(span: list[int]) -> int:
+    return span[1]
 
 
 @dataclass
@@ -146,9 +155,12 @@ class Transcript:
             if not 0 <= row < len(self.lines):
                 return
             self.lines[row] = text.split("\n")[0]
-            self.hls = [h for h in self.hls if not (h[0] == row and h[2] == -1)]
+            # hls stay sorted by row, so a delta finds its own by bisection.
+            lo = bisect_left(self.hls, (row,))
+            hi = bisect_left(self.hls, (row + 1,))
+            self.hls[lo:hi] = [h for h in self.hls[lo:hi] if h[2] != -1]
             if group:
-                self.hls.append((row, 0, -1, group))
+                insort(self.hls, (row, 0, -1, group))
             self._mark(row)
 
     def add_output(self, text: str, shown: int = OUTPUT_SHOWN) -> None:
@@ -186,8 +198,10 @@ class Transcript:
     def _delta_from(self, start: int) -> dict[str, Any]:
         # Every line drawn passes the redactor here (a model echoing the key, a command
         # shown verbatim); chips are found in what is drawn.
+        # Rows, chips, hls, md spans and folds are all kept in row order: what a delta
+        # carries is found by bisection, so its cost does not grow with the transcript.
         lines = [secrets.redact(line) for line in self.lines[start:]]
-        chips = [c for c in self.fixed_chips if c["row"] >= start]
+        chips = self.fixed_chips[bisect_left(self.fixed_chips, start, key=_row) :]
         if self.finder is not None:
             for row, line in enumerate(lines, start):
                 for col, end_col, target in self.finder(line):
@@ -195,10 +209,10 @@ class Transcript:
         return {
             "start": start,
             "lines": lines,
-            "hls": [list(h) for h in self.hls if h[0] >= start],
+            "hls": [list(h) for h in self.hls[bisect_left(self.hls, (start,)) :]],
             "chips": chips,
-            "md": [list(span) for span in self.md if span[1] > start],
-            "folds": [list(span) for span in self.folds if span[1] > start],
+            "md": [list(s) for s in self.md[bisect_right(self.md, start, key=_end) :]],
+            "folds": [list(s) for s in self.folds[bisect_right(self.folds, start, key=_end) :]],
         }
 
     def full(self) -> dict[str, Any]:

@@ -1,0 +1,49 @@
+"""Issue 14 item 5: a streamed reply's Markdown is rendered incrementally (from the start of
+its last block), and that paints exactly what rendering the whole transcript at once does."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from sightline.transcript import Transcript
+
+REPLY = (
+    "# Title\n\nSome **bold** and `code` here,\nstill the same paragraph.\n\n"
+    "- one *item*\n- two `items`\n\n> a quote with **bold**\n\n"
+    "```lua\nlocal x = 1\n\nlocal y = 2\n```\n\nplain prose\n\nmore plain\nand _end_ here\n"
+)
+
+MARKS_LUA = """
+local buf = require('sightline.pane').buffers().transcript
+local ns = vim.api.nvim_create_namespace('sightline.markdown')
+local out = {}
+for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+  local d = m[4]
+  table.insert(out, table.concat({ m[2], m[3], d.end_row or -1, d.end_col or -1,
+    d.hl_group or '', d.conceal or '', d.priority or 0 }, ':'))
+end
+table.sort(out)
+return out
+"""
+
+
+def test_streamed_markdown_paints_what_a_whole_render_paints(nvim: Any) -> None:
+    for seed in range(4):
+        t = Transcript()
+        t.add_user("first")
+        t.append_text("an earlier reply with **bold**\n")
+        t.end_reply()
+        t.add_user("go on")
+        nvim.exec_lua("require('sightline.pane').apply(...)", t.full())
+        rng = random.Random(seed)
+        i = 0
+        while i < len(REPLY):  # random cuts: inside words, fences, markers
+            n = rng.randint(1, 12)
+            t.append_text(REPLY[i : i + n])
+            i += n
+            nvim.exec_lua("require('sightline.pane').apply(...)", t.take_delta())
+        streamed = nvim.exec_lua(MARKS_LUA)
+        nvim.exec_lua("require('sightline.pane').apply(...)", t.full())
+        assert streamed == nvim.exec_lua(MARKS_LUA), seed
+        assert any("strong" in m for m in streamed)

@@ -26,7 +26,15 @@ local defaults = {
   pane = {
     side = 'right',
     width = 0.4,
-    keys = { send = '<CR>', submit = '<C-s>', close = 'q', stop = '<C-c>', accept = 'ga', reject = 'gr', compare = 'gd' },
+    keys = {
+      send = '<CR>',
+      submit = '<C-s>',
+      close = 'q',
+      stop = '<C-c>',
+      accept = 'ga',
+      reject = 'gr',
+      compare = 'gd',
+    },
   },
   mappings = vim.deepcopy(require('sightline.keymaps').DEFAULTS),
   selection_menu = true,
@@ -126,23 +134,25 @@ local function agent(v)
   return ok, expected
 end
 
-
 local function strings(v)
   return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
     return type(k) == 'number' and type(x) == 'string'
-  end), 'list of strings'
+  end),
+    'list of strings'
 end
 
 local function string_map(v)
   return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
     return type(k) == 'string' and type(x) == 'string'
-  end), 'table of names to strings'
+  end),
+    'table of names to strings'
 end
 
 local function tool_kinds(v)
   return type(v) == 'table' and vim.iter(pairs(v)):all(function(k, x)
     return type(k) == 'string' and (x == 'read' or x == 'exec')
-  end), "table of tool names to 'read' or 'exec'"
+  end),
+    "table of tool names to 'read' or 'exec'"
 end
 
 -- One MCP server of `mcp.servers` (a map of names the user chooses): stdio or HTTP.
@@ -172,24 +182,32 @@ local schema = {
     api_key_cmd = { command, true },
     timeout_ms = { positive },
     retries = { count(0, 10) },
-    prices = { function(v)
-      local ok = type(v) == 'table'
-      for model, p in pairs(ok and v or {}) do
-        ok = ok and type(model) == 'string' and type(p) == 'table'
-        for k, n in pairs(type(p) == 'table' and p or {}) do
-          ok = ok and vim.tbl_contains({ 'input', 'output', 'cache_read', 'cache_write' }, k)
-            and type(n) == 'number' and n >= 0
+    prices = {
+      function(v)
+        local ok = type(v) == 'table'
+        for model, p in pairs(ok and v or {}) do
+          ok = ok and type(model) == 'string' and type(p) == 'table'
+          for k, n in pairs(type(p) == 'table' and p or {}) do
+            ok = ok
+              and vim.tbl_contains({ 'input', 'output', 'cache_read', 'cache_write' }, k)
+              and type(n) == 'number'
+              and n >= 0
+          end
         end
-      end
-      return ok, 'a table { [model] = { input = n, output = n, cache_read = n, cache_write = n } }'
-    end, true },
+        return ok, 'a table { [model] = { input = n, output = n, cache_read = n, cache_write = n } }'
+      end,
+      true,
+    },
     agent = { agent, true },
-    thinking = { function(v)
-      if v == false or v == 'low' or v == 'medium' or v == 'high' then
-        return true
-      end
-      return count(1024, 128000)(v) == true, "token budget 1024..128000, 'low', 'medium', 'high' or false"
-    end, true },
+    thinking = {
+      function(v)
+        if v == false or v == 'low' or v == 'medium' or v == 'high' then
+          return true
+        end
+        return count(1024, 128000)(v) == true, "token budget 1024..128000, 'low', 'medium', 'high' or false"
+      end,
+      true,
+    },
     context_window = { count(1024, 2 ^ 31 - 1), true },
   },
   rules = { 'boolean' },
@@ -197,8 +215,13 @@ local schema = {
     side = { one_of({ 'right', 'left' }) },
     width = { width },
     keys = {
-      send = { key_or_false }, submit = { key_or_false }, close = { key_or_false }, stop = { key_or_false },
-      accept = { key_or_false }, reject = { key_or_false }, compare = { key_or_false },
+      send = { key_or_false },
+      submit = { key_or_false },
+      close = { key_or_false },
+      stop = { key_or_false },
+      accept = { key_or_false },
+      reject = { key_or_false },
+      compare = { key_or_false },
     },
   },
   mappings = { chat = { key_or_false }, change = { key_or_false } },

@@ -94,15 +94,22 @@ local function on_exit(job, code)
   S.status = stopped_status()
   local tail = table.concat(vim.list_slice(S.stderr, math.max(1, #S.stderr - 5)), '\n')
   local msg = ('sightline: the core exited (code %d)%s; the next request starts a new one.'):format(
-    code, was == 'working' and ' during a turn' or '')
+    code,
+    was == 'working' and ' during a turn' or ''
+  )
   if tail ~= '' then
     msg = msg .. '\n' .. tail
   end
   msg = require('sightline.diagnose').for_exit(S.stderr, M.python(), root, msg)
   vim.schedule(function()
-    if msg then vim.notify(msg, vim.log.levels.ERROR) end
+    if msg then
+      vim.notify(msg, vim.log.levels.ERROR)
+    end
     require('sightline.pane').on_core_exit(msg)
-    vim.api.nvim_exec_autocmds('User', { pattern = 'SightlineTurnEnd', data = { status = 'crashed' }, modeline = false })
+    vim.api.nvim_exec_autocmds(
+      'User',
+      { pattern = 'SightlineTurnEnd', data = { status = 'crashed' }, modeline = false }
+    )
   end)
 end
 
@@ -114,7 +121,8 @@ function M.ensure()
   end
   local python = M.python()
   if vim.fn.executable(python) ~= 1 then
-    return nil, ('sightline: Python interpreter %q not found (option `python`, or run `make venv` in %s)'):format(python, root)
+    return nil,
+      ('sightline: Python interpreter %q not found (option `python`, or run `make venv` in %s)'):format(python, root)
   end
   local pythonpath = root .. '/python'
   if vim.env.PYTHONPATH and vim.env.PYTHONPATH ~= '' then
@@ -150,7 +158,9 @@ function M.request(method, params)
   end
   local ok, res = pcall(vim.rpcrequest, chan, method, params or vim.empty_dict())
   if not ok then
-    return nil, require('sightline.diagnose').for_request(S.stderr, M.python(), root) or ('sightline: the core did not answer %s: %s'):format(method, tostring(res):gsub('^.-: ', ''))
+    return nil,
+      require('sightline.diagnose').for_request(S.stderr, M.python(), root)
+        or ('sightline: the core did not answer %s: %s'):format(method, tostring(res):gsub('^.-: ', ''))
   end
   if type(res) ~= 'table' or not res.ok then
     return nil, type(res) == 'table' and res.error or 'sightline: bad answer from the core'

@@ -53,7 +53,10 @@ function M.check(r)
 end
 
 local function text_of(range)
-  return table.concat(api.nvim_buf_get_text(range.buffer, range.start_row, range.start_col, range.end_row, range.end_col, {}), '\n')
+  return table.concat(
+    api.nvim_buf_get_text(range.buffer, range.start_row, range.start_col, range.end_row, range.end_col, {}),
+    '\n'
+  )
 end
 
 ---How a buffer is named to the model and the user: relative to the workspace root (the
@@ -226,7 +229,13 @@ function M.replace(r, old_text, new_text)
   local end_row = range.start_row + #lines - 1
   local end_col = #lines == 1 and range.start_col + #lines[1] or #lines[#lines]
   return {
-    range = { buffer = buf, start_row = range.start_row, start_col = range.start_col, end_row = end_row, end_col = end_col },
+    range = {
+      buffer = buf,
+      start_row = range.start_row,
+      start_col = range.start_col,
+      end_row = end_row,
+      end_col = end_col,
+    },
     applied = review.finish(buf, state),
   }
 end

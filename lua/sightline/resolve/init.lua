@@ -44,10 +44,15 @@ function M.check_scope(v)
     local idx = type(step) == 'table' and step.index_in_parent
     if not vim.tbl_contains(M.KINDS, kind) then
       return nil,
-        ('syntax_scope step %d: kind must be one of %s, got %s'):format(i, table.concat(M.KINDS, ', '), vim.inspect(kind))
+        ('syntax_scope step %d: kind must be one of %s, got %s'):format(
+          i,
+          table.concat(M.KINDS, ', '),
+          vim.inspect(kind)
+        )
     end
     if type(idx) ~= 'number' or idx ~= math.floor(idx) or idx < 0 then
-      return nil, ('syntax_scope step %d: index_in_parent must be a whole number ≥ 0, got %s'):format(i, vim.inspect(idx))
+      return nil,
+        ('syntax_scope step %d: index_in_parent must be a whole number ≥ 0, got %s'):format(i, vim.inspect(idx))
     end
     out[i] = { kind = kind, index_in_parent = math.floor(idx) }
   end
@@ -86,7 +91,10 @@ function M.resolve(buf, opts)
   local what = opts.member_key and ("member_key '%s'"):format(opts.member_key) or 'syntax_scope'
   return nil,
     ('cannot resolve %s in %s: no LSP symbols and no tree-sitter parser for filetype %q'):format(
-      what, opts.name or 'the file', vim.bo[buf].filetype)
+      what,
+      opts.name or 'the file',
+      vim.bo[buf].filetype
+    )
 end
 
 return M

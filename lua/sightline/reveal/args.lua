@@ -100,8 +100,7 @@ function M.check_reveal(opts)
   end
   o.duration_ms = o.duration_ms or int_arg(M.config().duration_ms, 'duration_ms') or DEFAULT_DURATION
   if o.duration_ms < MIN_DURATION or o.duration_ms > MAX_DURATION then
-    return nil,
-      ('duration_ms must be between %d and %d, got %d'):format(MIN_DURATION, MAX_DURATION, o.duration_ms)
+    return nil, ('duration_ms must be between %d and %d, got %d'):format(MIN_DURATION, MAX_DURATION, o.duration_ms)
   end
   return o
 end

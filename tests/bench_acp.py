@@ -30,8 +30,7 @@ TARGET_P95_US = 200.0
 
 
 class _Editor:
-    def lua(self, code: str, *args: Any) -> Any:
-        return None
+    """The one port method the stream uses (the pane's updates)."""
 
     def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
         build()

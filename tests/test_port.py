@@ -180,3 +180,35 @@ def test_every_protocol_method_is_typed() -> None:
     for name in editor.PORT_METHODS:
         sig = inspect.signature(getattr(editor.Editor, name))
         assert sig.return_annotation is not inspect.Signature.empty, name
+
+
+def test_inline_hunks_of_an_excerpt_are_buffer_lines_and_a_partial_accept_is_one_edit(
+    tmp_path: Path,
+) -> None:
+    """The hunks of an excerpt proposal are drawn at the buffer's lines (first_line), and
+    accepting some of them applies exactly those, in one apply (one undo step)."""
+    text = "".join(f"line {i}\n" for i in range(100))
+    (tmp_path / "a.py").write_text(text)
+    fake = FakeEditor(buffers={})
+    session = session_with(fake, tmp_path, autoaccept=False)
+    turn = Turn(1, session)
+    out: list[Any] = []
+    args = {
+        "path": "a.py",
+        "old_string": "line 50\nline 51\nline 52\n",
+        "new_string": "FIFTY\nline 51\nFIFTY-TWO\n",
+    }
+    worker = threading.Thread(target=lambda: out.append(write.propose_edit(turn, args)))
+    worker.start()
+    wait_for(lambda: session.gate.pending is not None and bool(fake.hunks))
+    (spec,) = fake.hunks.values()
+    assert [h["start"] for h in spec["hunks"]] == [50, 52]  # 0-based buffer rows
+    session.gate.decide_hunk(spec["id"], 0, "accept")
+    session.gate.decide_hunk(spec["id"], 1, "reject", "keep it")
+    worker.join(5)
+    lines = (tmp_path / "a.py").read_text().splitlines()
+    assert lines[49:54] == ["line 49", "FIFTY", "line 51", "line 52", "line 53"]
+    assert fake.calls.count("apply_edit") == 1 and not fake.hunks
+    told = out[0].content
+    assert "hunk 2 (line 53), the user's note: keep it" in told
+    assert "    51\tFIFTY" in told and "    53\tline 52" in told

@@ -46,7 +46,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.fakeapi import Recorded, _Handler, _HTTPServer
+from tests.fakeapi import Recorded, _Handler, _HTTPServer, _split
+from tests.fakeapi import _estimate_tokens as estimate_tokens
 
 COMPLETIONS_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
@@ -175,22 +176,6 @@ def hold(after_chunks: int = 2, of: Reply | Text | ToolCall | None = None) -> Ho
 
 
 # --------------------------------------------------------------------------- wire format
-
-
-def _split(s: str, parts: int) -> list[str]:
-    n = max(1, min(parts, len(s)))
-    size, extra = divmod(len(s), n)
-    out, pos = [], 0
-    for i in range(n):
-        step = size + (1 if i < extra else 0)
-        out.append(s[pos : pos + step])
-        pos += step
-    return out
-
-
-def estimate_tokens(value: Any) -> int:
-    """~4 characters per token, like a tokenizer on English and code."""
-    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
 
 
 def usage_of(reply_: Reply, body: JSON) -> JSON:

@@ -23,6 +23,7 @@ from typing import Any
 from sightline import secrets
 from sightline.config import ProviderConfig
 from sightline.providers.base import (
+    AbortableStream,
     ProviderError,
     Reply,
     Request,
@@ -315,7 +316,7 @@ def _abortable_http_client(client_cls: Any = None) -> tuple[Any, Callable[[], No
 
 
 @dataclass
-class AnthropicProvider:
+class AnthropicProvider(AbortableStream):
     cfg: ProviderConfig
     name: str = "anthropic"
     sleep: Callable[[float], None] = time.sleep
@@ -454,14 +455,3 @@ class AnthropicProvider:
     def prepare(self) -> None:
         """Import the SDK and resolve the key (api_key_cmd) before anything is recorded."""
         self._get_client()
-
-    def cancel(self) -> None:
-        self._cancelled.set()
-        with self._lock:
-            stream = self._stream
-        if stream is not None and self._abort is not None:
-            self._abort()
-        if stream is not None:
-            # Closing a half-read response from another thread may complain; it is closed anyway.
-            with contextlib.suppress(Exception):
-                stream.close()

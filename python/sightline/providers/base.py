@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -125,3 +127,24 @@ class TurnRunner(Protocol):
     the session still finishes the turn, and `stop()` still calls `cancel()`."""
 
     def run_turn(self, turn: Any, user: dict[str, Any]) -> str: ...
+
+
+class AbortableStream:
+    """`cancel()` for a provider whose stream runs over an abortable HTTP client (anthropic,
+    openai): closing a response alone does not wake a read blocked on the socket."""
+
+    _cancelled: threading.Event
+    _lock: threading.Lock
+    _stream: Any
+    _abort: Callable[[], None] | None
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        with self._lock:
+            stream = self._stream
+        if stream is not None and self._abort is not None:
+            self._abort()
+        if stream is not None:
+            # Closing a half-read response from another thread may complain; it is closed anyway.
+            with contextlib.suppress(Exception):
+                stream.close()

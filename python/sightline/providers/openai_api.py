@@ -37,6 +37,7 @@ from typing import Any
 from sightline import secrets
 from sightline.config import ProviderConfig
 from sightline.providers.base import (
+    AbortableStream,
     Notice,
     ProviderError,
     Reply,
@@ -391,7 +392,7 @@ def classify(err: BaseException, cfg: ProviderConfig) -> ProviderError:
 
 
 @dataclass
-class OpenAIProvider:
+class OpenAIProvider(AbortableStream):
     cfg: ProviderConfig
     sleep: Callable[[float], None] = time.sleep
     tools_on: bool = True  # off once the model refused tools (said once in the pane)
@@ -511,13 +512,3 @@ class OpenAIProvider:
     def prepare(self) -> None:
         """Import the SDK and resolve the key before anything is recorded."""
         self._get_client()
-
-    def cancel(self) -> None:
-        self._cancelled.set()
-        with self._lock:
-            stream = self._stream
-        if stream is not None and self._abort is not None:
-            self._abort()
-        if stream is not None:
-            with contextlib.suppress(Exception):
-                stream.close()

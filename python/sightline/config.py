@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sightline.mcp_client.config import ServerConfig, ServerConfigError, parse_servers
+from sightline.params import kind_of
 
 # A vim/libuv timer cannot wait longer than this either; Python's waits overflow above it.
 MAX_MS = 2**31 - 1
@@ -158,17 +159,7 @@ def _kind_of(provider: str) -> str | None:
 def _kind(value: object) -> str:
     if value is None:
         return "nothing (the Lua side sends every key)"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "a table"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return type(value).__name__
+    return kind_of(value)
 
 
 class _Table:

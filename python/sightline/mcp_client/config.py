@@ -22,6 +22,7 @@ from typing import Literal
 
 from sightline import paths, secrets
 from sightline.extensions import EnableState, load_state, save_state, workspace_key
+from sightline.params import kind_of
 
 Source = Literal["user", "workspace"]
 KINDS = ("read", "exec")
@@ -61,22 +62,8 @@ class ServerConfig:
         return dict(self.tools).get(tool) or self.kind
 
 
-def _kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "a table"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return type(value).__name__
-
-
 def _fail(path: str, expected: str, value: object) -> ServerConfigError:
-    return ServerConfigError(f"{path}: expected {expected}, got {_kind(value)}")
+    return ServerConfigError(f"{path}: expected {expected}, got {kind_of(value)}")
 
 
 def _text(value: object, path: str) -> str:
@@ -109,7 +96,7 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
         or len(name) > MAX_NAME_CHARS
         or not name.isprintable()
     ):
-        shown = repr(name) if isinstance(name, str) else _kind(name)
+        shown = repr(name) if isinstance(name, str) else kind_of(name)
         raise ServerConfigError(
             f"{path}: expected server names of 1 to {MAX_NAME_CHARS} printable characters, "
             f"got {shown[:80]}"

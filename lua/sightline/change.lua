@@ -20,6 +20,10 @@ local function char_end(buf, row, col)
 end
 
 ---A flat range from two 1-based (line, col) positions and a visual mode.
+---@param buf integer
+---@param mode string visualmode() or mode(): v, V (blockwise is refused)
+---@param p1 integer[] {line, col}
+---@param p2 integer[] {line, col}
 ---@return table? range, string? err
 function M.range_from(buf, mode, p1, p2)
   if mode == '\22' then
@@ -48,6 +52,8 @@ function M.current_selection()
 end
 
 ---The range of the last visual selection ('< and '>, visualmode()).
+---@param buf integer? 0 or nil: the current buffer
+---@return table? range, string? err
 function M.last_selection(buf)
   buf = (buf == nil or buf == 0) and api.nvim_get_current_buf() or buf
   local s, e = api.nvim_buf_get_mark(buf, '<'), api.nvim_buf_get_mark(buf, '>')
@@ -143,6 +149,7 @@ local function send_dialog()
 end
 
 ---Open the instruction dialog for a range (taken now; moving the cursor later changes nothing).
+---@param range table a flat range (buffer, start_row, start_col, end_row, end_col)
 function M.open_dialog(range)
   close_dialog()
   dialog.range = range
@@ -181,6 +188,7 @@ function M.open_dialog(range)
 end
 
 ---Lua API: open the dialog for opts (a flat range) or the last visual selection.
+---@param opts table? a flat range, or nil for the last visual selection
 ---@return boolean? ok, string? err
 function M.change(opts)
   if not provider_ok() then
@@ -219,6 +227,9 @@ function M.from_visual()
 end
 
 ---:[range]Sightline change [instruction]
+---@param args string the instruction typed after the command, may be empty
+---@param opts table the user command's opts (range, line1, line2)
+---@return boolean? ok, string? err
 function M.command(args, opts)
   if not provider_ok() then
     return nil, NEEDS_PROVIDER

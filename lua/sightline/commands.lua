@@ -152,6 +152,8 @@ M.subcommands = {
 -- `extensions` (the listing) takes the same verbs, like the command line's alias.
 M.subcommands.extensions = M.subcommands.extension
 
+---The subcommand names, sorted (for completion and the usage line).
+---@return string[]
 function M.names()
   local names = vim.tbl_keys(M.subcommands)
   table.sort(names)
@@ -168,6 +170,7 @@ local function shorten(msg)
 end
 
 ---The :Sightline callback. Refusals show as one message, never a traceback.
+---@param opts table the user command's opts (fargs, range, line1, line2, bang)
 function M.run(opts)
   local args = vim.deepcopy(opts.fargs)
   local name = table.remove(args, 1)
@@ -207,6 +210,10 @@ function M.run(opts)
   end
 end
 
+---Completion of :Sightline: subcommand names, then that subcommand's arguments.
+---@param arglead string
+---@param cmdline string
+---@return string[]
 function M.complete(arglead, cmdline, _)
   local words = vim.split(cmdline:gsub('^%S+%s*', ''), '%s+', { trimempty = false })
   if #words <= 1 then

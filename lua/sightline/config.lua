@@ -245,6 +245,7 @@ local schema = {
 ---@param value any
 ---@param validator sightline.Validator
 ---@param optional boolean? nil is allowed
+---@param secret boolean? never show the value in the message
 ---@return string? err
 function M.check_leaf(name, value, validator, optional, secret)
   if value == nil and optional then
@@ -264,6 +265,11 @@ function M.check_leaf(name, value, validator, optional, secret)
 end
 
 ---A table of names the user chooses, each entry checked against `entry` (mcp.servers).
+---@param name string the option's path, for the message
+---@param value any
+---@param entry table the schema of one entry
+---@param unknown fun(path: string) called for a key the schema does not know
+---@param validate fun(path: string, value: any, schema: table): string? checks one entry
 ---@return string? err
 function M.check_map(name, value, entry, unknown, validate)
   if type(value) ~= 'table' then

@@ -30,6 +30,9 @@ end
 local told = setmetatable({}, { __mode = 'k' })
 
 ---A request failed because the core died: the explanation, remembered for on_exit.
+---@param lines string[] the core's last stderr lines
+---@param python string the interpreter that ran the core
+---@param root string the plugin's directory
 ---@return string?
 function M.for_request(lines, python, root)
   local msg = M.from_stderr(lines, python, root)
@@ -41,6 +44,10 @@ end
 
 ---The message for the core's exit: the explanation instead of the generic `msg`, or false
 ---when a refused request already gave it (the user sees it once).
+---@param lines string[] the core's last stderr lines
+---@param python string the interpreter that ran the core
+---@param root string the plugin's directory
+---@param msg string the generic exit message
 ---@return string|false
 function M.for_exit(lines, python, root, msg)
   if told[lines] then

@@ -105,6 +105,10 @@ end
 ---Call fn(...) for the entry `name` whose parameters are `params` (kinds above); `false`
 ---checks no argument (an entry added without a spec still never throws).
 ---@param params string[]|false
+---@param name string the entry's public name, for the message
+---@param fn function
+---@param ... any the caller's arguments, checked against `params`
+---@return any
 function M.call(name, params, fn, ...)
   local n = select('#', ...)
   local args = { ... }

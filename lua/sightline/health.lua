@@ -36,6 +36,10 @@ end
 
 ---The configured ACP agent: found, version, capabilities, scoped turns (starts it once).
 ---`provider` is the effective provider table (the core keeps no defaults of its own).
+---@param python string the interpreter the core would run
+---@param root string the plugin's directory
+---@param agent string|table the configured agent (a preset name or {cmd, env})
+---@param provider table
 function M.check_acp(python, root, agent, provider)
   local env = { PYTHONPATH = root .. '/python' .. (vim.env.PYTHONPATH and (':' .. vim.env.PYTHONPATH) or '') }
   local sent = vim.tbl_extend('force', provider, { name = 'acp', agent = agent })
@@ -69,6 +73,7 @@ function M.check_acp(python, root, agent, provider)
   end
 end
 
+---:checkhealth sightline, from the effective configuration.
 function M.check()
   h.start('sightline')
   if vim.fn.has('nvim-0.11') == 1 then

@@ -21,6 +21,8 @@ local links = {
   SightlineCompareHint = 'WarningMsg',
 }
 
+---Link every group to its default (`default = true`: a colour scheme's own wins); run at
+---setup and on ColorScheme.
 function M.apply()
   for group, target in pairs(links) do
     vim.api.nvim_set_hl(0, group, { link = target, default = true })

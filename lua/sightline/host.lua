@@ -150,6 +150,8 @@ function M.ensure()
 end
 
 ---Send a request; starts the core if needed.
+---@param method string
+---@param params table?
 ---@return table? result, string? err
 function M.request(method, params)
   local chan, err = M.ensure()
@@ -172,6 +174,8 @@ function M.request(method, params)
 end
 
 ---Fire-and-forget, only if the core runs (never starts it).
+---@param method string
+---@param params table?
 function M.notify(method, params)
   if S.chan then
     vim.rpcnotify(S.chan, method, params or vim.empty_dict())
@@ -183,14 +187,20 @@ function M.stderr()
   return vim.deepcopy(S.stderr)
 end
 
+---Whether the core runs (never starts it).
+---@return boolean
 function M.running()
   return S.chan ~= nil
 end
 
+---The last status the core pushed (state, mode, provider, pending, …).
+---@return table
 function M.status()
   return S.status
 end
 
+---Keep a pushed status unless an older one arrives after a newer one.
+---@param status table
 function M._set_status(status)
   -- A pushed update is built before a later request's answer but may be applied after it:
   -- the core numbers its statuses, and an older one never overwrites a newer one.
@@ -239,6 +249,7 @@ function M.restart()
 end
 
 ---Called by the core (batched): transcript delta, status, events.
+---@param payload table {transcript?, status?, events?}
 function M._on_update(payload)
   -- Called as an RPC notification, whose errors Neovim would swallow: report them.
   local ok, err = xpcall(M._apply_update, debug.traceback, payload)
@@ -247,6 +258,8 @@ function M._on_update(payload)
   end
 end
 
+---Apply one batched update (the part of _on_update that may fail).
+---@param payload table {transcript?, status?, events?}
 function M._apply_update(payload)
   if payload.transcript then
     require('sightline.pane').apply(payload.transcript)

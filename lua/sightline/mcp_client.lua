@@ -63,6 +63,8 @@ function M.chunks(servers)
   return chunks
 end
 
+---:Sightline mcp list: the configured MCP servers and their state, echoed.
+---@return boolean? ok, string? err
 function M.show()
   local servers, err = M.list()
   if not servers then

@@ -26,6 +26,7 @@ function M.wanted(mode)
   return state ~= 'working' and state ~= 'awaiting_decision'
 end
 
+---MenuPopup: the PopUp entry is removed and re-added, present only in Visual mode.
 function M.on_menu_popup()
   remove()
   if M.wanted(vim.fn.mode()) then

@@ -137,6 +137,7 @@ function M.notice(msg, level, opts)
   end, NOTICE_MS)
 end
 
+---Forget the bar's refusal note.
 function M.clear_notice()
   S.notice = nil
   render_notice()
@@ -144,6 +145,10 @@ function M.clear_notice()
 end
 
 ---Report `err` through M.notice when an action was refused; returns ok.
+---@param ok any
+---@param err string?
+---@param opts table? passed to M.notice
+---@return any ok
 function M.refused(ok, err, opts)
   if not ok and err then
     M.notice(err, vim.log.levels.WARN, opts)
@@ -151,6 +156,7 @@ function M.refused(ok, err, opts)
   return ok
 end
 
+---Send the composer's text (refused, with a note, when it is empty).
 function M.submit()
   if not valid_buf(S.cbuf) then
     return
@@ -170,6 +176,7 @@ end
 
 ---Step through sent prompts in the composer (delta -1 older, +1 newer). The unsent draft is
 ---kept when stepping away and comes back past the newest prompt.
+---@param delta integer -1 or +1
 function M.recall(delta)
   if #S.prompts == 0 or not valid_buf(S.cbuf) then
     return
@@ -302,6 +309,8 @@ function M.foldexpr()
   return folded(vim.v.lnum - 1) and '1' or '0'
 end
 
+---'foldtext' of the transcript: a fold's header and how many lines it hides.
+---@return string
 function M.foldtext()
   local n = vim.v.foldend - vim.v.foldstart + 1
   local first = vim.fn.getline(vim.v.foldstart)
@@ -342,6 +351,7 @@ local function ours(win, buf)
   return true
 end
 
+---@return boolean
 function M.is_open()
   return ours(S.twin, S.tbuf) and ours(S.cwin, S.cbuf)
 end
@@ -422,6 +432,7 @@ function M.close()
   S.twin, S.cwin = nil, nil
 end
 
+---Open the pane, or close it when it is open.
 function M.toggle()
   if M.is_open() then
     M.close()
@@ -506,6 +517,7 @@ end
 -- Transcript ----------------------------------------------------------------------------
 
 ---Apply a delta computed by the core: replace rows from `start`, repaint their highlights.
+---@param delta table {start, lines, highlights, folds, …} rows from `start` (0-based)
 function M.apply(delta)
   ensure_buffers()
   local buf = S.tbuf
@@ -704,6 +716,7 @@ render_bar = function()
 end
 
 ---Called when the core's state changes: start or stop the spinner.
+---@param status table the core's status
 function M.on_state(status)
   if status.state == 'working' then
     S.since = S.since or vim.uv.now()

@@ -24,6 +24,7 @@ end
 ---that waited in Neovim's queue past its caller's timeout must never act later.
 ---@param deadline number?
 ---@param name string
+---@param ... any the port function's arguments
 ---@return any
 function M.call(deadline, name, ...)
   if type(deadline) == 'number' then

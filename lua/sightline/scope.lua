@@ -15,6 +15,7 @@ local function int(v)
 end
 
 ---Validate a flat range against its buffer. Refused, never clamped.
+---@param r table a flat range (buffer, start_row, start_col, end_row, end_col)
 ---@return sightline.Range? range, string? err
 function M.check(r)
   for _, k in ipairs({ 'buffer', 'start_row', 'start_col', 'end_row', 'end_col' }) do
@@ -62,6 +63,7 @@ end
 ---How a buffer is named to the model and the user: relative to the workspace root (the
 ---global working directory, as the core's workspace), else its full path; a buffer without a
 ---file is `[No Name] (buffer N)`.
+---@param buf integer
 ---@return string
 function M.name(buf)
   local path = api.nvim_buf_get_name(buf)
@@ -96,6 +98,7 @@ end
 ---Everything the core needs to start a scoped turn: the checked range, the selected text and
 ---how to name the buffer and title the range. The core reads the text here; the request
 ---carried none.
+---@param r table a flat range
 ---@return table? info, string? err
 function M.describe(r)
   local range, err = M.check(r)
@@ -129,6 +132,7 @@ end
 local mirrors = {} ---@type table<integer, {lines: string[]}>
 
 ---Start mirroring a buffer (idempotent).
+---@param buf integer
 function M.watch(buf)
   if mirrors[buf] then
     return
@@ -168,6 +172,8 @@ function M.watch(buf)
 end
 
 ---The mirrored lines of a buffer (for tests), or nil.
+---@param buf integer
+---@return string[]?
 function M._mirror_lines(buf)
   return mirrors[buf] and mirrors[buf].lines
 end
@@ -179,6 +185,8 @@ end
 
 ---Re-anchor a selection: where it was if the range still holds `text`; else at the text's
 ---single occurrence in the buffer; else refused.
+---@param r sightline.Range
+---@param text string the selection's text when the turn started
 ---@return sightline.Range? range, string? err
 function M.anchor(r, text)
   local buf = r.buffer
@@ -207,6 +215,9 @@ end
 
 ---Re-anchor and replace in one step: one undo step, then the save rule of every agent edit
 ---(review.begin/finish). Returns the range of the new text and how the save went.
+---@param r sightline.Range
+---@param old_text string the selection's text the model was shown
+---@param new_text string
 ---@return {range: sightline.Range, applied: table}? result, string? err
 function M.replace(r, old_text, new_text)
   local buf = r.buffer

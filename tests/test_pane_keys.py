@@ -130,6 +130,23 @@ def test_review_bar_at_80_columns_keeps_what_waits_and_the_keys(
     assert (isolated_env / "a_rather_long_file_name.txt").read_text() == "two\n"
 
 
+def test_a_narrow_idle_bar_keeps_the_provider_and_model_and_cuts_the_tail(
+    nvim_factory: Any, screen_factory: Any
+) -> None:
+    nv = nvim_factory({"provider": {"name": "echo"}})
+    screen = screen_factory(nv, 60, 20)  # a 20-column pane: "sightline · echo echo · normal" is cut
+    nv.input(":Sightline chat<CR>")
+    screen.wait_for(lambda s: s.mode == "insert")
+    nv.input("hello<C-s>")
+    idle(nv)
+    col = nv.call("win_screenpos", pane_wins(nv)["transcript"])[1] - 1
+    row, at = screen.wait_text("sightline · echo")
+    assert at == col  # the bar starts with the name and the provider, never "<…"
+    width = nv.api.win_get_width(pane_wins(nv)["transcript"])
+    bar = screen.lines()[row][col : col + width]
+    assert bar.rstrip().endswith(">")  # the tail is what was cut, and it says so
+
+
 # -- item 6: the compare view ---------------------------------------------------------------
 
 

@@ -699,7 +699,8 @@ local function winbar_text(status, width)
     first = first and (first .. ' · ' .. note) or note
   end
   if not first then
-    return head, second
+    -- Idle: the provider and model lead, so a narrow bar drops the usage tail instead.
+    return head .. '%<', second
   end
   return first .. '%<' .. ' · ' .. head, second
 end

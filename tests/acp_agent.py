@@ -10,7 +10,8 @@ Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"plan": [[text, status], ...]},
 {"read": path, "line"?, "limit"?}, {"write": path, "content": text},
 {"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text},
-{"crash": code}, {"wait_cancel": true}, {"stream": n, "size": k, "pause_ms": t?} (bench).
+{"crash": code}, {"wait_cancel": true},
+{"stream": n, "size": k, "pause_ms": t?, "prose": bool?} (bench).
 """
 
 from __future__ import annotations
@@ -252,8 +253,10 @@ class ScriptedAgent:
             chunk = "x" * int(step.get("size", 8))
             t0 = time.monotonic()
             pause = float(step.get("pause_ms", 0)) / 1000
-            for _ in range(int(step["stream"])):
-                await self.say(sid, chunk)
+            for i in range(int(step["stream"])):
+                # A line break now and then, a paragraph rarely, as a model's reply has.
+                tail = " \n\n" if i % 50 == 49 else " \n" if i % 12 == 11 else " "
+                await self.say(sid, chunk + tail if step.get("prose") else chunk)
                 if pause:
                     await asyncio.sleep(pause)
             self.log("streamed", seconds=time.monotonic() - t0)

@@ -15,7 +15,7 @@ from tests.conftest import transcript, wait_for
 from tests.screen import Screen
 
 THOUGHT = "The user wants app.py.\nI will read it first.\nThen answer."
-EXECUTE = {"permission": {"id": "p1", "title": "Run make", "kind": "execute"}}
+EXECUTE: dict[str, Any] = {"permission": {"id": "p1", "title": "Run make", "kind": "execute"}}
 FOLD_SUMMARY = f"{THINKING_HEADER}  ▸ 3 lines (zo shows them)"
 
 
@@ -69,7 +69,7 @@ def foldclosed(nv: Any, lnum: int) -> int:
 def test_thought_chunks_stream_into_a_closed_thinking_fold_and_reopen_the_same(
     nvim_factory: Any, screen_factory: Any, tmp_path: Path
 ) -> None:
-    turn = [
+    turn: list[dict[str, Any]] = [
         {"think": THOUGHT, "chunks": 5},
         EXECUTE,  # holds the turn: the thought is on screen before the turn ends
         {"say": "It defines **a** and b.", "chunks": 3},
@@ -115,7 +115,7 @@ def test_tool_call_status_changes_in_place_and_reopens_with_its_last_status(
     nvim_factory: Any, screen_factory: Any, tmp_path: Path, isolated_env: Path
 ) -> None:
     (isolated_env / "app.py").write_text("a = 1\nb = 2\n")
-    turn = [
+    turn: list[dict[str, Any]] = [
         {
             "tool": {
                 "id": "t1",

@@ -138,6 +138,7 @@ def test_tool_call_status_changes_in_place_and_reopens_with_its_last_status(
                 "diff": {"path": "app.py", "old": "a = 1\nb = 2\n", "new": "a = 1\nb = 20\n"},
             }
         },
+        {"plan": [["run the tests", "completed"], ["fix the lint", "pending"]]},
         {"say": "Finished."},
     ]
     nv, log = acp_nvim(nvim_factory, tmp_path, [turn])
@@ -160,6 +161,13 @@ def test_tool_call_status_changes_in_place_and_reopens_with_its_last_status(
     assert screen.group_at(row, col) in ("SightlineError", "ErrorMsg")
     # The location is a chip under its call, never a jump.
     assert shown[pending_row + 1] == "  ↳ app.py:2"
+    row, col = screen.wait_text("↳ app.py:2")
+    assert screen.hl_at(row, col + 2).get("underline")  # a chip (SightlineChip)
+    # The plan is the built-in agent's checklist.
+    row, col = screen.wait_text("▍Plan (1/2 done)")
+    assert screen.group_at(row, col) == "Special"  # SightlineAssistant
+    screen.wait_text("- [x] run the tests")
+    screen.wait_text("- [ ] fix the lint")
     # The diff in the tool call's content is painted as the review gate's diff.
     row, col = screen.wait_text("+b = 20")
     assert screen.group_at(row, col) == "DiffAdd"

@@ -122,7 +122,8 @@ class SightlineClient:
             return
         self.flush_thought(ctx)
         if isinstance(update, AgentMessageChunk):
-            if isinstance(update.content, TextContentBlock):
+            # An empty chunk would open a reply that history, holding no text, cannot show.
+            if isinstance(update.content, TextContentBlock) and update.content.text:
                 with turn.lock:
                     if turn.cancelled():
                         return
@@ -130,7 +131,6 @@ class SightlineClient:
                     session.transcript.append_text(update.content.text)
             return
         if isinstance(update, ToolCallStart | ToolCallProgress):
-            self.flush_text(ctx)
             self._tool_call(ctx, update)
         elif isinstance(update, AgentPlanUpdate):
             self.flush_text(ctx)
@@ -186,7 +186,8 @@ class SightlineClient:
 
     def _tool_call(self, ctx: TurnContext, update: ToolCallStart | ToolCallProgress) -> None:
         """A tool call is one status line, rewritten in place as its status changes, with
-        its locations (chips) and diffs under it."""
+        its locations (chips) and diffs under it. The reply text before it is recorded and
+        ends only when the update shows something: what history holds, it shows the same."""
         call = ctx.calls.setdefault(
             update.tool_call_id, {"title": "tool call", "status": None, "row": None}
         )
@@ -202,6 +203,7 @@ class SightlineClient:
             icon, word, group = STATUS_WORDS[status]
             head = (f"{icon} {call['title']} ({word})", group)
             if call["row"] is not None:
+                self.flush_text(ctx)
                 transcript.set_line(call["row"], *head)
                 ctx.session.record(
                     {
@@ -224,6 +226,7 @@ class SightlineClient:
                 lines.append((f"  diff {rel}", "SightlineNote"))
                 lines += diff.compact_diff(item.old_text or "", item.new_text)
         if lines:
+            self.flush_text(ctx)
             row = transcript.add_lines(lines)
             extra: dict[str, Any] = {"id": update.tool_call_id}
             if head:

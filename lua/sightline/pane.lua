@@ -528,7 +528,7 @@ local function set_rows(buf, start, lines)
     if not S.pending_set then
       return
     end
-    S.pending_set = nil -- not run (a typeahead state :normal refused): set them as usual
+    S.pending_set = nil -- :normal did not run it (it can refuse): set them as usual
   end
   api.nvim_buf_set_lines(buf, start, -1, false, lines)
 end

@@ -5,11 +5,13 @@
 in the log, so an agent restarted after a crash goes on with the next one). Every request
 the client sends and every answer it gives is appended to the log as one JSON line.
 
-Steps: {"say": text, "chunks": n?}, {"think": text}, {"tool": {id, title, kind?, status?,
-locations?, diff?}}, {"update": {id, status, diff?}}, {"plan": [[text, status], ...]},
+Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
+{"tool": {id, title, kind?, status?, locations?, diff?}}, {"update": {id, status, diff?}},
+{"plan": [[text, status], ...]},
 {"read": path, "line"?, "limit"?}, {"write": path, "content": text},
 {"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text},
-{"crash": code}, {"wait_cancel": true}, {"stream": n, "size": k} (bench).
+{"crash": code}, {"wait_cancel": true},
+{"stream": n, "size": k, "pause_ms": t?, "prose": bool?} (bench).
 """
 
 from __future__ import annotations
@@ -164,7 +166,10 @@ class ScriptedAgent:
             for i in range(0, len(text), size):
                 await self.say(sid, text[i : i + size])
         elif "think" in step:
-            await conn.session_update(sid, update_agent_thought_text(step["think"]))
+            text, n = step["think"], max(1, int(step.get("chunks", 1)))
+            size = -(-len(text) // n)
+            for i in range(0, len(text), size):
+                await conn.session_update(sid, update_agent_thought_text(text[i : i + size]))
         elif "tool" in step:
             t = step["tool"]
             content = (
@@ -247,8 +252,13 @@ class ScriptedAgent:
         elif "stream" in step:
             chunk = "x" * int(step.get("size", 8))
             t0 = time.monotonic()
-            for _ in range(int(step["stream"])):
-                await self.say(sid, chunk)
+            pause = float(step.get("pause_ms", 0)) / 1000
+            for i in range(int(step["stream"])):
+                # A line break now and then, a paragraph rarely, as a model's reply has.
+                tail = " \n\n" if i % 50 == 49 else " \n" if i % 12 == 11 else " "
+                await self.say(sid, chunk + tail if step.get("prose") else chunk)
+                if pause:
+                    await asyncio.sleep(pause)
             self.log("streamed", seconds=time.monotonic() - t0)
         return None
 

@@ -1,8 +1,10 @@
-"""What the benchmarks share: a child Neovim with isolated dirs, and polling."""
+"""What the benchmarks share: a child Neovim with isolated dirs, polling, and keystroke →
+screen latency with a UI attached (bench_pane.py and bench_acp.py measure it the same way)."""
 
 from __future__ import annotations
 
 import os
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -37,3 +39,47 @@ def wait(pred: Callable[[], Any], timeout: float = 60.0) -> Any:
             return value
         time.sleep(0.002)
     raise TimeoutError
+
+
+def keystroke_latency(nv: Any, screen: Any, keys: int) -> list[float]:
+    """Type `keys` characters in Insert mode in the current window, each timed from
+    `nvim_input` to the redraw that shows it (ms); the line is cleared every 50 characters,
+    untimed. The caller has attached `screen` (tests/screen.py) and started what loads
+    Neovim meanwhile."""
+    nv.command("startinsert")
+    screen.wait_for(lambda s: s.mode == "insert", what="Insert mode")
+    samples: list[float] = []
+    typed = ""
+    for k in range(keys):
+        if len(typed) >= 50:  # a fresh line, not timed
+            nv.input("<C-u>")
+            screen.wait_for(lambda s, old=typed: not s.row(0).startswith(old), what="cleared")
+            typed = ""
+        char = "abcdefghijklmnopqrstuvwxyz"[k % 26]
+        typed += char
+        want = typed
+        t0 = time.perf_counter()
+        nv.input(char)
+        screen.wait_for(lambda s, w=want: s.row(0).startswith(w), what=f"{want!r} typed")
+        samples.append((time.perf_counter() - t0) * 1000)
+    return samples
+
+
+LATENCY_TARGET_MS = 16.0
+
+
+def latency_row(bench: str, samples: list[float], streaming: bool) -> dict[str, Any]:
+    """The table's row for keystroke latencies: p50 and p99 against one frame (16 ms); not
+    met when the load ended before the last key (the keys were then not all under load)."""
+    ordered = sorted(samples)
+    p50 = statistics.median(ordered)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    note = "" if streaming else ", the stream ended first"
+    return {
+        "bench": bench,
+        "value": f"p50 {p50:.1f} ms · p99 {p99:.1f} ms{note}",
+        "target": f"p99 ≤ {LATENCY_TARGET_MS:g} ms",
+        "met": p99 <= LATENCY_TARGET_MS and streaming,
+        "p50": p50,
+        "p99": p99,
+    }

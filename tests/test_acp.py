@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sightline.transcript import THINKING_HEADER
 from tests.acp_util import acp_nvim
 from tests.agent_util import decide, edit, idle, lines, send, wait_pending
 from tests.conftest import status, transcript, wait_for
@@ -46,9 +47,10 @@ def test_stream_reaches_the_pane_and_the_session_gets_cwd_and_mcp(
     idle(nv)
     text = transcript(nv)
     assert "Hello from the agent" in text
-    assert "▸ thinking" in text and "  Let me look." in text
-    assert "• Read app.py (pending)" in text
-    assert "… Read app.py (in progress)" in text and "✔ Read app.py (done)" in text
+    head = text.index(THINKING_HEADER)  # the built-in provider's folded thinking section
+    assert text[head + 1 : head + 3] == ["Let me look.", "At the file."]
+    # One status line per call, rewritten in place.
+    assert [ln for ln in text if "Read app.py" in ln] == ["✔ Read app.py (done)"]
     assert "  ↳ app.py:2" in text
     assert "✗ Run tests (failed)" in text
     assert "▍Plan (1/2 done)" in text and "- [x] look at app.py" in text

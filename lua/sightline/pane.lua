@@ -516,6 +516,34 @@ end
 
 -- Transcript ----------------------------------------------------------------------------
 
+-- Neovim does not update folds while Insert mode is on (the composer's usual state while
+-- a reply streams), so a fold the delta brings would stay open until `zx`. Then the rows
+-- are replaced from Normal mode: <Cmd> in `:normal` leaves the mode as it was and adds
+-- nothing to history, and the folds of the changed rows only are updated, as always.
+local SET_PENDING = vim.keycode("<Cmd>lua require('sightline.pane')._set_pending()<CR>")
+
+function M._set_pending()
+  local p = S.pending_set
+  S.pending_set = nil
+  if p then
+    api.nvim_buf_set_lines(p[1], p[2], -1, false, p[3])
+  end
+end
+
+local function set_rows(buf, start, lines)
+  if api.nvim_get_mode().mode:match('^[iR]') and valid_win(S.twin) then
+    S.pending_set = { buf, start, lines }
+    api.nvim_win_call(S.twin, function()
+      vim.cmd('noautocmd normal! ' .. SET_PENDING)
+    end)
+    if not S.pending_set then
+      return
+    end
+    S.pending_set = nil -- :normal did not run it (it can refuse): set them as usual
+  end
+  api.nvim_buf_set_lines(buf, start, -1, false, lines)
+end
+
 ---Apply a delta computed by the core: replace rows from `start`, repaint their highlights.
 ---@param delta table {start, lines, highlights, folds, …} rows from `start` (0-based)
 function M.apply(delta)
@@ -537,7 +565,7 @@ function M.apply(delta)
   if delta.start == 0 and #lines == 0 then
     lines = { '' }
   end
-  api.nvim_buf_set_lines(buf, delta.start, -1, false, lines)
+  set_rows(buf, delta.start, lines)
   vim.bo[buf].modifiable = false
   api.nvim_buf_clear_namespace(buf, ns, delta.start, -1)
   for _, h in ipairs(delta.hls or {}) do

@@ -174,14 +174,17 @@ class Transcript:
             if len(lines) > shown + 1:  # folding one line would hide nothing worth it
                 self.folds.append([first, len(self.lines) - shown])
 
-    def add_lines(self, lines: Sequence[tuple[str, str | None]]) -> None:
-        """A block of lines of its own, each painted with its group (a diff, a checklist)."""
+    def add_lines(self, lines: Sequence[tuple[str, str | None]]) -> int:
+        """A block of lines of its own, each painted with its group (a diff, a checklist);
+        returns its first row, which `set_line` can rewrite (a tool call's status)."""
         with self._lock:
             self._in_reply = False
             self._separate()
+            row = len(self.lines)
             for text, group in lines:
                 for line in text.split("\n"):
                     self._push(line, group)
+            return row
 
     def end_reply(self) -> None:
         with self._lock:

@@ -842,7 +842,9 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
             transcript.add_note(ABANDONED_NOTE, "SightlineError")
         waiting.clear()
 
-    for record in records:
+    acp_rows: dict[str, int] = {}  # an ACP tool call's id -> its status line's row
+
+    for i, record in enumerate(records):
         if not isinstance(record, dict):
             continue
         kind = record.get("type")
@@ -882,7 +884,19 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
                     waiting.append(block.get("id"))
                     if isinstance(block.get("id"), str):
                         calls[block["id"]] = (row, name, label)
-            transcript.end_reply()
+            if not _acp_event(records[i + 1 : i + 2], "thought"):
+                transcript.end_reply()  # an ACP thought after the text stays in this reply
+        elif kind == "acp" and record.get("event") == "thought":
+            if isinstance(record.get("text"), str):
+                transcript.append_thinking(record["text"])
+        elif kind == "acp" and record.get("event") == "tool_status":
+            line, at = record.get("line"), acp_rows.get(str(record.get("id")))
+            if isinstance(line, list) and len(line) == 2 and isinstance(line[0], str):
+                group = line[1] if isinstance(line[1], str) else None
+                if at is None:
+                    transcript.add_lines([(line[0], group)])
+                else:
+                    transcript.set_line(at, line[0], group)
         elif kind == "event" and record.get("event") == "error":
             transcript.add_note("✗ " + str(record.get("text", "")), "SightlineError")
         elif is_compaction(record):
@@ -896,14 +910,22 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
             transcript.add_lines(checklist(steps))
         elif kind in ("proposal", "acp") and isinstance(record.get("lines"), list):
             lines = record["lines"]
-            transcript.add_lines(
-                [
-                    (str(ln[0]), ln[1] if isinstance(ln[1], str) else None)
-                    for ln in lines
-                    if isinstance(ln, list) and len(ln) == 2
-                ]
-            )
+            shown = [
+                (str(ln[0]), ln[1] if isinstance(ln[1], str) else None)
+                for ln in lines
+                if isinstance(ln, list) and len(ln) == 2
+            ]
+            first = transcript.add_lines(shown)
+            whole = len(shown) == len(lines) > 0  # row `first` is then lines[0]
+            if whole and record.get("status_row") == 0 and isinstance(record.get("id"), str):
+                acp_rows[record["id"]] = first
     abandon()
+
+
+def _acp_event(records: list[Any], event: str) -> bool:
+    return any(
+        isinstance(r, dict) and r.get("type") == "acp" and r.get("event") == event for r in records
+    )
 
 
 def show_outcome(

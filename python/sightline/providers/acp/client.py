@@ -118,11 +118,12 @@ class SightlineClient:
         session, turn = ctx.session, ctx.turn
         if isinstance(update, AgentThoughtChunk):
             if isinstance(update.content, TextContentBlock):
-                ctx.thought += update.content.text
+                self._think(ctx, update.content.text)
             return
         self.flush_thought(ctx)
         if isinstance(update, AgentMessageChunk):
-            if isinstance(update.content, TextContentBlock):
+            # An empty chunk would open a reply that history, holding no text, cannot show.
+            if isinstance(update.content, TextContentBlock) and update.content.text:
                 with turn.lock:
                     if turn.cancelled():
                         return
@@ -130,7 +131,6 @@ class SightlineClient:
                     session.transcript.append_text(update.content.text)
             return
         if isinstance(update, ToolCallStart | ToolCallProgress):
-            self.flush_text(ctx)
             self._tool_call(ctx, update)
         elif isinstance(update, AgentPlanUpdate):
             self.flush_text(ctx)
@@ -142,47 +142,79 @@ class SightlineClient:
             session.record({"type": "plan", "steps": steps})
             session.transcript.add_lines(checklist(steps))
 
-    def flush_text(self, ctx: TurnContext) -> None:
-        """Record the reply text streamed so far as an assistant message (before a tool call
-        line, so a reopened conversation shows them in order)."""
+    def _think(self, ctx: TurnContext, text: str) -> None:
+        """A thought chunk streams into the reply's folded thinking section, as the built-in
+        provider's thinking does; it is recorded once the agent moves on (flush_thought)."""
         turn = ctx.turn
+        if not ctx.thought and not text.strip():
+            return  # no empty fold for a thought that is only a line break so far
         with turn.lock:
-            if turn.cancelled() or not turn.partial:
+            if turn.cancelled():
                 return
-            text, turn.partial = turn.partial, ""
-            ctx.session.record(
-                {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "text", "text": text}],
-                }
-            )
+            # Reply text before this thought is recorded first: history keeps their order.
+            self._record_text(ctx)
+            ctx.thought += text
+            ctx.session.transcript.append_thinking(text)
+
+    def _record_text(self, ctx: TurnContext) -> bool:
+        """Record the reply text streamed so far as an assistant message; the caller holds
+        the turn's lock or runs after the stream."""
+        turn = ctx.turn
+        if turn.cancelled() or not turn.partial:
+            return False
+        text, turn.partial = turn.partial, ""
+        ctx.session.record(
+            {"type": "message", "role": "assistant", "content": [{"type": "text", "text": text}]}
+        )
+        return True
+
+    def flush_text(self, ctx: TurnContext) -> None:
+        """Record the reply text streamed so far and end the reply (before a tool call line,
+        so a reopened conversation shows them in order)."""
+        with ctx.turn.lock:
+            if not self._record_text(ctx):
+                return
         ctx.session.transcript.end_reply()
 
     def flush_thought(self, ctx: TurnContext) -> None:
-        """Thought chunks become one muted block, shown once the thought is complete."""
-        if not ctx.thought.strip():
-            ctx.thought = ""
+        """Record the thought streamed so far (already shown): an `acp` record that wire.py
+        ignores and render_records shows as the same folded thinking section."""
+        if not ctx.thought:
             return
-        lines: list[tuple[str, str | None]] = [("▸ thinking", "SightlineNote")]
-        lines += [(f"  {line}", "SightlineNote") for line in ctx.thought.strip().split("\n")]
-        ctx.thought = ""
-        self.flush_text(ctx)
-        ctx.session.transcript.add_lines(lines)
-        ctx.session.record(_lines_record("thought", lines))
+        text, ctx.thought = ctx.thought, ""
+        ctx.session.record({"type": "acp", "event": "thought", "text": text})
 
     def _tool_call(self, ctx: TurnContext, update: ToolCallStart | ToolCallProgress) -> None:
-        call = ctx.calls.setdefault(update.tool_call_id, {"title": "tool call", "status": None})
+        """A tool call is one status line, rewritten in place as its status changes, with
+        its locations (chips) and diffs under it. The reply text before it is recorded and
+        ends only when the update shows something: what history holds, it shows the same."""
+        call = ctx.calls.setdefault(
+            update.tool_call_id, {"title": "tool call", "status": None, "row": None}
+        )
         if update.title:
             call["title"] = " ".join(update.title.split())
         if update.kind:
             call["kind"] = update.kind
         status = update.status or ("pending" if isinstance(update, ToolCallStart) else None)
-        lines: list[tuple[str, str | None]] = []
+        transcript = ctx.session.transcript
+        head: tuple[str, str | None] | None = None
         if status and status != call["status"]:
             call["status"] = status
             icon, word, group = STATUS_WORDS[status]
-            lines.append((f"{icon} {call['title']} ({word})", group))
+            head = (f"{icon} {call['title']} ({word})", group)
+            if call["row"] is not None:
+                self.flush_text(ctx)
+                transcript.set_line(call["row"], *head)
+                ctx.session.record(
+                    {
+                        "type": "acp",
+                        "event": "tool_status",
+                        "id": update.tool_call_id,
+                        "line": list(head),
+                    }
+                )
+                head = None
+        lines: list[tuple[str, str | None]] = [head] if head else []
         ws = ctx.session.workspace
         for loc in update.locations or []:
             # A location is shown as `path:line`, a chip the user may follow; never a jump.
@@ -194,8 +226,13 @@ class SightlineClient:
                 lines.append((f"  diff {rel}", "SightlineNote"))
                 lines += diff.compact_diff(item.old_text or "", item.new_text)
         if lines:
-            ctx.session.transcript.add_lines(lines)
-            ctx.session.record(_lines_record("tool_call", lines, id=update.tool_call_id))
+            self.flush_text(ctx)
+            row = transcript.add_lines(lines)
+            extra: dict[str, Any] = {"id": update.tool_call_id}
+            if head:
+                call["row"] = row
+                extra["status_row"] = 0  # lines[0] is the status line tool_status rewrites
+            ctx.session.record(_lines_record("tool_call", lines, **extra))
 
     # -- files -----------------------------------------------------------------------------
 
@@ -380,7 +417,9 @@ class SightlineClient:
             data["proposal"] = proposal
         session.transcript.add_note(f"? permission: {title} (accept or reject)", "SightlineWarning")
         item = turn.gate.ask(gate_kind, f"allow {title}", data)
-        if item.decision != "accept" or turn.cancelled():
+        if turn.cancelled():
+            return None  # the protocol's answer to a permission the user stopped: cancelled
+        if item.decision != "accept":
             why = f"rejected: {item.reason}" if item.reason else "rejected"
             session.transcript.add_note(f"✗ {why}", "SightlineWarning")
             return pick("reject_once", "reject_always")

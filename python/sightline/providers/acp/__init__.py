@@ -24,7 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from sightline.config import ProviderConfig
 from sightline.providers.acp import presets, snapshot
-from sightline.providers.acp.client import SightlineClient, TurnContext, _lines_record
+from sightline.providers.acp.client import (
+    MCP_SERVER,
+    SightlineClient,
+    TurnContext,
+    _lines_record,
+)
 from sightline.providers.acp.prompt import prompt_blocks
 from sightline.providers.acp.runtime import AgentProcess, LoopThread
 from sightline.providers.base import ProviderError, Request, StreamEvent
@@ -269,7 +274,7 @@ class AcpProvider:
         path = os.pathsep.join(p for p in (PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
         return [
             McpServerStdio(
-                name="sightline",
+                name=MCP_SERVER,
                 command=sys.executable,
                 args=["-m", "sightline.mcp", "--server", servername],
                 env=[EnvVariable(name="PYTHONPATH", value=path)],

@@ -47,7 +47,8 @@ from sightline.agent.proposals import Proposal, review
 from sightline.editor import FlatRange
 from sightline.errors import Refused
 from sightline.mention_context import buffer_reader
-from sightline.tools import workspace
+from sightline.tools import view, workspace
+from sightline.tools.base import Kind, allowed_kinds
 from sightline.tools.plan import checklist
 from sightline.tools.selection import BYTES, REPLACE_SELECTION, _lost, _offset
 
@@ -69,6 +70,9 @@ STATUS_WORDS = {
     "failed": ("✗", "failed", "SightlineError"),
 }
 REFUSED = -32001  # the JSON-RPC error code of a request sightline refused
+# sightline's own MCP server, injected into every session (AcpProvider._mcp_servers).
+MCP_SERVER = "sightline"
+OWN_TOOLS: dict[str, Kind] = {t.name: t.kind for t in (view.REVEAL, view.ATTACHMENT, view.GO_TO)}
 
 
 @dataclass
@@ -359,6 +363,14 @@ class SightlineClient:
             session.ui.schedule()
             return pick("reject_once", "reject_always")
 
+        own = own_tool(title)
+        if own is not None:
+            # The built-in agent's rule for these tools, which never asks: a view is always
+            # allowed, navigation only where the turn may act (Gemini CLI asks for every MCP
+            # tool, so without this each reveal would wait for the user).
+            if OWN_TOOLS[own] in allowed_kinds(session.mode, turn.scope is not None):
+                return pick("allow_once", "allow_always")
+            return reject("not in this mode")
         if kind not in LOOKING:
             if session.mode == "plan":
                 return reject("plan mode: nothing may change")
@@ -394,6 +406,16 @@ class SightlineClient:
         if ctx is None or ctx.turn.cancelled():
             raise _refused("no turn is running")
         return ctx
+
+
+def own_tool(title: str) -> str | None:
+    """Which of sightline's own MCP tools a permission request is for, or None. Only the
+    exact titles agents are known to give them: Gemini CLI's `NAME (SERVER MCP Server)` and
+    Claude Code's `mcp__SERVER__NAME`; anything else goes to the gate."""
+    for name in OWN_TOOLS:
+        if title in (f"{name} ({MCP_SERVER} MCP Server)", f"mcp__{MCP_SERVER}__{name}"):
+            return name
+    return None
 
 
 def _refused(message: str) -> RequestError:

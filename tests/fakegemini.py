@@ -376,7 +376,8 @@ class FakeGemini:
         body: Any = None
         with contextlib.suppress(ValueError):
             body = json.loads(raw) if raw else None
-        rec = Recorded(h.command, url.path, parse_qs(url.query), dict(h.headers.items()), body)
+        headers = {k.lower(): v for k, v in h.headers.items()}  # names are case-insensitive
+        rec = Recorded(h.command, url.path, parse_qs(url.query), headers, body)
         with self._lock:
             self.requests.append(rec)
         status, answer = self._answer(h, rec)

@@ -28,9 +28,10 @@ GEMINI_BIN = BIN_DIR / "gemini"
 MODEL = "gemini-2.5-flash"
 
 # What a user's ~/.gemini/settings.json would say for API-key auth, with everything that
-# would reach the network other than the model API switched off.
+# would reach the network other than the model API switched off. Folder trust stays on, as
+# for a user: the workspace is trusted the way `gemini` records it (trustedFolders.json).
 SETTINGS = {
-    "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
     "privacy": {"usageStatisticsEnabled": False},
     "telemetry": {"enabled": False},
     "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
@@ -76,9 +77,12 @@ def gemini_bin_dir() -> Path:
     return BIN_DIR
 
 
-def gemini_home(root: Path) -> Path:
-    """A fresh home with only the settings above (the CLI keeps its state under it)."""
+def gemini_home(root: Path, trusted: Path | None) -> Path:
+    """A fresh home with only the settings above and, when given, one trusted folder (the CLI
+    starts stdio MCP servers, sightline's among them, only in a trusted folder)."""
     home = root / "gemini-home"
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps(SETTINGS, indent=2))
+    folders = {str(trusted): "TRUST_FOLDER"} if trusted is not None else {}
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps(folders))
     return home

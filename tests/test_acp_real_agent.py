@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.agent_util import TURN_TIMEOUT_S, lines, wait_pending
+from tests.acp_util import AgentLog, acp_nvim
+from tests.agent_util import TURN_TIMEOUT_S, idle, lines, send, wait_pending
 from tests.conftest import status, transcript, wait_for
 from tests.fakegemini import FakeGemini, call, reply, text
 from tests.gemini_cli import FOREIGN_ENV, gemini_bin_dir, gemini_home
@@ -86,7 +87,7 @@ def test_gemini_cli_reads_the_buffer_edits_through_the_gate_and_reveals(
     app, notes = isolated_env / "app.py", isolated_env / "notes.md"
     app.write_text(APP)
     notes.write_text(NOTES)
-    home = gemini_home(tmp_path)
+    home = gemini_home(tmp_path, trusted=isolated_env)
     env = {
         "PATH": f"{gemini_bin_dir()}{os.pathsep}{os.environ['PATH']}",
         "HOME": str(home),
@@ -163,4 +164,37 @@ def test_gemini_cli_reads_the_buffer_edits_through_the_gate_and_reveals(
     assert all(GEMINI_KEY not in json.dumps(r.body) for r in gemini_api.requests)
     assert all(r.headers.get("x-goog-api-key") == GEMINI_KEY for r in gemini_api.requests)
     assert gemini_api.pending == 0
-    assert not any("changed on disk by the agent" in ln for ln in transcript(nv))
+    shown = transcript(nv)
+    assert not any("changed on disk by the agent" in ln for ln in shown)
+    # each location once per tool call, and no second copy of a diff the gate showed
+    assert shown.count("  ↳ notes.md:1") == 2 and shown.count("  ↳ app.py:1") == 1, shown
+    assert not any(ln.startswith("  diff ") for ln in shown), shown
+
+
+def chosen(log: AgentLog) -> list[str]:
+    return [str(r["chosen"]) for r in log.entries("permission_result")]
+
+
+def _own(tool: str, n: int) -> dict[str, Any]:
+    return {
+        "permission": {"id": f"p{n}", "title": f"{tool} (sightline MCP Server)", "kind": "other"}
+    }
+
+
+def test_sightline_tools_are_allowed_by_the_built_in_kind_rule_without_asking(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    """Gemini CLI asks permission for every MCP tool; for sightline's own the answer is the
+    built-in agent's: views always, navigation only where the turn may act."""
+    turn = [_own("reveal_editor_range", 1), _own("go_to_position", 2), _own("reveal_attachment", 3)]
+    nv, log = acp_nvim(nvim_factory, tmp_path, [turn, turn])
+    send(nv, "show me")
+    idle(nv)
+    assert chosen(log) == ["yes", "yes", "yes"]
+    assert nv.exec_lua("return {require('sightline').plan('on')}") == [True]
+    send(nv, "show me in plan mode")
+    idle(nv)
+    assert chosen(log)[3:] == ["yes", "no", "yes"]
+    assert "✗ refused permission: go_to_position (sightline MCP Server)" in "\n".join(
+        transcript(nv)
+    )

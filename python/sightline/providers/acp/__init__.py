@@ -267,17 +267,16 @@ class AcpProvider:
         )
 
     def _mcp_servers(self, servername: str) -> list[Any]:
-        from acp.schema import EnvVariable, McpServerStdio
+        from acp.schema import McpServerStdio
 
         if not servername:
             return []
-        path = os.pathsep.join(p for p in (PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
         return [
             McpServerStdio(
                 name=MCP_SERVER,
                 command=sys.executable,
-                args=["-m", "sightline.mcp", "--server", servername],
-                env=[EnvVariable(name="PYTHONPATH", value=path)],
+                args=["-c", mcp_boot(), "--server", servername],
+                env=[],
             )
         ]
 
@@ -397,6 +396,14 @@ class AcpProvider:
                 "image": bool(prompt and prompt.image),
             }
         return out
+
+
+def mcp_boot() -> str:
+    """The server's start-up as `python -c` code: it finds the package (and what the core
+    found on PYTHONPATH) through sys.path, not the environment, because agents filter an MCP
+    server's environment (Gemini CLI drops a PYTHONPATH given in mcpServers)."""
+    paths = [PACKAGE_ROOT, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    return f"import sys; sys.path[:0] = {paths!r}; from sightline.mcp import main; sys.exit(main())"
 
 
 async def _quiet(coro: Any) -> None:

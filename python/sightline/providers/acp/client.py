@@ -188,13 +188,22 @@ class SightlineClient:
             icon, word, group = STATUS_WORDS[status]
             lines.append((f"{icon} {call['title']} ({word})", group))
         ws = ctx.session.workspace
+        # Agents repeat a call's locations and diff in each update (Gemini CLI does): each
+        # is shown once per call, and a diff the review gate showed already is not repeated.
+        shown: set[str] = call.setdefault("shown", set())
         for loc in update.locations or []:
             # A location is shown as `path:line`, a chip the user may follow; never a jump.
-            rel = _shown_path(ws, loc.path)
-            lines.append((f"  ↳ {rel}:{max(1, loc.line or 1)}", "SightlineNote"))
+            chip = f"  ↳ {_shown_path(ws, loc.path)}:{max(1, loc.line or 1)}"
+            if chip not in shown:
+                shown.add(chip)
+                lines.append((chip, "SightlineNote"))
         for item in update.content or []:
             if isinstance(item, FileEditToolCallContent):
                 rel = _shown_path(ws, item.path)
+                key = f"diff {rel}\0{item.old_text}\0{item.new_text}"
+                if key in shown or _real(ws, item.path) in ctx.written:
+                    continue
+                shown.add(key)
                 lines.append((f"  diff {rel}", "SightlineNote"))
                 lines += diff.compact_diff(item.old_text or "", item.new_text)
         if lines:
@@ -427,6 +436,13 @@ def _shown_path(ws: str, path: str) -> str:
         return workspace.relative(ws, workspace.resolve(ws, path))
     except Refused:
         return path
+
+
+def _real(ws: str, path: str) -> str | None:
+    try:
+        return str(workspace.resolve(ws, path))
+    except Refused:
+        return None
 
 
 def _call_paths(ws: str, call: ToolCallUpdate) -> list[Any]:

@@ -163,6 +163,7 @@ def test_gemini_cli_reads_the_buffer_edits_through_the_gate_and_reveals(
     assert [r.rejected for r in gemini_api.requests] == [None] * len(gemini_api.requests)
     assert all(GEMINI_KEY not in json.dumps(r.body) for r in gemini_api.requests)
     assert all(r.headers.get("x-goog-api-key") == GEMINI_KEY for r in gemini_api.requests)
+    assert GEMINI_KEY not in screen.text() and GEMINI_KEY not in "\n".join(transcript(nv))
     assert gemini_api.pending == 0
     shown = transcript(nv)
     assert not any("changed on disk by the agent" in ln for ln in shown)

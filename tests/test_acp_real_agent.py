@@ -22,7 +22,7 @@ from tests.acp_util import AgentLog, acp_nvim
 from tests.agent_util import TURN_TIMEOUT_S, idle, lines, send, wait_pending
 from tests.conftest import status, transcript, wait_for
 from tests.fakegemini import FakeGemini, call, reply, text
-from tests.gemini_cli import FOREIGN_ENV, gemini_bin_dir, gemini_home
+from tests.gemini_cli import FOREIGN_ENV, VERSION, gemini_bin_dir, gemini_home
 from tests.screen import Screen
 
 pytestmark = pytest.mark.timeout(300)
@@ -40,10 +40,24 @@ REVEAL = "mcp_sightline_reveal_editor_range"
 
 
 @pytest.fixture
-def gemini_api() -> Iterator[FakeGemini]:
+def gemini_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
+    for var in FOREIGN_ENV:  # the user's own Google settings stay out of the agent's way
+        monkeypatch.delenv(var, raising=False)
     with FakeGemini(GEMINI_KEY) as server:
         yield server
         assert not server.errors, server.errors[0]
+
+
+def gemini_env(api: FakeGemini, tmp_path: Path, workspace: Path) -> dict[str, str]:
+    """What a user of the preset has: `gemini` on PATH, a key; here a home of its own and the
+    fake's address instead of Google's."""
+    home = gemini_home(tmp_path, trusted=workspace)
+    return {
+        "PATH": f"{gemini_bin_dir()}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(home),
+        "GEMINI_API_KEY": GEMINI_KEY,
+        "GOOGLE_GEMINI_BASE_URL": api.base_url,
+    }
 
 
 def _declared(body: Any) -> list[str]:
@@ -80,20 +94,11 @@ def test_gemini_cli_reads_the_buffer_edits_through_the_gate_and_reveals(
     gemini_api: FakeGemini,
     isolated_env: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for var in FOREIGN_ENV:
-        monkeypatch.delenv(var, raising=False)
     app, notes = isolated_env / "app.py", isolated_env / "notes.md"
     app.write_text(APP)
     notes.write_text(NOTES)
-    home = gemini_home(tmp_path, trusted=isolated_env)
-    env = {
-        "PATH": f"{gemini_bin_dir()}{os.pathsep}{os.environ['PATH']}",
-        "HOME": str(home),
-        "GEMINI_API_KEY": GEMINI_KEY,
-        "GOOGLE_GEMINI_BASE_URL": gemini_api.base_url,
-    }
+    env = gemini_env(gemini_api, tmp_path, isolated_env)
     gemini_api.script(
         reply(text("Let me look at your notes."), call("read_file", {"file_path": "notes.md"})),
         reply(_replace("notes.md", UNSAVED, UNSAVED + " (checked)")),
@@ -199,3 +204,16 @@ def test_sightline_tools_are_allowed_by_the_built_in_kind_rule_without_asking(
     assert "✗ refused permission: go_to_position (sightline MCP Server)" in "\n".join(
         transcript(nv)
     )
+
+
+def test_checkhealth_shows_the_installed_gemini_cli(
+    nvim_factory: Any, gemini_api: FakeGemini, isolated_env: Path, tmp_path: Path
+) -> None:
+    env = gemini_env(gemini_api, tmp_path, isolated_env)
+    nv = nvim_factory({"provider": {"name": "acp", "agent": "gemini"}}, env)
+    nv.command("checkhealth sightline")
+    text = "\n".join(nv.api.buf_get_lines(0, 0, -1, False))
+    assert f"gemini-cli {VERSION}" in text, text
+    assert "embeddedContext yes" in text and "loadSession yes" in text
+    assert "Change with Agent: available" in text
+    assert GEMINI_KEY not in text

@@ -379,7 +379,7 @@ class SightlineClient:
             # tool, so without this each reveal would wait for the user).
             if OWN_TOOLS[own] in allowed_kinds(session.mode, turn.scope is not None):
                 return pick("allow_once", "allow_always")
-            return reject("not in this mode")
+            return reject("it moves your cursor, which this turn may not")
         if kind not in LOOKING:
             if session.mode == "plan":
                 return reject("plan mode: nothing may change")

@@ -172,6 +172,7 @@ def test_gemini_cli_reads_the_buffer_edits_through_the_gate_and_reveals(
     assert gemini_api.pending == 0
     shown = transcript(nv)
     assert not any("changed on disk by the agent" in ln for ln in shown)
+    assert not any("did not start sightline's MCP server" in ln for ln in shown)
     # each location once per tool call, and no second copy of a diff the gate showed
     assert shown.count("  ↳ notes.md:1") == 2 and shown.count("  ↳ app.py:1") == 1, shown
     assert not any(ln.startswith("  diff ") for ln in shown), shown
@@ -217,3 +218,21 @@ def test_checkhealth_shows_the_installed_gemini_cli(
     assert "embeddedContext yes" in text and "loadSession yes" in text
     assert "Change with Agent: available" in text
     assert GEMINI_KEY not in text
+
+
+def test_in_a_folder_gemini_does_not_trust_the_pane_says_reveal_is_missing(
+    nvim_factory: Any, gemini_api: FakeGemini, isolated_env: Path, tmp_path: Path
+) -> None:
+    """Gemini CLI (folder trust on, as by default) starts no stdio MCP server in an untrusted
+    folder, silently: the pane says so instead of the agent lacking reveal unexplained."""
+    env = gemini_env(gemini_api, tmp_path, isolated_env)
+    gemini_home(tmp_path, trusted=None)  # the same home, no folder trusted
+    gemini_api.script(reply(text("Hello.")))
+    nv = nvim_factory({"provider": {"name": "acp", "agent": "gemini"}}, env)
+    send(nv, "hi")
+    idle_for(nv)
+    (request,) = gemini_api.streamed()
+    assert REVEAL not in _declared(request.body)
+    shown = "\n".join(transcript(nv))
+    assert "Hello." in shown
+    assert "did not start sightline's MCP server" in shown and "trust" in shown

@@ -5,7 +5,11 @@ tools in permission requests)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -15,8 +19,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sightline.providers.acp import MCP_MAIN, mcp_running
 from sightline.providers.acp.client import MCP_SERVER, OWN_TOOLS, own_tool
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_for
 from tests.fakegemini import FakeGemini, call, reply, text, validation_error
 from tests.gemini_cli import VERSION
 
@@ -150,3 +155,26 @@ def test_a_lookalike_of_our_tool_goes_to_the_gate(name: str, noise: str) -> None
     ):
         if noise != MCP_SERVER:
             assert own_tool(title) is None, title
+
+
+def test_the_mcp_server_is_found_in_the_agents_process_group_only() -> None:
+    # A stand-in "agent" in a session of its own, with a child whose command line is the
+    # server's start-up; another group with the same command line does not count.
+    child = f"import time; time.sleep(30)  # {MCP_MAIN}"
+    agent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}])",
+        ],
+        start_new_session=True,
+    )
+    other = subprocess.Popen([sys.executable, "-c", child], start_new_session=True)
+    try:
+        wait_for(lambda: mcp_running(agent.pid), 10, "the server in the agent's group")
+        assert mcp_running(other.pid - 10**6) is False  # no such group
+        assert mcp_running(os.getpid()) is False  # pytest's own group runs no server
+    finally:
+        for proc in (agent, other):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -61,7 +61,15 @@ EVERYTHING := @modelcontextprotocol/server-everything@2026.8.31
 tests/.npm/node_modules/.bin/mcp-server-everything:
 	npm install --prefix tests/.npm --no-save --no-audit --no-fund --loglevel=error $(EVERYTHING)
 
-pytest: $(STAMP) tests/.npm/node_modules/.bin/mcp-server-everything
+# The real ACP agent driven end to end (tests/gemini_cli.py, tests/test_acp_real_agent.py),
+# pinned, in a prefix of its own so installing it never prunes the package above.
+GEMINI_CLI := 0.61.0
+GEMINI_BIN := tests/.npm/gemini-cli-$(GEMINI_CLI)/node_modules/.bin/gemini
+$(GEMINI_BIN):
+	npm install --prefix tests/.npm/gemini-cli-$(GEMINI_CLI) --no-save --no-audit --no-fund \
+	  --loglevel=error @google/gemini-cli@$(GEMINI_CLI)
+
+pytest: $(STAMP) tests/.npm/node_modules/.bin/mcp-server-everything $(GEMINI_BIN)
 	$(PY) -m pytest -n $(JOBS) -q
 
 test: lint typecheck pytest

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,13 @@ def test_stream_reaches_the_pane_and_the_session_gets_cwd_and_mcp(
     (server,) = new["mcp_servers"]
     servername = nv.eval("v:servername")
     assert server["command"] == sys.executable
-    assert server["args"] == ["-m", "sightline.mcp", "--server", servername]
+    assert server["args"][0] == "-c" and server["args"][2:] == ["--server", servername]
+    # The server finds the package without PYTHONPATH, which agents may filter out.
+    assert server["env"] == []
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = [server["command"], *server["args"][:2], "--help"]
+    done = subprocess.run(probe, env=env, cwd="/", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "sightline-mcp" in done.stdout, done.stderr
     (prompt,) = log.entries("prompt")
     assert prompt["blocks"] == [{"type": "text", "text": "hi there"}]
     assert status(nv)["model"] == Path(sys.executable).name

@@ -24,7 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from sightline.config import ProviderConfig
 from sightline.providers.acp import presets, snapshot
-from sightline.providers.acp.client import SightlineClient, TurnContext, _lines_record
+from sightline.providers.acp.client import (
+    MCP_SERVER,
+    SightlineClient,
+    TurnContext,
+    _lines_record,
+)
 from sightline.providers.acp.prompt import prompt_blocks
 from sightline.providers.acp.runtime import AgentProcess, LoopThread
 from sightline.providers.base import ProviderError, Request, StreamEvent
@@ -68,6 +73,7 @@ class AcpProvider:
         self._bound: str | None = None  # the conversation id the agent session belongs to
         self._modes: SessionModeState | None = None
         self._normal_mode: str | None = None
+        self._mcp_checked = False  # whether this agent session's MCP server was looked for
 
     # -- the Provider protocol -------------------------------------------------------------
 
@@ -139,6 +145,7 @@ class AcpProvider:
                 )
             elif response.stop_reason == "refusal":
                 session.transcript.add_note("The agent refused to continue.", "SightlineWarning")
+            self._check_mcp(session, servername)
             return "stopped" if response.stop_reason == "cancelled" else "done"
         except (ConnectionError, OSError, EOFError) as err:
             raise ProviderError(self._crashed(session, err)) from None
@@ -194,6 +201,26 @@ class AcpProvider:
         what = f"exited (code {code})" if code is not None else f"lost its connection ({err})"
         msg = f"the ACP agent {self.spec.name!r} {what}; it is restarted on the next send"
         return msg + (f" (its last words: {tail})" if tail else "")
+
+    def _check_mcp(self, session: Session, servername: str) -> None:
+        """Once per agent session: say so when the agent did not start sightline's MCP server
+        (reveal would silently be missing). Agents start their MCP servers at session setup."""
+        if self._mcp_checked or not servername or self._proc is None:
+            return
+        self._mcp_checked = True
+        if mcp_running(self._proc.proc.pid) is not False:
+            return
+        why = (
+            " (Gemini CLI starts MCP servers only in a folder you trust: trust this one in "
+            "Gemini CLI)"
+            if self.spec.name == "gemini"
+            else ""
+        )
+        session.transcript.add_note(
+            f"The agent {self.spec.name!r} did not start sightline's MCP server, so it cannot "
+            f"reveal code in this Neovim{why}.",
+            "SightlineWarning",
+        )
 
     def _reset(self) -> None:
         if self._proc is not None:
@@ -262,22 +289,22 @@ class AcpProvider:
         )
 
     def _mcp_servers(self, servername: str) -> list[Any]:
-        from acp.schema import EnvVariable, McpServerStdio
+        from acp.schema import McpServerStdio
 
         if not servername:
             return []
-        path = os.pathsep.join(p for p in (PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
         return [
             McpServerStdio(
-                name="sightline",
+                name=MCP_SERVER,
                 command=sys.executable,
-                args=["-m", "sightline.mcp", "--server", servername],
-                env=[EnvVariable(name="PYTHONPATH", value=path)],
+                args=["-c", mcp_boot(), "--server", servername],
+                env=[],
             )
         ]
 
     async def _open_session(self, session: Session, servername: str) -> None:
         assert self._conn is not None
+        self._mcp_checked = False
         servers = self._mcp_servers(servername)
         old = self._recorded_session(session)
         caps = self.init.agent_capabilities if self.init else None
@@ -392,6 +419,35 @@ class AcpProvider:
                 "image": bool(prompt and prompt.image),
             }
         return out
+
+
+def mcp_running(agent_pid: int) -> bool | None:
+    """Whether a process of the agent's process group (it runs in its own, see runtime.py)
+    runs sightline's MCP server; None where /proc cannot tell."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            pgid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2])
+            if pgid == agent_pid and MCP_MAIN.encode() in (entry / "cmdline").read_bytes():
+                return True
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile, or not ours to read
+    return False
+
+
+MCP_MAIN = "from sightline.mcp import main"
+
+
+def mcp_boot() -> str:
+    """The server's start-up as `python -c` code: it finds the package (and what the core
+    found on PYTHONPATH) through sys.path, not the environment, because agents filter an MCP
+    server's environment (Gemini CLI drops a PYTHONPATH given in mcpServers)."""
+    paths = [PACKAGE_ROOT, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    return f"import sys; sys.path[:0] = {paths!r}; {MCP_MAIN}; sys.exit(main())"
 
 
 async def _quiet(coro: Any) -> None:

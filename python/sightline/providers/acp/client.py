@@ -47,7 +47,8 @@ from sightline.agent.proposals import Proposal, review
 from sightline.editor import FlatRange
 from sightline.errors import Refused
 from sightline.mention_context import buffer_reader
-from sightline.tools import workspace
+from sightline.tools import view, workspace
+from sightline.tools.base import Kind, allowed_kinds
 from sightline.tools.plan import checklist
 from sightline.tools.selection import BYTES, REPLACE_SELECTION, _lost, _offset
 
@@ -69,6 +70,9 @@ STATUS_WORDS = {
     "failed": ("✗", "failed", "SightlineError"),
 }
 REFUSED = -32001  # the JSON-RPC error code of a request sightline refused
+# sightline's own MCP server, injected into every session (AcpProvider._mcp_servers).
+MCP_SERVER = "sightline"
+OWN_TOOLS: dict[str, Kind] = {t.name: t.kind for t in (view.REVEAL, view.ATTACHMENT, view.GO_TO)}
 
 
 @dataclass
@@ -216,13 +220,22 @@ class SightlineClient:
                 head = None
         lines: list[tuple[str, str | None]] = [head] if head else []
         ws = ctx.session.workspace
+        # Agents repeat a call's locations and diff in each update (Gemini CLI does): each
+        # is shown once per call, and a diff the review gate showed already is not repeated.
+        shown: set[str] = call.setdefault("shown", set())
         for loc in update.locations or []:
             # A location is shown as `path:line`, a chip the user may follow; never a jump.
-            rel = _shown_path(ws, loc.path)
-            lines.append((f"  ↳ {rel}:{max(1, loc.line or 1)}", "SightlineNote"))
+            chip = f"  ↳ {_shown_path(ws, loc.path)}:{max(1, loc.line or 1)}"
+            if chip not in shown:
+                shown.add(chip)
+                lines.append((chip, "SightlineNote"))
         for item in update.content or []:
             if isinstance(item, FileEditToolCallContent):
                 rel = _shown_path(ws, item.path)
+                key = f"diff {rel}\0{item.old_text}\0{item.new_text}"
+                if key in shown or _real(ws, item.path) in ctx.written:
+                    continue
+                shown.add(key)
                 lines.append((f"  diff {rel}", "SightlineNote"))
                 lines += diff.compact_diff(item.old_text or "", item.new_text)
         if lines:
@@ -396,6 +409,14 @@ class SightlineClient:
             session.ui.schedule()
             return pick("reject_once", "reject_always")
 
+        own = own_tool(title)
+        if own is not None:
+            # The built-in agent's rule for these tools, which never asks: a view is always
+            # allowed, navigation only where the turn may act (Gemini CLI asks for every MCP
+            # tool, so without this each reveal would wait for the user).
+            if OWN_TOOLS[own] in allowed_kinds(session.mode, turn.scope is not None):
+                return pick("allow_once", "allow_always")
+            return reject("it moves your cursor, which this turn may not")
         if kind not in LOOKING:
             if session.mode == "plan":
                 return reject("plan mode: nothing may change")
@@ -435,6 +456,16 @@ class SightlineClient:
         return ctx
 
 
+def own_tool(title: str) -> str | None:
+    """Which of sightline's own MCP tools a permission request is for, or None. Only the
+    exact titles agents are known to give them: Gemini CLI's `NAME (SERVER MCP Server)` and
+    Claude Code's `mcp__SERVER__NAME`; anything else goes to the gate."""
+    for name in OWN_TOOLS:
+        if title in (f"{name} ({MCP_SERVER} MCP Server)", f"mcp__{MCP_SERVER}__{name}"):
+            return name
+    return None
+
+
 def _refused(message: str) -> RequestError:
     return RequestError(REFUSED, message)
 
@@ -444,6 +475,13 @@ def _shown_path(ws: str, path: str) -> str:
         return workspace.relative(ws, workspace.resolve(ws, path))
     except Refused:
         return path
+
+
+def _real(ws: str, path: str) -> str | None:
+    try:
+        return str(workspace.resolve(ws, path))
+    except Refused:
+        return None
 
 
 def _call_paths(ws: str, call: ToolCallUpdate) -> list[Any]:

@@ -25,9 +25,10 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    # Gemini CLI routes write_file/replace through fs/write_text_file (gemini-cli #29108).
+    # Gemini CLI routes write_file/replace through fs/write_text_file (gemini-cli #29108);
+    # 0.61 names the flag --acp (--experimental-acp is deprecated).
     "gemini": Preset(
-        ("gemini", "--experimental-acp"),
+        ("gemini", "--acp"),
         "npm install -g @google/gemini-cli",
         client_writes=True,
         label="Gemini CLI",

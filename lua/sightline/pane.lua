@@ -548,22 +548,27 @@ end
 ---early, never missed).
 local function view_end(win, top)
   local count = api.nvim_buf_line_count(api.nvim_win_get_buf(win))
-  local row, rows, height = top, 0, api.nvim_win_get_height(win)
+  local height = api.nvim_win_get_height(win)
+  -- The first fold span ending after `top` (bisection), then the spans in order.
   local spans = S.folds
-  while rows < height and row < count do
-    local lo, hi, span = 1, #spans, nil
-    while lo <= hi do
-      local mid = math.floor((lo + hi) / 2)
-      if row < spans[mid][1] then
-        hi = mid - 1
-      elseif row >= spans[mid][2] then
-        lo = mid + 1
-      else
-        span = spans[mid]
-        break
-      end
+  local lo, hi = 1, #spans + 1
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if spans[mid][2] <= top then
+      lo = mid + 1
+    else
+      hi = mid
     end
-    row, rows = span and span[2] or row + 1, rows + 1
+  end
+  local row, rows, i = top, 0, lo
+  while rows < height and row < count do
+    local span = spans[i]
+    if span and row >= span[1] then
+      row, i = span[2], i + 1
+    else
+      row = row + 1
+    end
+    rows = rows + 1
   end
   return row
 end

@@ -44,3 +44,15 @@ def test_a_delta_from_any_row_carries_what_starts_or_reaches_there(turns: int, r
     assert delta["chips"] == [c for c in t.fixed_chips if c["row"] >= start]
     assert delta["md"] == [list(s) for s in t.md if s[1] > start]
     assert delta["folds"] == [list(s) for s in t.folds if s[1] > start]
+
+
+path_text = st.text(alphabet="ab.-_/:0123456789 @x\u00e9", max_size=40)
+
+
+@given(path_text)
+def test_the_chip_prefilter_never_skips_a_reference(line: str) -> None:
+    """Every line a code reference is found in passes the cheap check lines are skipped by."""
+    from sightline.chips import _REFERENCE_HINT, REFERENCE
+
+    if REFERENCE.search(line):
+        assert _REFERENCE_HINT.search(line)

@@ -305,6 +305,7 @@ def collect() -> list[Row]:
         "bench_acp",
         "bench_port",
         "bench_pane",
+        "bench_history",
     ):
         try:
             module = importlib.import_module(f"tests.{name}")

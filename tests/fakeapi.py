@@ -717,6 +717,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        # Each event leaves when it is written, as from the real API's edge: with Nagle on,
+        # an event written while the previous one waits for its (delayed, 40 ms) ACK sits in
+        # the kernel, and a stream's first text reaches the client 40 ms after it was written.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.server.fake._track(self.connection, add=True)
 
     def finish(self) -> None:

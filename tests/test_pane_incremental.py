@@ -29,6 +29,8 @@ return out
 
 
 def test_streamed_markdown_paints_what_a_whole_render_paints(nvim: Any) -> None:
+    # Markdown is rendered where a window shows it: a pane tall enough for the whole reply.
+    nvim.exec_lua("vim.o.lines = 120; require('sightline.pane').show()")
     for seed in range(4):
         t = Transcript()
         t.add_user("first")

@@ -265,12 +265,17 @@ function M.history()
       return ('%s  %s  (%d messages)'):format(os.date('%Y-%m-%d %H:%M', c.created), c.title, c.messages)
     end,
   }, function(choice)
-    if choice then
+    if not choice then
+      return
+    end
+    -- Opened once the picker is gone: the default picker (inputlist) calls back from inside
+    -- its prompt, where the pane's windows and Insert mode would not be drawn for seconds.
+    vim.schedule(function()
       local ok, open_err = M.open_conversation(choice.path)
       if not ok then
         vim.notify(open_err, vim.log.levels.WARN)
       end
-    end
+    end)
   end)
   return true
 end

@@ -4,6 +4,7 @@ local api = vim.api
 
 local ns = api.nvim_create_namespace('sightline.transcript')
 local md_ns = api.nvim_create_namespace('sightline.markdown')
+local md_view_ns = api.nvim_create_namespace('sightline.markdown.view') -- its provider's
 local notice_ns = api.nvim_create_namespace('sightline.notice')
 local hint_ns = api.nvim_create_namespace('sightline.hint')
 local SPINNER = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
@@ -22,6 +23,10 @@ local S = {
   notice = nil, ---@type {text: string, level: integer}? the last refusal or failure shown
   folds = {}, ---@type integer[][] fold spans [first, end) as the core sent them, sorted
   md_resume = nil, ---@type {first: integer, row: integer}? where the last Markdown span re-parses
+  -- Markdown spans no window has shown yet, sorted, as {from, end, first}: rendered when a
+  -- window first draws them (a reopened long conversation renders only what is in view).
+  md_pending = {}, ---@type integer[][]
+  md_last = nil, ---@type integer? the first row of the transcript's last Markdown span
 }
 
 -- The editor keeps at least this many columns beside the pane; the pane at least PANE_MIN.
@@ -108,6 +113,7 @@ local function map(buf, modes, lhs, rhs, desc)
 end
 
 local render_bar, render_notice -- defined below
+local register_markdown -- defined with the composer's hint
 
 ---Show a refusal or failure where the user looks: the pane's bar and a note at the end of
 ---the transcript (virtual lines: the core's rows stay as they are), besides vim.notify.
@@ -282,6 +288,26 @@ local function register_hint()
   })
 end
 
+local render_pending -- defined with the Markdown below
+
+local markdown_registered = false
+---Spans scrolled into view are rendered as the window is drawn: the provider's on_win runs
+---before the window's lines are, and extmarks set there are used in that same redraw.
+register_markdown = function()
+  if markdown_registered then
+    return
+  end
+  markdown_registered = true
+  api.nvim_set_decoration_provider(md_view_ns, {
+    on_win = function(_, win, buf, toprow)
+      if buf == S.tbuf and #S.md_pending > 0 then
+        pcall(render_pending, buf, win, toprow)
+      end
+      return false
+    end,
+  })
+end
+
 local function ensure_buffers()
   if not valid_buf(S.tbuf) then
     S.tbuf = scratch('sightline://transcript', 'transcript')
@@ -290,8 +316,9 @@ local function ensure_buffers()
     -- is read as Markdown), so Markdown plugins must not re-render notes and diffs.
     vim.bo[S.tbuf].filetype = 'sightline'
     vim.bo[S.tbuf].modifiable = false
-    S.folds, S.md_resume = {}, nil
+    S.folds, S.md_resume, S.md_pending, S.md_last = {}, nil, {}, nil
     set_keys(S.tbuf)
+    register_markdown()
   end
   if not valid_buf(S.cbuf) then
     S.cbuf = scratch('sightline://composer', 'composer')
@@ -388,6 +415,16 @@ api.nvim_create_autocmd('VimResized', {
     M.resize()
   end,
   desc = 'sightline: fit the pane to the terminal',
+})
+
+api.nvim_create_autocmd('WinScrolled', {
+  group = resize_group,
+  callback = function()
+    if S.tbuf and #S.md_pending > 0 then
+      M.prefetch()
+    end
+  end,
+  desc = 'sightline: render the Markdown around the transcript view ahead',
 })
 
 local function open_windows()
@@ -522,6 +559,7 @@ end
 -- nothing to history, and the folds of the changed rows only are updated, as always.
 local SET_PENDING = vim.keycode("<Cmd>lua require('sightline.pane')._set_pending()<CR>")
 
+---Set the rows `set_rows` deferred (run from Normal mode through `:normal`).
 function M._set_pending()
   local p = S.pending_set
   S.pending_set = nil
@@ -542,6 +580,101 @@ local function set_rows(buf, start, lines)
     S.pending_set = nil -- :normal did not run it (it can refuse): set them as usual
   end
   api.nvim_buf_set_lines(buf, start, -1, false, lines)
+end
+
+---The row after the last one a window whose first row is `top` can show: one screen row
+---per line at least, a fold span counted as one row even when open (more is only rendered
+---early, never missed).
+local function view_end(win, top)
+  local count = api.nvim_buf_line_count(api.nvim_win_get_buf(win))
+  local height = api.nvim_win_get_height(win)
+  -- The first fold span ending after `top` (bisection), then the spans in order.
+  local spans = S.folds
+  local lo, hi = 1, #spans + 1
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if spans[mid][2] <= top then
+      lo = mid + 1
+    else
+      hi = mid
+    end
+  end
+  local row, rows, i = top, 0, lo
+  while rows < height and row < count do
+    local span = spans[i]
+    if span and row >= span[1] then
+      row, i = span[2], i + 1
+    else
+      row = row + 1
+    end
+    rows = rows + 1
+  end
+  return row
+end
+
+local function render_span(buf, p)
+  local ok, row = pcall(render_markdown, buf, p[1], p[2]) -- a nicety; the text is there
+  if p[3] == S.md_last then
+    S.md_resume = { first = p[3], row = ok and row or p[1] }
+  end
+end
+
+---Render the pending Markdown spans that rows [top, view_end) of `win` reach; with `limit`,
+---at most that many, and rows `margin` view heights around the view count as in it.
+local function render_near(buf, win, top, margin, limit)
+  local pending = S.md_pending
+  if #pending == 0 then
+    return 0
+  end
+  local bottom = view_end(win, top)
+  local reach = (bottom - top) * (margin or 0)
+  top, bottom = top - reach, bottom + reach
+  local kept, done = {}, 0
+  for _, p in ipairs(pending) do
+    if p[2] > top and p[1] < bottom and (not limit or done < limit) then
+      render_span(buf, p)
+      done = done + 1
+    else
+      kept[#kept + 1] = p
+    end
+  end
+  S.md_pending = kept
+  return done
+end
+
+render_pending = function(buf, win, top)
+  render_near(buf, win, top)
+end
+
+-- Spans a few screens around the view are rendered ahead, one per turn of the event loop,
+-- so that scrolling finds them ready and a key typed meanwhile waits for one span at most.
+local PREFETCH_SCREENS = 2
+local prefetching = false
+local function prefetch()
+  prefetching = false
+  local buf = S.tbuf
+  if not valid_buf(buf) or #S.md_pending == 0 then
+    return
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if render_near(buf, win, vim.fn.line('w0', win) - 1, PREFETCH_SCREENS, 1) > 0 then
+      prefetching = true
+      vim.schedule(prefetch)
+      return
+    end
+  end
+end
+
+local function schedule_prefetch()
+  if not prefetching and #S.md_pending > 0 then
+    prefetching = true
+    vim.schedule(prefetch)
+  end
+end
+
+---Render ahead the Markdown around the transcript's view (on WinScrolled).
+function M.prefetch()
+  schedule_prefetch()
 end
 
 ---Apply a delta computed by the core: replace rows from `start`, repaint their highlights.
@@ -591,15 +724,27 @@ function M.apply(delta)
   end
   api.nvim_buf_clear_namespace(buf, md_ns, from, -1)
   S.md_resume = nil
+  -- Spans are rendered when a window shows them: now for those in view, the others as they
+  -- scroll into view (register_markdown). The delta sends again every span it reaches.
+  local pending = S.md_pending
+  while #pending > 0 and pending[#pending][2] > delta.start do
+    pending[#pending] = nil
+  end
   for i, span in ipairs(spans) do
-    local ok, row = pcall(render_markdown, buf, froms[i], span[2]) -- a nicety; the text is there
-    S.md_resume = { first = span[1], row = ok and row or froms[i] }
+    pending[#pending + 1] = { froms[i], span[2], span[1] }
+  end
+  if #spans > 0 then
+    S.md_last = spans[#spans][1]
   end
   require('sightline.chips').apply(buf, delta.start, delta.chips)
   render_notice()
   if follow then
     api.nvim_win_set_cursor(S.twin, { api.nvim_buf_line_count(buf), 0 })
   end
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    render_pending(buf, win, vim.fn.line('w0', win) - 1)
+  end
+  schedule_prefetch()
 end
 
 ---Wrap `text` to `width` display cells (virtual lines do not wrap by themselves).

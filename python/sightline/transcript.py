@@ -11,10 +11,10 @@ diffs and command output are never read as Markdown) and fold the `folds` row sp
 from __future__ import annotations
 
 import threading
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, insort
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from sightline import secrets
 from sightline.chips import Chip
@@ -25,6 +25,7 @@ OUTPUT_SHOWN = 6
 ASSISTANT_HEADER = "▍Agent"
 THINKING_HEADER = "∴ Thinking"
 THINKING_GROUP = "SightlineThinking"
+_T = TypeVar("_T")
 
 
 def _row(chip: dict[str, Any]) -> int:
@@ -33,6 +34,25 @@ def _row(chip: dict[str, Any]) -> int:
 
 def _end(span: list[int]) -> int:
     return span[1]
+
+
+def _hl_row(hl: tuple[int, int, int, str]) -> int:
+    return hl[0]
+
+
+def _tail(items: Sequence[_T], key: Callable[[_T], int], start: int, *, after: bool) -> int:
+    """The index of the first item whose key is ≥ start (> start when `after`), in items
+    sorted by key. Searched from the end, galloping: a streamed delta starts at the last
+    rows, so the cost follows what the delta carries, not the transcript's length (a
+    bisection over the whole list grows with it)."""
+    bound = start + 1 if after else start  # keys are ints: > start is ≥ start + 1
+    hi, step = len(items), 1
+    i = hi - 1
+    while i >= 0 and key(items[i]) >= bound:
+        hi, i, step = i, i - step, step * 2
+    if i == hi - 1:
+        return hi  # the usual case: found by the first look(s), no search needed
+    return bisect_left(items, bound, max(i, 0), hi, key=key)
 
 
 @dataclass
@@ -202,9 +222,9 @@ class Transcript:
         # Every line drawn passes the redactor here (a model echoing the key, a command
         # shown verbatim); chips are found in what is drawn.
         # Rows, chips, hls, md spans and folds are all kept in row order: what a delta
-        # carries is found by bisection, so its cost does not grow with the transcript.
+        # carries is found from the end (_tail), so its cost does not grow with the transcript.
         lines = [secrets.redact(line) for line in self.lines[start:]]
-        chips = self.fixed_chips[bisect_left(self.fixed_chips, start, key=_row) :]
+        chips = self.fixed_chips[_tail(self.fixed_chips, _row, start, after=False) :]
         if self.finder is not None:
             for row, line in enumerate(lines, start):
                 for col, end_col, target in self.finder(line):
@@ -212,10 +232,10 @@ class Transcript:
         return {
             "start": start,
             "lines": lines,
-            "hls": [list(h) for h in self.hls[bisect_left(self.hls, (start,)) :]],
+            "hls": [list(h) for h in self.hls[_tail(self.hls, _hl_row, start, after=False) :]],
             "chips": chips,
-            "md": [list(s) for s in self.md[bisect_right(self.md, start, key=_end) :]],
-            "folds": [list(s) for s in self.folds[bisect_right(self.folds, start, key=_end) :]],
+            "md": [list(s) for s in self.md[_tail(self.md, _end, start, after=True) :]],
+            "folds": [list(s) for s in self.folds[_tail(self.folds, _end, start, after=True) :]],
         }
 
     def full(self) -> dict[str, Any]:

@@ -14,6 +14,9 @@ from sightline.editor import Editor
 from sightline.transcript import Transcript
 
 FLUSH_S = 0.03
+# How long a worker waits for its urgent update to be built (bounded: a busy loop thread
+# only delays the worker's own reading, never the editor).
+SHOW_WAIT_S = 0.05
 
 
 class Ui:
@@ -42,12 +45,35 @@ class Ui:
 
     def flush(self) -> None:
         """Send what is pending now (also called directly when order matters)."""
+        events = self._take_events()
+        self._editor.notify_ui(lambda: self._payload(events))
+
+    def _take_events(self) -> list[dict[str, Any]]:
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
             events, self._events = self._events, []
-        self._editor.notify_ui(lambda: self._payload(events))
+        return events
+
+    def show_now(self) -> None:
+        """Flush, and wait (briefly) until the update is built: for a stream's first text.
+
+        Called on a turn's worker, which would otherwise go on parsing the rest of the burst
+        the network delivered with it and hold the GIL the loop thread needs to send this
+        update (milliseconds under CPython's 5 ms switch interval). Never on the loop thread.
+        """
+        events = self._take_events()
+        built = threading.Event()
+
+        def build() -> dict[str, Any]:
+            try:
+                return self._payload(events)
+            finally:
+                built.set()
+
+        self._editor.notify_ui(build)
+        built.wait(SHOW_WAIT_S)
 
     def _payload(self, events: list[dict[str, Any]]) -> dict[str, Any]:
         payload: dict[str, Any] = {}

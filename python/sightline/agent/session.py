@@ -408,7 +408,7 @@ class Session:
                     self.transcript.append_text(event.text)
                 if first:  # the first text shows at once; the rest is batched
                     first = False
-                    self.ui.flush()
+                    self.ui.show_now()
                 else:
                     self.ui.schedule()
             elif isinstance(event, ThinkingDelta):
@@ -418,7 +418,7 @@ class Session:
                     self.transcript.append_thinking(event.text)
                 if first:
                     first = False
-                    self.ui.flush()
+                    self.ui.show_now()
                 else:
                     self.ui.schedule()
             elif isinstance(event, Usage):

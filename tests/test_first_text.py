@@ -1,0 +1,75 @@
+"""A stream's first text is sent before the worker reads on (Ui.show_now): the worker waits
+for the loop thread to build that update instead of competing with it for the GIL, and a
+loop thread that never gets to it delays the worker by a bounded time only."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+from sightline import ui
+from sightline.editor import Editor
+from sightline.transcript import Transcript
+
+Build = Callable[[], dict[str, Any]]
+
+
+class LoopEditor:
+    """notify_ui as Neovim's side runs it: queued, built later on another thread."""
+
+    def __init__(self) -> None:
+        self.queued: queue.Queue[Build] = queue.Queue()
+        self.sent: list[dict[str, Any]] = []
+
+    def notify_ui(self, build: Build) -> None:
+        self.queued.put(build)
+
+    def run_one(self) -> None:
+        self.sent.append(self.queued.get(timeout=5)())
+
+
+def _ui(editor: LoopEditor, transcript: Transcript) -> ui.Ui:
+    return ui.Ui(cast(Editor, editor), transcript, lambda: {"state": "working"})
+
+
+def test_show_now_returns_once_the_loop_built_the_first_text() -> None:
+    editor, transcript = LoopEditor(), Transcript()
+    show = _ui(editor, transcript)
+    transcript.append_text("first words")
+    loop = threading.Thread(target=editor.run_one)
+    loop.start()
+    show.show_now()
+    loop.join(5)
+    assert [p["transcript"]["lines"][-1] for p in editor.sent] == ["first words"]
+    # What the worker streams after it is not in that update but in the next one.
+    transcript.append_text(" and more")
+    show.flush()
+    editor.run_one()
+    assert editor.sent[-1]["transcript"]["lines"][-1] == "first words and more"
+
+
+def test_show_now_waits_a_bounded_time_for_a_busy_loop() -> None:
+    editor, transcript = LoopEditor(), Transcript()
+    show = _ui(editor, transcript)
+    transcript.append_text("x")
+    t0 = time.monotonic()
+    show.show_now()  # nobody builds it
+    waited = time.monotonic() - t0
+    assert ui.SHOW_WAIT_S <= waited + 0.005 < ui.SHOW_WAIT_S + 1.0
+    editor.run_one()  # still queued: sent when the loop gets to it
+    assert editor.sent[0]["transcript"]["lines"][-1] == "x"
+
+
+def test_show_now_cancels_a_pending_batch() -> None:
+    editor, transcript = LoopEditor(), Transcript()
+    show = _ui(editor, transcript)
+    show.event("SightlineTurnStart", {"turn": 1})  # schedules a batched flush
+    transcript.append_text("now")
+    threading.Thread(target=editor.run_one).start()
+    show.show_now()
+    assert editor.sent[0]["events"] == [{"name": "SightlineTurnStart", "data": {"turn": 1}}]
+    assert show._timer is None  # the batch timer is cancelled: no second, empty update
+    assert editor.queued.empty()

@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT / "python"))
 from acp.schema import SessionNotification  # noqa: E402
 
 from sightline.providers.acp.client import SightlineClient, TurnContext  # noqa: E402
-from sightline.transcript import Transcript  # noqa: E402
-from sightline.ui import Ui  # noqa: E402
+from sightline.ui.push import Ui  # noqa: E402
+from sightline.ui.transcript import Transcript  # noqa: E402
 
 CHUNKS = 5000
 TARGET_P95_US = 200.0

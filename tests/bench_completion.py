@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from sightline.completion import CompletionSession, FileIndex, FileListCache
+from sightline.mentions.completion import CompletionSession, FileIndex, FileListCache
 
 Row = dict[str, Any]
 

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
-from sightline.transcript import Transcript  # noqa: E402
+from sightline.ui.transcript import Transcript  # noqa: E402
 from tests.benchutil import child  # noqa: E402
 
 Row = dict[str, Any]

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sightline import diff
-from sightline.editor import (
+from sightline.domain import diff
+from sightline.domain.scope import RANGE_KEYS
+from sightline.editor.port import (
     Applied,
     CreateSpec,
     Diagnostic,
@@ -35,7 +36,6 @@ from sightline.editor import (
     Reanchored,
     Replaced,
 )
-from sightline.scope import RANGE_KEYS
 
 
 @dataclass

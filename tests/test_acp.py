@@ -70,7 +70,7 @@ def test_stream_reaches_the_pane_and_the_session_gets_cwd_and_mcp(
     (server,) = new["mcp_servers"]
     servername = nv.eval("v:servername")
     assert server["command"] == sys.executable
-    assert server["args"] == ["-m", "sightline.mcp", "--server", servername]
+    assert server["args"] == ["-m", "sightline.entry.mcp", "--server", servername]
     (prompt,) = log.entries("prompt")
     assert prompt["blocks"] == [{"type": "text", "text": "hi there"}]
     assert status(nv)["model"] == Path(sys.executable).name

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sightline.scope import fence_for
+from sightline.domain.scope import fence_for
 from tests.agent_util import claude
 from tests.conftest import status, wait_for, wait_idle
 from tests.fakeapi import FakeAnthropic, fake_api, hold

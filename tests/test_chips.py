@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sightline.chips import attachment_id, attachment_part, reference_finder
+from sightline.ui.chips import attachment_id, attachment_part, reference_finder
 from tests.agent_util import claude, idle, only_result, tool_names
 from tests.conftest import transcript, wait_for, wait_idle
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use

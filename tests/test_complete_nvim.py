@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sightline import extensions
+from sightline.domain import extensions
 from tests.conftest import capture_notify, wait_for
 
 FILES = ["README.md", "src/app.py", "src/browser.py", "docs/browse.md", "lib/bro/x.txt"]

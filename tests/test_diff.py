@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sightline import diff
+from sightline.domain import diff
 
 
 def apply_anchored(text: str, edit: diff.AnchoredEdit) -> str:

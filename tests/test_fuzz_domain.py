@@ -13,10 +13,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline import extensions, mentions, pyresolve
-from sightline.config import ConfigError, CoreConfig
-from sightline.params import Invalid, check_params
-from sightline.rpc import SCHEMAS
+from sightline.domain import extensions, pyresolve
+from sightline.domain.config import ConfigError, CoreConfig
+from sightline.entry.params import Invalid, check_params
+from sightline.entry.rpc import SCHEMAS
+from sightline.mentions import parse as mentions
 from tests.test_fuzz_rpc import anything, config_values, nested, odd_text
 
 FUZZ = settings(

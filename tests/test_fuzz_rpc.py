@@ -22,10 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline import extensions, rpc
-from sightline.agent.gate import DECISIONS
 from sightline.agent.session import MODES
 from sightline.core import Core
+from sightline.domain import extensions
+from sightline.entry import rpc
+from sightline.gate.decisions import DECISIONS
 from tests.effective_config import EFFECTIVE, effective, merged
 from tests.fake_editor import FakeEditor
 

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline import diff
+from sightline.domain import diff
 from tests.agent_util import claude, decide, edit, idle, lines, only_result, send, wait_pending
 from tests.conftest import capture_notify, status, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use

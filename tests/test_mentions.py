@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sightline.mentions import (
+from sightline.mentions.parse import (
     clean_display_text,
     escape_path,
     extension_mentions,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from sightline.transcript import Transcript
+from sightline.ui.transcript import Transcript
 
 REPLY = (
     "# Title\n\nSome **bold** and `code` here,\nstill the same paragraph.\n\n"

@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 
-from sightline import editor
-from sightline.agent.proposals import compare_view
 from sightline.agent.session import Session, Turn
-from sightline.editor import NvimEditor
-from sightline.errors import Refused
-from sightline.scope import Selection
-from sightline.tools import selection, view, write
+from sightline.domain.errors import Refused
+from sightline.domain.scope import Selection
+from sightline.editor import port as editor
+from sightline.editor.port import NvimEditor
+from sightline.gate import selection
+from sightline.gate.proposals import compare_view
+from sightline.tools import view, write
 from tests.conftest import ROOT, wait_for
 from tests.effective_config import core_config
 from tests.fake_editor import FakeBuffer, FakeEditor

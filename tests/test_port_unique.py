@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline import diff
+from sightline.domain import diff
 
 FIND = """
 local out = {}

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sightline.pyresolve import ResolveError, check_scope, resolve, resolve_request
+from sightline.domain.pyresolve import ResolveError, check_scope, resolve, resolve_request
 
 SRC = """\
 import os

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sightline import editor
+from sightline.editor import port as editor
 from sightline.tools import view
 from tests.conftest import ROOT, wait_for
 

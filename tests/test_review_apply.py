@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sightline import diff
+from sightline.domain import diff
 
 CASES = {
     "append a line": ("one\ntwo\n", "one\ntwo\nthree\n"),

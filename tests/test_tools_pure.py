@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sightline.errors import Refused
-from sightline.tools import workspace
+from sightline.domain import workspace
+from sightline.domain.errors import Refused
 from sightline.tools.base import Kind, allowed_kinds, call_label, tools_for
 from sightline.tools.output import Bounded, HeadTail
 from sightline.tools.plan import checklist

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sightline import secrets
-from sightline.agent.proposals import next_id
-from sightline.mcp_client.config import ServerConfig
+from sightline.domain import secrets
+from sightline.domain.mcp_config import ServerConfig
+from sightline.gate.proposals import next_id
 from sightline.tools.base import Kind, Tool, ToolResult
 from sightline.tools.output import HeadTail, clip_line
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sightline import secrets
+from sightline.domain import secrets
 
 
 @dataclass(frozen=True)

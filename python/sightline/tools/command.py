@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sightline import secrets
-from sightline.agent.proposals import next_id
-from sightline.errors import Refused
+from sightline.domain import secrets
+from sightline.domain.errors import Refused
+from sightline.gate.proposals import next_id
 from sightline.tools.base import Kind, Tool, ToolResult
 from sightline.tools.output import HeadTail, clip_line
 

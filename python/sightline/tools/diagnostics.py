@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sightline.editor import DiagnosticsQuery
-from sightline.errors import Refused
-from sightline.tools import workspace
+from sightline.domain import workspace
+from sightline.domain.errors import Refused
+from sightline.editor.port import DiagnosticsQuery
 from sightline.tools.base import Kind, Tool, ToolResult
 from sightline.tools.output import clip_line
 

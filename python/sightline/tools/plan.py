@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sightline.errors import Refused
+from sightline.domain.errors import Refused
 from sightline.tools.base import Kind, Tool, ToolResult
 
 if TYPE_CHECKING:

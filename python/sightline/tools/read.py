@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from sightline.errors import Refused
-from sightline.tools import workspace
+from sightline.domain import workspace
+from sightline.domain.errors import Refused
 from sightline.tools.base import Kind, Tool, ToolResult
 from sightline.tools.output import Bounded, clip_line
 

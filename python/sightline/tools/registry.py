@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sightline.tools import command, diagnostics, plan, read, selection, view, write
+from sightline.gate import selection
+from sightline.tools import command, diagnostics, plan, read, view, write
 from sightline.tools.base import Tool
 
 

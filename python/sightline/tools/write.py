@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sightline import diff
-from sightline.agent.proposals import Proposal, review
-from sightline.errors import Refused
-from sightline.tools import workspace
+from sightline.domain import diff, workspace
+from sightline.domain.errors import Refused
+from sightline.gate.proposals import Proposal, review
 from sightline.tools.base import Kind, Tool, ToolResult
 
 if TYPE_CHECKING:

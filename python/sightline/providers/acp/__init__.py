@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sightline.config import ProviderConfig
+from sightline.domain.config import ProviderConfig
 from sightline.providers.acp import presets, snapshot
 from sightline.providers.acp.client import SightlineClient, TurnContext, _lines_record
 from sightline.providers.acp.prompt import prompt_blocks
@@ -271,7 +271,7 @@ class AcpProvider:
             McpServerStdio(
                 name="sightline",
                 command=sys.executable,
-                args=["-m", "sightline.mcp", "--server", servername],
+                args=["-m", "sightline.entry.mcp", "--server", servername],
                 env=[EnvVariable(name="PYTHONPATH", value=path)],
             )
         ]
@@ -402,7 +402,7 @@ async def _quiet(coro: Any) -> None:
 
 
 def workspace_rel(ws: str, path: str) -> str:
-    from sightline.tools import workspace
+    from sightline.domain import workspace
 
     return workspace.relative(ws, Path(path))
 

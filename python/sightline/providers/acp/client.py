@@ -42,14 +42,13 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from sightline import diff
-from sightline.agent.proposals import Proposal, review
-from sightline.editor import FlatRange
-from sightline.errors import Refused
-from sightline.mention_context import buffer_reader
-from sightline.tools import workspace
+from sightline.domain import diff, workspace
+from sightline.domain.errors import Refused
+from sightline.editor.port import FlatRange
+from sightline.gate.proposals import Proposal, review
+from sightline.gate.selection import BYTES, REPLACE_SELECTION, _lost, _offset
+from sightline.mentions.parts import buffer_reader
 from sightline.tools.plan import checklist
-from sightline.tools.selection import BYTES, REPLACE_SELECTION, _lost, _offset
 
 if TYPE_CHECKING:
     from sightline.agent.session import Session, Turn

@@ -1,4 +1,4 @@
-"""`python -m sightline.host`: the core, speaking msgpack-RPC on stdio to its Neovim.
+"""`python -m sightline.entry.host`: the core, speaking msgpack-RPC on stdio to its Neovim.
 
 Nothing may write to stdout before pynvim owns it: stdout is the RPC channel.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 
 def setup_logging() -> None:
-    from sightline import paths, secrets
+    from sightline.domain import paths, secrets
 
     directory = paths.log_dir()
     directory.mkdir(parents=True, exist_ok=True)
@@ -29,9 +29,10 @@ def setup_logging() -> None:
 def main() -> None:
     import pynvim
 
-    from sightline import rpc, secrets
     from sightline.core import Core
-    from sightline.editor import NvimEditor
+    from sightline.domain import secrets
+    from sightline.editor.port import NvimEditor
+    from sightline.entry import rpc
 
     setup_logging()
     # Before anything can start a process: what the agent runs must not find the key in

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sightline.errors import Refused
-from sightline.tools.globs import glob_match
+from sightline.domain.errors import Refused
+from sightline.domain.globs import glob_match
 
 # Directories never worth listing when the workspace is not a git repository.
 SKIP_DIRS = frozenset(

@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, NotRequired, Protocol, TypedDict, cast
 
-from sightline import msgtext
+from sightline.editor import msgtext
 
 
 class EditorError(Exception):

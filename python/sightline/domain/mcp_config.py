@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from sightline import paths, secrets
-from sightline.extensions import EnableState, load_state, save_state, workspace_key
-from sightline.params import kind_of
+from sightline.domain import paths, secrets
+from sightline.domain.extensions import EnableState, load_state, save_state, workspace_key
+from sightline.entry.params import kind_of
 
 Source = Literal["user", "workspace"]
 KINDS = ("read", "exec")
@@ -278,7 +278,7 @@ def is_enabled(cfg: ServerConfig, workspace: Path | str, state: EnableState | No
 def set_enabled(cfg: ServerConfig, enabled: bool, workspace: Path | str) -> None:
     """A workspace's server is switched for that workspace only; a setup() server for the
     user everywhere (as `:Sightline extension enable` without --workspace)."""
-    from sightline.extensions import ExtensionError
+    from sightline.domain.extensions import ExtensionError
 
     try:
         state = load_enable_state(strict=True)

@@ -10,16 +10,16 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from sightline import extensions
-from sightline.context import (
+from sightline.domain import extensions
+from sightline.editor.port import Editor, EditorError
+from sightline.mentions.budget import (
     ContextLimits,
     EditorReader,
     FileReader,
     build_parts_for_mentions,
     read_disk_file,
 )
-from sightline.editor import Editor, EditorError
-from sightline.mentions import parse_mentions
+from sightline.mentions.parse import parse_mentions
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +64,8 @@ def buffer_reader(editor: Editor) -> FileReader:
 
 def editor_reader(editor: Editor, workspace: str) -> EditorReader:
     """What `@buffer` and `@diagnostics` stand for, read from Neovim at send."""
+    from sightline.domain.workspace import relative, resolve
     from sightline.tools import diagnostics
-    from sightline.tools.workspace import relative, resolve
 
     def read(name: str, max_bytes: int) -> tuple[str, str] | None:
         try:

@@ -1,6 +1,6 @@
 """What `sightline extensions …` and `:Sightline extension …` say: one wording for both.
 
-The operations themselves are sightline.extensions'; this module turns their
+The operations themselves are sightline.domain.extensions'; this module turns their
 results into the listing and the one-line confirmations, naming the command
 the user is in (`sightline extensions` or `:Sightline extension`).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from sightline import extensions as ext
-from sightline.mentions import clean_display_text
+from sightline.domain import extensions as ext
+from sightline.mentions.parse import clean_display_text
 
 CLI = "sightline extensions"
 EX = ":Sightline extension"

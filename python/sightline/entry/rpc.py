@@ -2,7 +2,7 @@
 
 Every handler answers `{"ok": true, ...}` or `{"ok": false, "error": "<one line>"}`;
 the Lua host turns that into `result` or `nil, message`.  Each method declares the shape of
-its params (sightline.params); `dispatch` checks them before the handler runs, so a handler
+its params (sightline.entry.params); `dispatch` checks them before the handler runs, so a handler
 only sees declared params of the declared types, and bad input answers
 `<method>: <param>: expected …`.  An internal error is a bug (tests/test_fuzz_rpc.py).
 """
@@ -20,16 +20,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from sightline import extension_admin as admin
-from sightline import extensions, msgtext, pyresolve, scope, secrets
-from sightline.agent.gate import DECISIONS
-from sightline.agent.proposals import compare_view
 from sightline.agent.session import MODES
 from sightline.core import Core
-from sightline.editor import EditorError
-from sightline.errors import Refused
-from sightline.mcp_client.config import ServerConfigError
-from sightline.params import (
+from sightline.domain import extensions, pyresolve, scope, secrets
+from sightline.domain.errors import Refused
+from sightline.domain.mcp_config import ServerConfigError
+from sightline.editor import msgtext
+from sightline.editor.port import EditorError
+from sightline.entry import extension_admin as admin
+from sightline.entry.params import (
     Choice,
     Directory,
     FilePath,
@@ -42,6 +41,8 @@ from sightline.params import (
     Text,
     check_params,
 )
+from sightline.gate.decisions import DECISIONS
+from sightline.gate.proposals import compare_view
 from sightline.providers.base import ProviderError
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ records: it keeps what the API accepts and repairs the rest, one rule per API co
   become U+FFFD on the wire, while history and buffers keep the originals;
 * thinking and redacted_thinking blocks go back byte for byte, in their place in the
   assistant message (the API checks their signature before a tool_result);
-* after a compaction record (see sightline.compaction), the request is its summary as a user
+* after a compaction record (see sightline.agent.compaction), the request is its summary as a user
   message, then the records it keeps, then those after it: the rules above then apply to
   that sequence, so a compaction at any point still makes a valid request.
 

@@ -1,7 +1,7 @@
 """`sightline ask "…"`: one turn from the command line, printed as it streams.
 
 The prompt's `@ext:<name>` and `@path` mentions are resolved exactly as in
-the pane (sightline.mention_context), against the current directory as the
+the pane (sightline.mentions.parts), against the current directory as the
 workspace, with the default bounds.  No tools: the model answers from the
 text and the context the mentions add.
 """
@@ -13,9 +13,9 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from sightline.config import ProviderConfig
-from sightline.context import ContextLimits
-from sightline.mention_context import context_parts
+from sightline.domain.config import ProviderConfig
+from sightline.mentions.budget import ContextLimits
+from sightline.mentions.parts import context_parts
 from sightline.providers import make_provider
 from sightline.providers.base import ProviderError, Reply, Request, Retrying, TextDelta
 
@@ -26,7 +26,7 @@ the user's message and the context attached to it. Answer in Markdown. Be brief.
 
 # The command line has no Neovim, so the plugin's effective config (lua/sightline/config.lua,
 # which the core receives whole) never reaches it: these are the command's own settings.
-CLI_MODEL = ""  # the provider's default model (sightline.providers.presets)
+CLI_MODEL = ""  # the provider's default model (sightline.domain.presets)
 CLI_MAX_TOKENS = 8192
 CLI_TIMEOUT_MS = 60000
 CLI_RETRIES = 2

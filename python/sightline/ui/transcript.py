@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sightline import secrets
-from sightline.chips import Chip
+from sightline.domain import secrets
+from sightline.ui.chips import Chip
 
 USER_HEADER = "▍You"
 OUTPUT_PREFIX = "  "

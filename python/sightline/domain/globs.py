@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sightline.errors import Refused
+from sightline.domain.errors import Refused
 
 MAX_GLOB_CHARS = 500
 

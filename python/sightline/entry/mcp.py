@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sightline import editor
+from sightline.editor import port as editor
 from sightline.tools import view
 
 ANCHOR_KEYS = ("file_path", "start_line", "end_line", "member_key", "syntax_scope")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sightline.agent.wire import clean_text, effective, is_compaction
+from sightline.domain.wire import clean_text, effective, is_compaction
 from sightline.providers.base import Reply, Request
 
 TRIGGER = 0.8  # of the context window, measured by the last reply's whole input

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from sightline.agent.proposals import Proposal, applied_result, review
-from sightline.diff import buffer_text
-from sightline.editor import FlatRange
-from sightline.errors import Refused
+from sightline.domain.diff import buffer_text
+from sightline.domain.errors import Refused
+from sightline.editor.port import FlatRange
+from sightline.gate.proposals import Proposal, applied_result, review
 from sightline.tools.base import Kind, Tool, ToolResult
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sightline.errors import Refused
+from sightline.domain.errors import Refused
 
 DECISIONS = ("accept", "reject")
 

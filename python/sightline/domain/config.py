@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sightline.mcp_client.config import ServerConfig, ServerConfigError, parse_servers
-from sightline.params import kind_of
+from sightline.domain.mcp_config import ServerConfig, ServerConfigError, parse_servers
+from sightline.entry.params import kind_of
 
 # A vim/libuv timer cannot wait longer than this either; Python's waits overflow above it.
 MAX_MS = 2**31 - 1
@@ -54,7 +54,7 @@ class AgentConfig:
 @dataclass(frozen=True)
 class ProviderConfig:
     name: str
-    # "" = the provider's default model (sightline.providers.presets); nil in Lua.
+    # "" = the provider's default model (sightline.domain.presets); nil in Lua.
     model: str
     max_tokens: int
     timeout_ms: int
@@ -150,7 +150,7 @@ def _mcp_servers(raw: object) -> tuple[ServerConfig, ...]:
 
 
 def _kind_of(provider: str) -> str | None:
-    from sightline.providers.presets import preset
+    from sightline.domain.presets import preset
 
     found = preset(provider)
     return found.kind if found else None

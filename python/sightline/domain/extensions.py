@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from sightline import paths
-from sightline.mentions import clean_display_text
+from sightline.domain import paths
+from sightline.mentions.parse import clean_display_text
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class ExtensionDirs:
     """Where extensions and their enable state live.
 
     Tests and the core may pass explicit paths; `default()` asks platformdirs
-    (through sightline.paths) at call time, so XDG variables set after import
+    (through sightline.domain.paths) at call time, so XDG variables set after import
     are honoured.
     """
 

@@ -10,8 +10,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sightline.editor import Editor
-from sightline.transcript import Transcript
+from sightline.editor.port import Editor
+from sightline.ui.transcript import Transcript
 
 FLUSH_S = 0.03
 

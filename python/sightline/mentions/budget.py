@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sightline.errors import Refused
-from sightline.extensions import Extension, format_capabilities, real_path
-from sightline.mentions import Mention, parse_mentions
-from sightline.tools.workspace import resolve
+from sightline.domain.errors import Refused
+from sightline.domain.extensions import Extension, format_capabilities, real_path
+from sightline.domain.workspace import resolve
+from sightline.mentions.parse import Mention, parse_mentions
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from sightline import secrets
-from sightline.agent.wire import is_compaction
+from sightline.domain import secrets
+from sightline.domain.wire import is_compaction
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sightline import secrets
-from sightline.completion import CompletionItem
-from sightline.mentions import clean_display_text
+from sightline.domain import secrets
+from sightline.mentions.completion import CompletionItem
+from sightline.mentions.parse import clean_display_text
 
 if TYPE_CHECKING:
     from sightline.mcp_client.manager import Manager

@@ -24,9 +24,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from sightline import extension_admin as admin
-from sightline import extensions as ext
-from sightline.extension_admin import format_status_table
+from sightline.domain import extensions as ext
+from sightline.entry import extension_admin as admin
+from sightline.entry.extension_admin import format_status_table
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -91,7 +91,7 @@ def _add_ask(commands: argparse._SubParsersAction[_Parser]) -> None:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from sightline import ask
+    from sightline.entry import ask
 
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
     if not text.strip():

@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from sightline.errors import Refused
-from sightline.mentions import parse_mentions
-from sightline.tools.workspace import resolve
+from sightline.domain.errors import Refused
+from sightline.domain.workspace import resolve
+from sightline.mentions.parse import parse_mentions
 
 REFERENCE = re.compile(
     r"(?<![\w/.@-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]+):(\d+)(?:[-–](\d+))?(?![\w])"

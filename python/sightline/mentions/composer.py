@@ -13,9 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sightline import extensions
-from sightline.completion import CompletionItem, CompletionSession, FileListCache, editor_items
-from sightline.mentions import mention_at_end
+from sightline.domain import extensions
+from sightline.mentions.completion import (
+    CompletionItem,
+    CompletionSession,
+    FileListCache,
+    editor_items,
+)
+from sightline.mentions.parse import mention_at_end
 
 log = logging.getLogger(__name__)
 

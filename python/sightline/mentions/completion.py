@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from sightline.mentions import clean_display_text, escape_path, unescape_path
+from sightline.mentions.parse import clean_display_text, escape_path, unescape_path
 
 log = logging.getLogger(__name__)
 

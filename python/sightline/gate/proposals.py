@@ -23,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sightline import diff
-from sightline.editor import Applied, Editor, EditorError, HunkSpec
-from sightline.errors import Refused
+from sightline.domain import diff
+from sightline.domain.errors import Refused
+from sightline.editor.port import Applied, Editor, EditorError, HunkSpec
 from sightline.tools.base import ToolResult
 
 if TYPE_CHECKING:

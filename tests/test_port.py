@@ -16,9 +16,8 @@ from sightline.domain.errors import Refused
 from sightline.domain.scope import Selection
 from sightline.editor import port as editor
 from sightline.editor.port import NvimEditor
-from sightline.gate import selection
 from sightline.gate.proposals import compare_view
-from sightline.tools import view, write
+from sightline.tools import selection, view, write
 from tests.conftest import ROOT, wait_for
 from tests.effective_config import core_config
 from tests.fake_editor import FakeBuffer, FakeEditor

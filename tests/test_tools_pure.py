@@ -9,9 +9,9 @@ import pytest
 
 from sightline.domain import workspace
 from sightline.domain.errors import Refused
+from sightline.domain.plan import checklist
 from sightline.tools.base import Kind, allowed_kinds, call_label, tools_for
 from sightline.tools.output import Bounded, HeadTail
-from sightline.tools.plan import checklist
 from sightline.tools.registry import default_registry
 
 # DESIGN.md, "Tools and the policy that picks them": tool → (normal, plan, scoped, scoped+plan).

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sightline.domain.errors import kind_of
 from sightline.domain.mcp_config import ServerConfig, ServerConfigError, parse_servers
-from sightline.entry.params import kind_of
 
 # A vim/libuv timer cannot wait longer than this either; Python's waits overflow above it.
 MAX_MS = 2**31 - 1

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sightline.domain import paths
-from sightline.mentions.parse import clean_display_text
+from sightline.domain.text import clean_display_text
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Literal
 
 from sightline.domain import paths, secrets
+from sightline.domain.errors import kind_of
 from sightline.domain.extensions import EnableState, load_state, save_state, workspace_key
-from sightline.entry.params import kind_of
 
 Source = Literal["user", "workspace"]
 KINDS = ("read", "exec")

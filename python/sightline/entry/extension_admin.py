@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sightline.domain import extensions as ext
-from sightline.mentions.parse import clean_display_text
+from sightline.domain.text import clean_display_text
 
 CLI = "sightline extensions"
 EX = ":Sightline extension"

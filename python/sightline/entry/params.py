@@ -12,6 +12,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sightline.domain.errors import kind_of
+
 # Linux limits (<linux/limits.h>): longer names fail in the kernel with ENAMETOOLONG.
 PATH_MAX = 4096
 NAME_MAX = 255
@@ -20,25 +22,6 @@ INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 
 class Invalid(ValueError):
     """A param does not have its declared shape; the text is `expected …`."""
-
-
-def kind_of(value: object) -> str:
-    """The Lua-side word for a value's type, for `expected …, got …`."""
-    if value is None:
-        return "nil"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bytes):
-        return "binary data"
-    if isinstance(value, Mapping):
-        return "a table"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return type(value).__name__
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain import diff
 from sightline.domain.errors import Refused
 from sightline.editor.port import Applied, Editor, EditorError, HunkSpec
-from sightline.tools.base import ToolResult
+from sightline.gate.turn import ToolResult
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Session, Turn
+    from sightline.gate.turn import Session, Turn
 
 _ids = itertools.count(1)
 

@@ -1,9 +1,10 @@
-"""replace_selection: the one edit a scoped turn (Change with Agent) can make.
+"""How replace_selection, the one edit a scoped turn (Change with Agent) can make, lands.
 
 It takes only the new text: the core holds the range, so there is nothing to aim
 elsewhere. The selection is re-anchored when the proposal is prepared and again on accept
 (inside Neovim, see lua/sightline/scope.lua); after a replace the scope moves onto the new
-text, so a second call replaces what the first one wrote.
+text, so a second call replaces what the first one wrote. The tool (tools/selection.py) and
+an ACP agent's write of the selected file (providers/acp/client.py) both come here.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from sightline.domain.diff import buffer_text
 from sightline.domain.errors import Refused
 from sightline.editor.port import FlatRange
 from sightline.gate.proposals import Proposal, applied_result, review
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.gate.turn import ToolResult
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 # Buffer text comes from pynvim with bytes that are not UTF-8 as surrogate escapes; byte
 # offsets and slices use the same escapes, so the selection is replaced byte for byte.
@@ -37,19 +38,19 @@ _LOST = {
 }
 
 
-def _lost(res: dict[str, Any]) -> str:
+def lost(res: dict[str, Any]) -> str:
     code = str(res.get("error"))
     if code == "unchangeable":
         return f"the buffer {res.get('detail', 'cannot be changed')}"
     return _LOST.get(code, code)
 
 
-def _offset(lines: list[str], row: int, col: int) -> int:
+def offset(lines: list[str], row: int, col: int) -> int:
     """Byte offset of (row, byte col) in the text of `lines` (joined by newlines)."""
     return sum(len(line.encode(errors=BYTES)) + 1 for line in lines[:row]) + col
 
 
-def _replace(turn: Turn, args: dict[str, Any]) -> ToolResult:
+def replace(turn: Turn, args: dict[str, Any]) -> ToolResult:
     text = args.get("text")
     if not isinstance(text, str):
         raise Refused("replace_selection: `text` must be a string")
@@ -60,7 +61,7 @@ def _replace(turn: Turn, args: dict[str, Any]) -> ToolResult:
     found = turn.editor.reanchor_range(cast(FlatRange, sel.flat()), sel.text, CONTEXT_LINES)
     if "error" in found:
         raise Refused(
-            f"refused: the selection changed since it was taken: {_lost(dict(found))}. "
+            f"refused: the selection changed since it was taken: {lost(dict(found))}. "
             "Nothing was changed."
         )
     sel = sel.moved_to(dict(found["range"]), sel.text)
@@ -68,8 +69,8 @@ def _replace(turn: Turn, args: dict[str, Any]) -> ToolResult:
     first = int(found["first_line"])
     lines = list(found["lines"])
     before = buffer_text(lines).encode(errors=BYTES)
-    start = _offset(lines, sel.start_row - first, sel.start_col)
-    end = _offset(lines, sel.end_row - first, sel.end_col)
+    start = offset(lines, sel.start_row - first, sel.start_col)
+    end = offset(lines, sel.end_row - first, sel.end_col)
     after = before[:start] + text.encode(errors=BYTES) + before[end:]
     before_text = before.decode(errors=BYTES)
 
@@ -90,7 +91,7 @@ def _replace(turn: Turn, args: dict[str, Any]) -> ToolResult:
         res = turn.editor.replace_range(cast(FlatRange, current.flat()), current.text, new_text)
         if "error" in res:
             return ToolResult(
-                f"refused: the selection changed since the proposal: {_lost(dict(res))}. "
+                f"refused: the selection changed since the proposal: {lost(dict(res))}. "
                 "Nothing was changed.",
                 True,
             )
@@ -112,23 +113,3 @@ def _replace(turn: Turn, args: dict[str, Any]) -> ToolResult:
         buffer=sel.buffer,
     )
     return review(turn, proposal)
-
-
-REPLACE_SELECTION = Tool(
-    name="replace_selection",
-    kind=Kind.SCOPED_WRITE,
-    description=(
-        "Replace the text the user selected for this turn with `text`. This is the only edit "
-        "you can make in this turn; it names no file or position because the selection is "
-        "fixed. The user reviews the change before it is applied. Calling it again replaces "
-        "what the previous call wrote."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "text": {"type": "string", "description": "The new text for the whole selection."}
-        },
-        "required": ["text"],
-    },
-    handler=_replace,
-)

@@ -32,7 +32,7 @@ from sightline.mcp_client.tools import Listed, as_tool, could_offer, hints_text,
 from sightline.tools.base import Kind, Tool
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 log = logging.getLogger(__name__)
 

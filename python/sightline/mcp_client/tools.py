@@ -26,11 +26,12 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain import secrets
 from sightline.domain.mcp_config import ServerConfig
 from sightline.gate.proposals import next_id
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.gate.turn import ToolResult
+from sightline.tools.base import Kind, Tool
 from sightline.tools.output import HeadTail, clip_line
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 4000

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from sightline.mentions.parse import clean_display_text, escape_path, unescape_path
+from sightline.domain.text import clean_display_text
+from sightline.mentions.parse import escape_path, unescape_path
 
 log = logging.getLogger(__name__)
 

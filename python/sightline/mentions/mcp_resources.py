@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sightline.domain import secrets
+from sightline.domain.text import clean_display_text
 from sightline.mentions.completion import CompletionItem
-from sightline.mentions.parse import clean_display_text
 
 if TYPE_CHECKING:
     from sightline.mcp_client.manager import Manager

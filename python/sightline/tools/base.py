@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from sightline.gate.turn import ToolResult
+
 
 class Kind(StrEnum):
     READ = "read"
@@ -16,12 +18,6 @@ class Kind(StrEnum):
     PLAN = "plan"
     VIEW = "view"
     NAVIGATE = "navigate"
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    content: str
-    is_error: bool = False
 
 
 class ToolContext(Protocol):

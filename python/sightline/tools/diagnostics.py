@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain import workspace
 from sightline.domain.errors import Refused
 from sightline.editor.port import DiagnosticsQuery
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.gate.turn import ToolResult
+from sightline.tools.base import Kind, Tool
 from sightline.tools.output import clip_line
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 MAX_ITEMS = 200
 MAX_MESSAGE_CHARS = 300

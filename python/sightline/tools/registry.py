@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from sightline.gate import selection
-from sightline.tools import command, diagnostics, plan, read, view, write
+from sightline.tools import command, diagnostics, plan, read, selection, view, write
 from sightline.tools.base import Tool
 
 

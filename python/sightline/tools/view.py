@@ -14,7 +14,8 @@ from typing import Any
 from sightline.domain import pyresolve, secrets
 from sightline.editor import port as editor
 from sightline.editor.port import PythonResolution
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.gate.turn import ToolResult
+from sightline.tools.base import Kind, Tool
 
 # Mirrors of the config schema (lua/sightline/config.lua SYNTAX_SCOPE_KINDS and
 # REVEAL_DURATION_MS), which the Lua side checks arguments against; the tool definitions

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain import diff, workspace
 from sightline.domain.errors import Refused
 from sightline.gate.proposals import Proposal, review
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.gate.turn import ToolResult
+from sightline.tools.base import Kind, Tool
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 # Lines of context around an edit that cross RPC with it (the diff shows 2).
 CONTEXT_LINES = 3

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
     from acp.schema import InitializeResponse, SessionModeState
 
-    from sightline.agent.session import Session, Turn
+    from sightline.gate.turn import Session, Turn
 
 log = logging.getLogger(__name__)
 

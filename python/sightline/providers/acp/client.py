@@ -44,14 +44,15 @@ from acp.schema import (
 
 from sightline.domain import diff, workspace
 from sightline.domain.errors import Refused
+from sightline.domain.plan import checklist
 from sightline.editor.port import FlatRange
+from sightline.gate import selection
 from sightline.gate.proposals import Proposal, review
-from sightline.gate.selection import BYTES, REPLACE_SELECTION, _lost, _offset
+from sightline.gate.selection import BYTES, lost, offset
 from sightline.mentions.parts import buffer_reader
-from sightline.tools.plan import checklist
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Session, Turn
+    from sightline.gate.turn import Session, Turn
 
 log = logging.getLogger(__name__)
 
@@ -285,7 +286,7 @@ class SightlineClient:
             self._refuse(
                 ctx,
                 f"write to {rel}",
-                f"refused: the selection changed since it was taken: {_lost(dict(found))}. "
+                f"refused: the selection changed since it was taken: {lost(dict(found))}. "
                 "Nothing was changed.",
             )
         name = str(found.get("path") or "")
@@ -294,8 +295,8 @@ class SightlineClient:
         sel = sel.moved_to(dict(found["range"]), sel.text)
         lines = list(found["lines"])
         before = diff.buffer_text(lines).encode(errors=BYTES)
-        start = _offset(lines, sel.start_row, sel.start_col)
-        end = _offset(lines, sel.end_row, sel.end_col)
+        start = offset(lines, sel.start_row, sel.start_col)
+        end = offset(lines, sel.end_row, sel.end_col)
         new = diff.as_buffer_text(content).encode(errors=BYTES)
         tail = len(before) - end
         inside = (
@@ -306,7 +307,7 @@ class SightlineClient:
         if not inside:
             self._refuse(ctx, f"write to {rel}", "it changes text outside the selection")
         text = new[start : len(new) - tail].decode(errors=BYTES)
-        return REPLACE_SELECTION.handler(turn, {"text": text})
+        return selection.replace(turn, {"text": text})
 
     def _confined(self, ctx: TurnContext, path: str, verb: str) -> Any:
         try:

@@ -237,8 +237,9 @@ def resolve(
 
 
 def resolve_request(params: Mapping[str, object]) -> dict[str, int]:
-    """The core's `resolve.python` request: {text, member_key?, syntax_scope?, near_line?} →
-    {start_line, end_line}; raises ResolveError with the text to show on failure."""
+    """A reveal's Python lookup (tools/view.py, for the agent and the MCP server):
+    {text, member_key?, syntax_scope?, near_line?} → {start_line, end_line}; raises
+    ResolveError with the text to show on failure, bounded so a huge input is refused."""
     text = params.get("text")
     member_key = params.get("member_key")
     near_line = params.get("near_line")

@@ -22,7 +22,7 @@ from typing import Any
 
 from sightline.agent.session import MODES
 from sightline.core import Core
-from sightline.domain import extensions, pyresolve, scope, secrets
+from sightline.domain import extensions, scope, secrets
 from sightline.domain.errors import Refused
 from sightline.domain.mcp_config import ServerConfigError
 from sightline.editor import msgtext
@@ -35,7 +35,6 @@ from sightline.entry.params import (
     Flag,
     Int,
     Invalid,
-    Items,
     Spec,
     Table,
     Text,
@@ -207,20 +206,6 @@ def _history_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
 @method("history.open", path=FilePath(required=True))
 def _history_open(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.history_open(params["path"])}
-
-
-@method(
-    "resolve.python",
-    text=Text(required=True, max_chars=pyresolve.MAX_SOURCE_CHARS),
-    member_key=Text(max_chars=pyresolve.MAX_MEMBER_KEY_CHARS),
-    syntax_scope=Items(max_items=pyresolve.MAX_SCOPE_STEPS),
-    near_line=Int(),
-)
-def _resolve_python(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    try:
-        return pyresolve.resolve_request(params)
-    except pyresolve.ResolveError as err:
-        raise Refused(str(err)) from None
 
 
 @method("transcript.full")

@@ -4,7 +4,7 @@ Two measures:
 
 * the cost of one streamed delta at transcript lengths 100, 10 000 and 100 000 lines, on
   both sides: the core's `Transcript.append_text` + `take_delta` (in this process) and the
-  pane's `require('sightline.pane').apply(delta)` inside a child Neovim with the pane open
+  pane's `require('sightline.ui.pane').apply(delta)` inside a child Neovim with the pane open
   (timed there with vim.uv.hrtime, so the RPC is left out). The transcript is prefilled
   through Transcript (user messages with Markdown, replies, folded command output), the
   same reply then streams at each length: the ratio of the medians must stay flat;
@@ -76,7 +76,7 @@ def stream(t: Transcript, count: int, offset: int = 0) -> tuple[list[dict[str, A
 
 
 APPLY_LUA = """
-local pane, deltas = require('sightline.pane'), ...
+local pane, deltas = require('sightline.ui.pane'), ...
 local out = {}
 for i, d in ipairs(deltas) do
   local t = vim.uv.hrtime()
@@ -107,10 +107,10 @@ def bench_delta_cost() -> list[Row]:
         for n in LENGTHS:
             nv = child(tmp, {"provider": {"name": "echo"}})
             try:
-                nv.exec_lua("require('sightline.pane').show()")
+                nv.exec_lua("require('sightline.ui.pane').show()")
                 t = prefilled(n)
                 t.add_user("go on")
-                nv.exec_lua("require('sightline.pane').apply(...)", t.full())
+                nv.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
                 deltas, costs = stream(t, DELTAS)
                 core[n] = statistics.median(costs)
                 pane[n] = statistics.median(nv.exec_lua(APPLY_LUA, deltas))
@@ -123,7 +123,7 @@ def bench_delta_cost() -> list[Row]:
 
 
 STREAM_LUA = """
-local pane, deltas = require('sightline.pane'), ...
+local pane, deltas = require('sightline.ui.pane'), ...
 local i, timer = 0, vim.uv.new_timer()
 _G.bench_stream_done = false
 timer:start(0, 2, vim.schedule_wrap(function()
@@ -146,10 +146,10 @@ def bench_typing(keys: int = 300, tokens: int = 5000) -> list[Row]:
         screen = None
         try:
             screen = Screen.attach(nv, 120, 40)
-            nv.exec_lua("require('sightline.pane').show()")
+            nv.exec_lua("require('sightline.ui.pane').show()")
             t = prefilled(10_000)
             t.add_user("go on")
-            nv.exec_lua("require('sightline.pane').apply(...)", t.full())
+            nv.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
             deltas, _ = stream(t, tokens)
             nv.command("startinsert")
             screen.wait_for(lambda s: s.mode == "insert", what="Insert mode")

@@ -56,7 +56,7 @@ def test_stream_reaches_the_pane_and_the_session_gets_cwd_and_mcp(
     assert nv.api.get_current_win() == win  # a location is a chip, never a jump
     row = text.index("  ↳ app.py:2")
     chips = nv.exec_lua(
-        "local b = require('sightline.pane').buffers().transcript "
+        "local b = require('sightline.ui.pane').buffers().transcript "
         "local ns = vim.api.nvim_create_namespace('sightline.chip') "
         "local row = ... return #vim.api.nvim_buf_get_extmarks(b, ns, {row, 0}, {row, -1}, {})",
         row,

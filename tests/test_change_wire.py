@@ -163,7 +163,8 @@ def visual_range(nv: Any, keys: str) -> dict[str, Any]:
     wait_for(lambda: nv.api.get_mode()["mode"] in ("v", "V", "\x16"))
     return dict(
         nv.exec_lua(
-            "local r, e = require('sightline.change').current_selection() return r or {error = e}"
+            "local r, e = require('sightline.ui.change').current_selection()"
+            " return r or {error = e}"
         )
     )
 

@@ -311,7 +311,7 @@ def test_reveal_attachment_resolves_a_chip_in_neovim(listening: tuple[str, Any])
 
     nvim.exec_lua("assert(require('sightline').send('look at @code.txt'))")
     aid = attachment_id({"file_path": "code.txt", "start_line": 1, "end_line": 1}, "file")
-    probe = "return require('sightline.chips').reveal_by_id({attachment_id = ...}) ~= nil"
+    probe = "return require('sightline.ui.chips').reveal_by_id({attachment_id = ...}) ~= nil"
     wait_for(lambda: nvim.exec_lua(probe, aid), what="the chip")
     nvim.exec_lua("require('sightline.reveal').clear()")
 

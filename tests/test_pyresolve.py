@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sightline.domain.pyresolve import ResolveError, check_scope, resolve, resolve_request
+from sightline.domain.pyresolve import ResolveError, check_syntax_scope, resolve, resolve_request
 
 SRC = """\
 import os
@@ -147,9 +147,9 @@ def test_non_ascii_before_elif() -> None:
 
 
 def test_check_scope_accepts_float_indices_from_json() -> None:
-    assert check_scope([{"kind": "for", "index_in_parent": 1.0}])[0].index_in_parent == 1
+    assert check_syntax_scope([{"kind": "for", "index_in_parent": 1.0}])[0].index_in_parent == 1
     with pytest.raises(ResolveError):
-        check_scope([{"kind": "for", "index_in_parent": True}])
+        check_syntax_scope([{"kind": "for", "index_in_parent": True}])
 
 
 def test_resolve_request() -> None:

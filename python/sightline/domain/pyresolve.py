@@ -30,11 +30,11 @@ KINDS: dict[str, tuple[type[ast.stmt], ...]] = {
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
-# Bounds on one request: Python files are far smaller, member keys far shorter, and scopes
-# cannot nest deeper than Python's 100 levels of indentation.
+# Bounds on one request: Python files are far smaller, member keys far shorter, and
+# syntax scopes cannot nest deeper than Python's 100 levels of indentation.
 MAX_SOURCE_CHARS = 1 << 22
 MAX_MEMBER_KEY_CHARS = 1024
-MAX_SCOPE_STEPS = 128
+MAX_SYNTAX_STEPS = 128
 
 
 class ResolveError(ValueError):
@@ -138,14 +138,14 @@ def _scalar(value: object) -> str:
     return type(value).__name__
 
 
-def check_scope(raw: object) -> list[Step]:
+def check_syntax_scope(raw: object) -> list[Step]:
     """Validate a syntax_scope value (a list of {kind, index_in_parent} mappings)."""
     if raw is None:
         return []
     if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
         raise ResolveError("syntax_scope must be a list of {kind, index_in_parent} steps")
-    if len(raw) > MAX_SCOPE_STEPS:
-        raise ResolveError(f"syntax_scope has more than {MAX_SCOPE_STEPS} steps")
+    if len(raw) > MAX_SYNTAX_STEPS:
+        raise ResolveError(f"syntax_scope has more than {MAX_SYNTAX_STEPS} steps")
     steps: list[Step] = []
     for i, item in enumerate(raw, 1):
         kind = item.get("kind") if isinstance(item, Mapping) else None
@@ -229,9 +229,10 @@ def resolve(
     syntax_scope: list[dict[str, object]] | None,
     near_line: int | None,
 ) -> tuple[int, int] | str:
-    """1-based inclusive (start, end) lines of the member/scope in text, or an error text."""
+    """1-based inclusive (start, end) lines of the member (or its syntax scope) in text, or an
+    error text."""
     try:
-        return _resolve(text, member_key, check_scope(syntax_scope), near_line)
+        return _resolve(text, member_key, check_syntax_scope(syntax_scope), near_line)
     except ResolveError as e:
         return str(e)
 
@@ -253,5 +254,6 @@ def resolve_request(params: Mapping[str, object]) -> dict[str, int]:
         raise ResolveError(f"member_key is longer than {MAX_MEMBER_KEY_CHARS} characters")
     if near_line is not None and (not isinstance(near_line, int) or isinstance(near_line, bool)):
         raise ResolveError("near_line must be a whole number")
-    start, end = _resolve(text, member_key, check_scope(params.get("syntax_scope")), near_line)
+    steps = check_syntax_scope(params.get("syntax_scope"))
+    start, end = _resolve(text, member_key, steps, near_line)
     return {"start_line": start, "end_line": end}

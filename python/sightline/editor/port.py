@@ -128,7 +128,7 @@ class Reanchored(TypedDict, total=False):
 
 
 class Applied(TypedDict, total=False):
-    """What an apply or create did (lua/sightline/review.lua's sightline.Applied)."""
+    """What an apply or create did (lua/sightline/port/apply.lua's sightline.Applied)."""
 
     ok: bool
     saved: bool

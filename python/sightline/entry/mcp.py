@@ -5,7 +5,7 @@ highlight, cursor and selection untouched; flat arguments or the seed's `anchor_
 `reveal_attachment` (a transcript chip by id) and `go_to_position` (move the cursor, select).
 All call the plugin's port functions (lua/sightline/port.lua, by name) in the Neovim at
 `$NVIM` or `--server ADDR`, so that Neovim must have sightline on its runtimepath. No core
-runs here and none is started: chip ids resolve in Neovim (lua/sightline/chips.lua), Python
+runs here and none is started: chip ids resolve in Neovim (lua/sightline/ui/chips.lua), Python
 members here with `pyresolve`.
 
 pynvim's blocking API cannot run inside the SDK's event loop, so one worker thread owns the

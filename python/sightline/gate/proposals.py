@@ -7,7 +7,7 @@ edited it), reduces the change to one anchored span and has Neovim apply it as o
 the anchor must still occur exactly once, else the edit is refused as changed since proposed.
 An accepted proposal without a compare view costs two round trips: find, apply.
 
-While an edit waits, its buffer shows it inline, hunk by hunk (lua/sightline/inline.lua draws
+While an edit waits, its buffer shows it inline, hunk by hunk (lua/sightline/ui/inline.lua draws
 what diff.hunks computed, at the excerpt's `first_line`). The user may decide each hunk; the
 accepted ones make the text that is applied, by the same path as a whole accept (so
 re-anchoring and refusals are as above), and the model is told which hunks were applied and
@@ -355,7 +355,7 @@ def _apply(turn: Turn, proposal: Proposal, after: str) -> ToolResult:
 
 
 def applied_result(rel: str, res: Applied, done: str = "changed") -> ToolResult:
-    """What the model is told about an apply done by review.lua (its `sightline.Applied`)."""
+    """What the model is told about an apply done by port/apply.lua (its `sightline.Applied`)."""
     if res.get("error") and not res.get("ok"):
         return ToolResult(f"refused: {rel} {res['error']}. Nothing was changed.", True)
     if res.get("saved"):

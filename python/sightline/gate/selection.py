@@ -2,7 +2,7 @@
 
 It takes only the new text: the core holds the range, so there is nothing to aim
 elsewhere. The selection is re-anchored when the proposal is prepared and again on accept
-(inside Neovim, see lua/sightline/scope.lua); after a replace the scope moves onto the new
+(inside Neovim, see lua/sightline/port/scope.lua); after a replace the scope moves onto the new
 text, so a second call replaces what the first one wrote. The tool (tools/selection.py) and
 an ACP agent's write of the selected file (providers/acp/client.py) both come here.
 """

@@ -1,4 +1,4 @@
----@mod sightline.pane  The agent pane: a transcript above a composer. It applies what the core computed.
+---@mod sightline.ui.pane  The agent pane: a transcript above a composer. It applies what the core computed.
 local M = {}
 local api = vim.api
 
@@ -220,7 +220,7 @@ local function set_keys(buf)
   if buf == S.tbuf then
     local chips = function(how)
       return function()
-        if not require('sightline.chips').navigate(how) and how == nil then
+        if not require('sightline.ui.chips').navigate(how) and how == nil then
           vim.cmd('normal! j') -- <CR> off a chip keeps its usual meaning
         end
       end
@@ -323,8 +323,8 @@ local function style(win, role, buf)
   if buf == S.tbuf then
     wo.conceallevel, wo.concealcursor = 2, 'nc'
     wo.foldenable, wo.foldmethod, wo.foldlevel = true, 'expr', 0
-    wo.foldexpr = "v:lua.require'sightline.pane'.foldexpr()"
-    wo.foldtext = "v:lua.require'sightline.pane'.foldtext()"
+    wo.foldexpr = "v:lua.require'sightline.ui.pane'.foldexpr()"
+    wo.foldtext = "v:lua.require'sightline.ui.pane'.foldtext()"
     wo.fillchars = 'fold: ,eob: '
   end
 end
@@ -555,7 +555,7 @@ function M.apply(delta)
     local ok, row = pcall(render_markdown, buf, froms[i], span[2]) -- a nicety; the text is there
     S.md_resume = { first = span[1], row = ok and row or froms[i] }
   end
-  require('sightline.chips').apply(buf, delta.start, delta.chips)
+  require('sightline.ui.chips').apply(buf, delta.start, delta.chips)
   render_notice()
   if follow then
     api.nvim_win_set_cursor(S.twin, { api.nvim_buf_line_count(buf), 0 })

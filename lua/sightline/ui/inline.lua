@@ -1,4 +1,4 @@
----@mod sightline.inline  The edit proposal that waits, drawn in its own buffer, hunk by hunk.
+---@mod sightline.ui.inline  The edit proposal that waits, drawn in its own buffer, hunk by hunk.
 ---The core computes the hunks (python/sightline/diff.py) and every decision; this module only
 ---draws them with extmarks (the buffer and its 'changedtick' never change), sets the keys while
 ---they show, and forwards what the user decides.
@@ -8,7 +8,7 @@
 ---lines below them (SightlineHunkAdd). The number column, where one shows, is coloured by the
 ---hunk's kind; a sign only where every window already shows a sign column (it must never
 ---open one and shift the text). Extmarks follow the user's edits; what is applied is
----re-anchored by text when the decision is complete (sightline.review / sightline.scope).
+---re-anchored by text when the decision is complete (sightline.port.apply / sightline.port.scope).
 local M = {}
 local api = vim.api
 
@@ -208,7 +208,7 @@ function M.show(spec)
       set_key(buf, key)
     end
   end
-  local pane = package.loaded['sightline.pane']
+  local pane = package.loaded['sightline.ui.pane']
   local ok, bufs = pcall(function()
     return pane and pane.buffers()
   end)

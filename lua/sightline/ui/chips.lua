@@ -1,4 +1,4 @@
----@mod sightline.chips  Code references in the transcript: paint, track, navigate on <CR>.
+---@mod sightline.ui.chips  Code references in the transcript: paint, track, navigate on <CR>.
 local M = {}
 local api = vim.api
 

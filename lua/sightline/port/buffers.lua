@@ -1,4 +1,4 @@
----@mod sightline.buffers  Buffers by path, for the core's tools: find, load, judge.
+---@mod sightline.port.buffers  Buffers by path, for the core's tools: find, load, judge.
 ---The core works on buffers, never around them: a file that is loaded is read and edited
 ---through its buffer, so the agent sees (and changes) what the user sees.
 local M = {}

@@ -1,4 +1,4 @@
----@mod sightline.highlights  Highlight groups, linked with default = true; re-applied on ColorScheme.
+---@mod sightline.ui.highlights  Highlight groups, linked with default = true; re-applied on ColorScheme.
 local M = {}
 
 local links = {
@@ -12,7 +12,7 @@ local links = {
   SightlineChip = 'Underlined',
   SightlineDiffAdd = 'DiffAdd',
   SightlineDiffDelete = 'DiffDelete',
-  -- The edit proposal drawn in its buffer (sightline.inline).
+  -- The edit proposal drawn in its buffer (sightline.ui.inline).
   SightlineHunkAdd = 'DiffAdd',
   SightlineHunkDelete = 'DiffDelete',
   SightlineHunkChange = 'DiffText',

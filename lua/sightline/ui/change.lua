@@ -1,4 +1,4 @@
----@mod sightline.change  Change with Agent: the visual mapping, the range command, the dialog.
+---@mod sightline.ui.change  Change with Agent: the visual mapping, the range command, the dialog.
 local M = {}
 local api = vim.api
 
@@ -134,12 +134,12 @@ local function send_dialog()
   end
   local ok, err = require('sightline').send(text, dialog.range)
   if not ok then
-    require('sightline.pane').refused(ok, err, { show = true })
+    require('sightline.ui.pane').refused(ok, err, { show = true })
     return
   end
   vim.cmd.stopinsert()
   close_dialog()
-  require('sightline.pane').show()
+  require('sightline.ui.pane').show()
 end
 
 ---Open the instruction dialog for a range (taken now; moving the cursor later changes nothing).
@@ -161,7 +161,7 @@ function M.open_dialog(range)
     height = DIALOG_HEIGHT,
     border = 'rounded',
     -- The title has one home, scope.title(): the transcript's note comes from it too.
-    title = ' Change with Agent: ' .. require('sightline.scope').title(range) .. ' ',
+    title = ' Change with Agent: ' .. require('sightline.port.scope').title(range) .. ' ',
     footer = ' <C-s> send · <Esc> cancel ',
     style = 'minimal',
   })
@@ -188,7 +188,7 @@ function M.change(opts)
   end
   local range, err
   if opts and opts.buffer ~= nil then
-    range, err = require('sightline.scope').check(opts) -- resolves buffer 0 itself
+    range, err = require('sightline.port.scope').check(opts) -- resolves buffer 0 itself
   else
     range, err = M.last_selection(opts and opts.buffer)
   end
@@ -201,7 +201,7 @@ end
 ---<Plug>(sightline-change): from visual mode.
 function M.from_visual()
   -- A refusal shows in the pane too: a message alone is lost when Visual mode ends.
-  local pane = require('sightline.pane')
+  local pane = require('sightline.ui.pane')
   if not provider_ok() then
     api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
     pane.refused(nil, NEEDS_PROVIDER, { show = true })
@@ -243,7 +243,7 @@ function M.command(args, opts)
   if not ok then
     return nil, send_err
   end
-  require('sightline.pane').show()
+  require('sightline.ui.pane').show()
   return true
 end
 

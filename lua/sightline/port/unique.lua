@@ -1,4 +1,4 @@
----@mod sightline.unique  The one uniqueness search: where a needle occurs in a buffer's lines.
+---@mod sightline.port.unique  The one uniqueness search: where a needle occurs in a buffer's lines.
 ---Both accept paths use it (an accepted proposal's anchor, a re-anchored selection), so "occurs
 ---exactly once" means the same everywhere: the lines are read as joined by "\n" with the final
 ---newline a file holds, and overlapping occurrences count ("aa" occurs twice in "aaa").

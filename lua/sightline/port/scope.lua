@@ -1,4 +1,4 @@
----@mod sightline.scope  Ranges inside Neovim: check a selection, re-anchor it, replace it.
+---@mod sightline.port.scope  Ranges inside Neovim: check a selection, re-anchor it, replace it.
 ---The core decides; these run here so a large buffer never crosses RPC on the hot path.
 local M = {}
 local api = vim.api
@@ -103,7 +103,7 @@ function M.describe(r)
     return nil, err
   end
   local buf = range.buffer
-  local why = require('sightline.buffers').unchangeable(buf)
+  local why = require('sightline.port.buffers').unchangeable(buf)
   if why then
     return nil, ('buffer %d %s'):format(buf, why)
   end
@@ -193,7 +193,7 @@ function M.anchor(r, text)
     end
   end
   local m = mirrors[buf]
-  local unique = require('sightline.unique')
+  local unique = require('sightline.port.unique')
   local found, row, col = unique.find(m and m.lines or api.nvim_buf_get_lines(buf, 0, -1, true), text, 2)
   if not found or found == 0 or not row or not col then
     return nil, 'missing'
@@ -213,18 +213,18 @@ function M.replace(r, old_text, new_text)
   if not api.nvim_buf_is_valid(buf) or not api.nvim_buf_is_loaded(buf) then
     return nil, 'gone'
   end
-  local why = require('sightline.buffers').unchangeable(buf)
+  local why = require('sightline.port.buffers').unchangeable(buf)
   if why then
     return nil, 'unchangeable', why
   end
-  local review = require('sightline.review')
-  local state = review.begin(buf)
+  local apply = require('sightline.port.apply')
+  local state = apply.begin(buf)
   local range, err = M.anchor(r, old_text)
   if not range then
     return nil, err
   end
   local lines = vim.split(new_text, '\n', { plain = true })
-  review.undo_break(buf)
+  apply.undo_break(buf)
   api.nvim_buf_set_text(buf, range.start_row, range.start_col, range.end_row, range.end_col, lines)
   local end_row = range.start_row + #lines - 1
   local end_col = #lines == 1 and range.start_col + #lines[1] or #lines[#lines]
@@ -236,7 +236,7 @@ function M.replace(r, old_text, new_text)
       end_row = end_row,
       end_col = end_col,
     },
-    applied = review.finish(buf, state),
+    applied = apply.finish(buf, state),
   }
 end
 

@@ -1,4 +1,4 @@
----@mod sightline.menu  "Change with Agent…" as the last item of the right-click PopUp menu.
+---@mod sightline.ui.menu  "Change with Agent…" as the last item of the right-click PopUp menu.
 ---Decided afresh on each MenuPopup, as Neovim's own items are. The terminal UI hides a
 ---disabled item but still shows a disabled separator, so both are removed and re-added.
 local M = {}
@@ -30,7 +30,7 @@ function M.on_menu_popup()
   remove()
   if M.wanted(vim.fn.mode()) then
     vim.cmd('vnoremenu ' .. SEP .. ' <Nop>')
-    vim.cmd('vnoremenu <silent> ' .. ITEM .. [[ <Cmd>lua require('sightline.change').from_visual()<CR>]])
+    vim.cmd('vnoremenu <silent> ' .. ITEM .. [[ <Cmd>lua require('sightline.ui.change').from_visual()<CR>]])
   end
 end
 

@@ -1,7 +1,7 @@
 """ACP stream overhead: per streamed agent message chunk, the client's cost from the JSON
 notification to the transcript (the SDK's pydantic validation + sightline's handler + the
 transcript append), median and p95 over a 5 000-chunk reply. The batched push to Neovim
-(ui.py, every 30 ms) is outside the per-chunk path and is built here with each flush.
+(ui/push.py, every 30 ms) is outside the per-chunk path and is built here with each flush.
 
 Run alone: python -m tests.bench_acp (or through `make bench`)."""
 

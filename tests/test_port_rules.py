@@ -1,4 +1,4 @@
-"""Each rule has one home: workspace confinement is tools/workspace.py `resolve`, and `@path`
+"""Each rule has one home: workspace confinement is domain/workspace.py `resolve`, and `@path`
 mentions and transcript chips follow it exactly (property test over paths built from `..`,
 symlinks in and out, absolute paths)."""
 

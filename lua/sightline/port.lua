@@ -1,6 +1,6 @@
 ---@mod sightline.port  The only Lua the core calls: everything the core can do to Neovim.
 ---Mechanism only. Each function returns data and short codes (`missing`, `stale`, `gone`, …),
----never sentences: the core (python/sightline/editor.py mirrors this module method for method)
+---never sentences: the core (python/sightline/editor/port.py mirrors this module method for method)
 ---words every message. Nothing here calls the core back. One function per port method,
 ---grouped by topic and alphabetical inside a group.
 local M = {}

@@ -17,7 +17,7 @@ local track_ns = api.nvim_create_namespace('sightline.chip_target')
 ---@field mark? integer the extmark that tracks the range in its buffer
 
 local targets = {} ---@type table<integer, sightline.ChipTarget> transcript extmark id → target
--- attachment_id → target: the ids the model reads (computed by the core, sightline/chips.py)
+-- attachment_id → target: the ids the model reads (computed by the core, sightline/ui/chips.py)
 -- resolve here, in Neovim, so reveal_attachment works for the agent and the MCP server alike.
 local by_id = {} ---@type table<string, sightline.ChipTarget>
 local drawn_in = nil ---@type integer? the transcript buffer the chips are marked in

@@ -1,5 +1,5 @@
 ---@mod sightline.ui.inline  The edit proposal that waits, drawn in its own buffer, hunk by hunk.
----The core computes the hunks (python/sightline/diff.py) and every decision; this module only
+---The core computes the hunks (python/sightline/domain/diff.py) and every decision; this module only
 ---draws them with extmarks (the buffer and its 'changedtick' never change), sets the keys while
 ---they show, and forwards what the user decides.
 ---

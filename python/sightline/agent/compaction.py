@@ -6,7 +6,7 @@ The history keeps every original record and gains a compaction record
 
 which stands for every record before it except the last `keep` (those stay as they were);
 `replaced` counts the messages it summarises, for the transcript note. The next request is
-built by agent/wire.py from the summary, the kept records and what follows (see
+built by domain/wire.py from the summary, the kept records and what follows (see
 `wire.effective`). A compaction happens on `:Sightline compact` (everything so far) or when
 the last reply's input reached TRIGGER of the model's context window (everything before
 the current prompt).

@@ -9,7 +9,7 @@ context one message adds shares one total budget; what does not fit is left
 out with a note to the model.  A file is counted once however often it is
 mentioned.  Reading never leaves the extension folder or the workspace: a
 context file's `..`, absolute path or symlink pointing out is skipped, and an
-`@path` follows the read tools' rule (tools/workspace.py `resolve`).
+`@path` follows the read tools' rule (domain/workspace.py `resolve`).
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ def _editor_part(
 
 
 def resolve_in_workspace(workspace: Path, raw: str) -> Path:
-    """The real path of a mentioned file, by the read tools' one rule (tools/workspace.py
+    """The real path of a mentioned file, by the read tools' one rule (domain/workspace.py
     `resolve`): relative to the workspace or absolute, it must lie inside it once every
     `..` and symlink is resolved; /proc, /sys and /dev never."""
     try:

@@ -60,7 +60,7 @@ def reference_finder(workspace: str) -> Callable[[str], list[Chip]]:
 
     def is_file(path: str) -> bool:
         if path not in exists:
-            # The read tools' confinement rule (tools/workspace.py), the one for every path.
+            # The read tools' confinement rule (domain/workspace.py), the one for every path.
             try:
                 exists[path] = resolve(workspace, path).is_file()
             except Refused:

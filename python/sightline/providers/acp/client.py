@@ -6,8 +6,8 @@ Reads, writes and permission requests need Neovim or wait for the user: they run
 worker thread (asyncio.to_thread) so the loop stays free to receive a cancel.
 
 The policy lives here, whatever the agent asked for:
-* paths are confined to the workspace (tools/workspace.py);
-* a write is a proposal for the review gate (proposals.py): diff, accept/reject, compare
+* paths are confined to the workspace (domain/workspace.py);
+* a write is a proposal for the review gate (gate/proposals.py): diff, accept/reject, compare
   view, one undo step, the save rule;
 * plan mode refuses writes and edit/execute permissions; a scoped turn (Change with Agent)
   accepts only a write that changes the selection, re-anchored as replace_selection is;

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from sightline.domain import extensions, pyresolve
 from sightline.domain.config import ConfigError, CoreConfig
+from sightline.domain.text import clean_display_text
 from sightline.entry.params import Invalid, check_params
 from sightline.entry.rpc import SCHEMAS
 from sightline.mentions import parse as mentions
@@ -117,7 +118,7 @@ def test_mention_parsing_never_raises(texts: Any, before: str) -> None:
     found = mentions.mention_at_end(before)
     assert found is None or before[found[0]] == "@"
     assert mentions.unescape_path(mentions.escape_path(before)) == before
-    assert "\n" not in mentions.clean_display_text(before, 50)
+    assert "\n" not in clean_display_text(before, 50)
     mentions.strip_mentions(before)
 
 

@@ -28,38 +28,38 @@ vim.api.nvim_set_keymap('n', '<Plug>(sightline-chat)', '', {
 vim.api.nvim_set_keymap('x', '<Plug>(sightline-change)', '', {
   desc = 'sightline: Change with Agent on the selection',
   callback = function()
-    require('sightline.change').from_visual()
+    require('sightline.ui.change').from_visual()
   end,
 })
 
--- The edit proposal shown in its buffer (sightline.inline); keys set while one shows.
+-- The edit proposal shown in its buffer (sightline.ui.inline); keys set while one shows.
 for name, fn in pairs({
   ['hunk-next'] = function()
-    require('sightline.inline').jump(1, vim.v.count1)
+    require('sightline.ui.inline').jump(1, vim.v.count1)
   end,
   ['hunk-prev'] = function()
-    require('sightline.inline').jump(-1, vim.v.count1)
+    require('sightline.ui.inline').jump(-1, vim.v.count1)
   end,
   ['hunk-accept'] = function()
-    require('sightline.inline').decide('accept')
+    require('sightline.ui.inline').decide('accept')
   end,
   ['hunk-reject'] = function()
-    require('sightline.inline').decide('reject')
+    require('sightline.ui.inline').decide('reject')
   end,
   ['hunk-reject-why'] = function()
-    require('sightline.inline').decide('reject', { why = true })
+    require('sightline.ui.inline').decide('reject', { why = true })
   end,
   ['hunk-accept-all'] = function()
-    require('sightline.inline').decide('accept', { all = true })
+    require('sightline.ui.inline').decide('accept', { all = true })
   end,
   ['hunk-reject-all'] = function()
-    require('sightline.inline').decide('reject', { all = true })
+    require('sightline.ui.inline').decide('reject', { all = true })
   end,
   ['hunk-look-next'] = function()
-    require('sightline.inline').look(1)
+    require('sightline.ui.inline').look(1)
   end,
   ['hunk-look-prev'] = function()
-    require('sightline.inline').look(-1)
+    require('sightline.ui.inline').look(-1)
   end,
 }) do
   vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
@@ -69,7 +69,7 @@ local group = vim.api.nvim_create_augroup('sightline', { clear = true })
 vim.api.nvim_create_autocmd('MenuPopup', {
   group = group,
   callback = function()
-    require('sightline.menu').on_menu_popup()
+    require('sightline.ui.menu').on_menu_popup()
   end,
 })
 -- Quitting ends the core on purpose: stop it first so its exit is expected, not a crash.
@@ -85,10 +85,10 @@ vim.api.nvim_create_autocmd('VimLeavePre', {
 vim.api.nvim_create_autocmd('ColorScheme', {
   group = group,
   callback = function()
-    require('sightline.highlights').apply()
+    require('sightline.ui.highlights').apply()
   end,
 })
-require('sightline.highlights').apply()
+require('sightline.ui.highlights').apply()
 local g = vim.g.sightline
 local mappings = nil
 if type(g) == 'table' then

@@ -159,7 +159,7 @@ def _chat_once(tmp: str) -> float:
         t0 = time.perf_counter()
         nv.command("Sightline chat")
         nv.input("x")
-        buf = nv.exec_lua("return require('sightline.pane').buffers().composer")
+        buf = nv.exec_lua("return require('sightline.ui.pane').buffers().composer")
         wait(lambda: nv.api.buf_get_lines(buf, 0, -1, False) == ["x"])
         elapsed = (time.perf_counter() - t0) * 1000
         wait(lambda: nv.exec_lua("return require('sightline').status().state") == "idle")

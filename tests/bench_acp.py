@@ -2,7 +2,7 @@
 
 * per streamed agent message chunk, the client's cost from the JSON notification to the
   transcript (the SDK's pydantic validation + sightline's handler + the transcript append),
-  median and p95 over a 5 000-chunk reply. The batched push to Neovim (ui.py, every 30 ms)
+  median and p95 over a 5 000-chunk reply. The batched push to Neovim (ui/push.py, every 30 ms)
   is outside the per-chunk path and is built here with each flush;
 * Neovim's keystroke latency while a 5 000-chunk reply streams end to end (the scripted
   agent tests/acp_agent.py → the SDK → the core → the pane) into a transcript of 10 000
@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 from acp.schema import SessionNotification  # noqa: E402
 
 from sightline.providers.acp.client import SightlineClient, TurnContext  # noqa: E402
-from sightline.transcript import Transcript  # noqa: E402
-from sightline.ui import Ui  # noqa: E402
+from sightline.ui.push import Ui  # noqa: E402
+from sightline.ui.transcript import Transcript  # noqa: E402
 from tests.benchutil import child, keystroke_latency, latency_row, wait  # noqa: E402
 
 CHUNKS = 5000
@@ -117,11 +117,12 @@ def bench_typing(keys: int = KEYS, chunks: int = CHUNKS) -> list[dict[str, Any]]
         screen = None
         try:
             screen = Screen.attach(nv, 120, 40)
-            nv.exec_lua("require('sightline.pane').show()")
+            nv.exec_lua("require('sightline.ui.pane').show()")
             nv.exec_lua("require('sightline').send('fill')")
             wait(lambda: _state(nv) == "idle" and log.exists() and "prompt" in log.read_text())
             lines = (
-                "return vim.api.nvim_buf_line_count(require('sightline.pane').buffers().transcript)"
+                "return vim.api.nvim_buf_line_count("
+                "require('sightline.ui.pane').buffers().transcript)"
             )
             wait(lambda: nv.exec_lua(lines) >= PREFILL_LINES)
             nv.exec_lua("require('sightline').send('stream')")

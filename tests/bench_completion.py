@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from sightline.completion import CompletionSession, FileIndex, FileListCache
+from sightline.mentions.completion import CompletionSession, FileIndex, FileListCache
 
 Row = dict[str, Any]
 
@@ -310,7 +310,7 @@ def _long_token_keys(nv: Any) -> list[tuple[float, float]]:
     """Type on at the end of a pasted 50 kB `@` token, then delete again (issue 10: this
     froze Neovim for seconds a key)."""
     nv.input("<C-e><Esc>")
-    buf = nv.exec_lua("return require('sightline.pane').buffers().composer")
+    buf = nv.exec_lua("return require('sightline.ui.pane').buffers().composer")
     nv.api.buf_set_lines(buf, 0, -1, False, ["@" + LONG_TOKEN])
     nv.command("startinsert!")
     out = []

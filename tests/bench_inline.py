@@ -16,7 +16,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-from sightline import diff  # noqa: E402
+from sightline.domain import diff  # noqa: E402
 
 HUNKS = 1000
 RUNS = 15

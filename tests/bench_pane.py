@@ -4,7 +4,7 @@ Two measures:
 
 * the cost of one streamed delta at transcript lengths 100, 10 000 and 100 000 lines, on
   both sides: the core's `Transcript.append_text` + `take_delta` (in this process) and the
-  pane's `require('sightline.pane').apply(delta)` inside a child Neovim with the pane open
+  pane's `require('sightline.ui.pane').apply(delta)` inside a child Neovim with the pane open
   (timed there, so the RPC is left out). The transcript is prefilled through Transcript
   (user messages with Markdown, replies, folded command output), the same reply then
   streams at each length: the ratio of the medians must stay flat. On a shared, noisy
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
-from sightline.transcript import Transcript  # noqa: E402
+from sightline.ui.transcript import Transcript  # noqa: E402
 from tests.benchutil import child, keystroke_latency, latency_row  # noqa: E402
 
 Row = dict[str, Any]
@@ -80,7 +80,7 @@ def stream(t: Transcript, count: int, offset: int = 0) -> tuple[list[dict[str, A
 
 
 APPLY_LUA = """
-local pane, deltas = require('sightline.pane'), ...
+local pane, deltas = require('sightline.ui.pane'), ...
 local out = {}
 for i, d in ipairs(deltas) do
   local t = os.clock()  -- Neovim's CPU time
@@ -114,9 +114,9 @@ def bench_delta_cost() -> list[Row]:
         try:
             for n, t in transcripts.items():
                 nv = children[n] = child(tmp, {"provider": {"name": "echo"}})
-                nv.exec_lua("require('sightline.pane').show()")
+                nv.exec_lua("require('sightline.ui.pane').show()")
                 t.add_user("go on")
-                nv.exec_lua("require('sightline.pane').apply(...)", t.full())
+                nv.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
             for r in range(DELTAS // BATCH):
                 order = LENGTHS[r % 3 :] + LENGTHS[: r % 3]  # no length always first
                 for n in order:
@@ -135,7 +135,7 @@ def bench_delta_cost() -> list[Row]:
 
 
 STREAM_LUA = """
-local pane, deltas = require('sightline.pane'), ...
+local pane, deltas = require('sightline.ui.pane'), ...
 local i, timer = 0, vim.uv.new_timer()
 _G.bench_stream_done = false
 timer:start(0, 2, vim.schedule_wrap(function()
@@ -158,10 +158,10 @@ def bench_typing(keys: int = 300, tokens: int = 5000) -> list[Row]:
         screen = None
         try:
             screen = Screen.attach(nv, 120, 40)
-            nv.exec_lua("require('sightline.pane').show()")
+            nv.exec_lua("require('sightline.ui.pane').show()")
             t = prefilled(10_000)
             t.add_user("go on")
-            nv.exec_lua("require('sightline.pane').apply(...)", t.full())
+            nv.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
             deltas, _ = stream(t, tokens)
             nv.exec_lua(STREAM_LUA, deltas)
             samples = keystroke_latency(nv, screen, keys)

@@ -22,10 +22,14 @@ sys.path.insert(0, str(ROOT))
 
 import msgpack  # noqa: E402
 
-from sightline import editor  # noqa: E402
 from sightline.agent.session import Session, Turn  # noqa: E402
-from sightline.scope import Selection  # noqa: E402
-from sightline.tools import selection, view, write  # noqa: E402
+from sightline.domain.scope import Selection  # noqa: E402
+from sightline.editor import port as editor  # noqa: E402
+from sightline.tools import (  # noqa: E402
+    selection,
+    view,
+    write,
+)
 from tests.bench_reveal import _medians_us  # noqa: E402
 from tests.benchutil import child  # noqa: E402
 from tests.effective_config import core_config  # noqa: E402

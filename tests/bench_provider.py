@@ -29,7 +29,7 @@ OVERHEAD_TARGET_MS = 5.0
 
 WATCH = """
 _G.bench = {}
-local buf = require('sightline.pane').buffers().transcript
+local buf = require('sightline.ui.pane').buffers().transcript
 vim.api.nvim_buf_attach(buf, false, { on_lines = function()
   if _G.bench.armed and not _G.bench.t then
     for _, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do

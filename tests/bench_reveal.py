@@ -17,7 +17,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-from sightline.editor import PORT_CALL, port_args  # noqa: E402
+from sightline.editor.port import PORT_CALL, port_args  # noqa: E402
 
 NVIM = str(Path(sys.executable).parent / "nvim")
 LINES = 100_000

@@ -121,7 +121,7 @@ def capture_notify(nv: Any) -> Callable[[], list[dict[str, Any]]]:
 
 
 def transcript(nv: Any) -> list[str]:
-    buf = nv.exec_lua("return require('sightline.pane').buffers().transcript")
+    buf = nv.exec_lua("return require('sightline.ui.pane').buffers().transcript")
     return list(nv.api.buf_get_lines(buf, 0, -1, False))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from sightline.config import CoreConfig, ProviderConfig
+from sightline.domain.config import CoreConfig, ProviderConfig
 
 # The keys the core reads (others are the Lua side's business), as config.lua defaults them.
 EFFECTIVE: dict[str, Any] = {

@@ -1,7 +1,7 @@
-"""An in-memory Editor (python/sightline/editor.py) for tests that run the core without Neovim.
+"""An in-memory Editor (python/sightline/editor/port.py) for tests that run the core without Neovim.
 
 It holds buffers as lists of lines and implements every port method as lua/sightline/port.lua
-does for them: the same codes, the same uniqueness rule (python/sightline/diff.py's
+does for them: the same codes, the same uniqueness rule (python/sightline/domain/diff.py's
 count_occurrences over the lines joined with the final newline). Views (reveal, go_to) answer
 "OK" and are recorded; UI updates are built at once (so a broken payload fails the test) and
 kept. `calls` counts the port calls, as the bench counts round trips.
@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sightline import diff
-from sightline.editor import (
+from sightline.domain import diff
+from sightline.domain.scope import RANGE_KEYS
+from sightline.editor.port import (
     Applied,
     CreateSpec,
     Diagnostic,
@@ -35,7 +36,6 @@ from sightline.editor import (
     Reanchored,
     Replaced,
 )
-from sightline.scope import RANGE_KEYS
 
 
 @dataclass

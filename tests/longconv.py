@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sightline import history
+from sightline.domain import history
 
 CHARS_PER_TOKEN = 4  # the estimate the fakes use (tests/fakeapi.py)
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sightline.transcript import THINKING_HEADER
+from sightline.ui.transcript import THINKING_HEADER
 from tests.acp_util import acp_nvim
 from tests.agent_util import decide, edit, idle, lines, send, wait_pending
 from tests.conftest import status, transcript, wait_for
@@ -59,7 +59,7 @@ def test_stream_reaches_the_pane_and_the_session_gets_cwd_and_mcp(
     assert nv.api.get_current_win() == win  # a location is a chip, never a jump
     row = text.index("  ↳ app.py:2")
     chips = nv.exec_lua(
-        "local b = require('sightline.pane').buffers().transcript "
+        "local b = require('sightline.ui.pane').buffers().transcript "
         "local ns = vim.api.nvim_create_namespace('sightline.chip') "
         "local row = ... return #vim.api.nvim_buf_get_extmarks(b, ns, {row, 0}, {row, -1}, {})",
         row,

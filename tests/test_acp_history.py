@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sightline.config import ConfigError
+from sightline.domain.config import ConfigError
 from tests.acp_util import acp_nvim, agent_cmd
 from tests.agent_util import edit, idle, send
 from tests.conftest import transcript, wait_for

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from sightline.agent.session import render_records
 from sightline.providers.acp.client import SightlineClient, TurnContext
-from sightline.transcript import THINKING_HEADER, Transcript
+from sightline.ui.transcript import THINKING_HEADER, Transcript
 
 
 class _Ui:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sightline.transcript import THINKING_HEADER
+from sightline.ui.transcript import THINKING_HEADER
 from tests.acp_util import AgentLog, acp_nvim
 from tests.agent_util import idle, wait_pending
 from tests.conftest import transcript, wait_for

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sightline import history
+from sightline.domain import history
 from tests.agent_util import TURN_TIMEOUT_S, claude, decide, idle, send, wait_pending
 from tests.conftest import transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use, validation_error

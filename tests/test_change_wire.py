@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sightline.scope import fence_for
+from sightline.domain.scope import fence_for
 from tests.agent_util import claude
 from tests.conftest import status, wait_for, wait_idle
 from tests.fakeapi import FakeAnthropic, fake_api, hold
@@ -163,7 +163,8 @@ def visual_range(nv: Any, keys: str) -> dict[str, Any]:
     wait_for(lambda: nv.api.get_mode()["mode"] in ("v", "V", "\x16"))
     return dict(
         nv.exec_lua(
-            "local r, e = require('sightline.change').current_selection() return r or {error = e}"
+            "local r, e = require('sightline.ui.change').current_selection()"
+            " return r or {error = e}"
         )
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sightline.chips import attachment_id, attachment_part, reference_finder
+from sightline.ui.chips import attachment_id, attachment_part, reference_finder
 from tests.agent_util import claude, idle, only_result, tool_names
 from tests.conftest import transcript, wait_for, wait_idle
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
@@ -66,7 +66,7 @@ def test_cr_on_agent_reference_reveals_without_moving_the_cursor(
     editor = nv.call("win_getid", 1)
     cursor = nv.api.win_get_cursor(editor)
     nv.input("<Esc>")
-    twin = nv.exec_lua("return vim.fn.bufwinid(require('sightline.pane').buffers().transcript)")
+    twin = nv.exec_lua("return vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)")
     nv.api.set_current_win(twin)
     row = chip_rows(nv, "app.py:30-32")
     col = transcript(nv)[row - 1].index("app.py")
@@ -91,7 +91,7 @@ def test_selection_chip_follows_later_edits(
     nv.api.buf_set_lines(0, 0, 0, False, ["new 1", "new 2"])  # the text moves down two rows
     nv.command("Sightline chat")
     nv.input("<Esc>")
-    twin = nv.exec_lua("return vim.fn.bufwinid(require('sightline.pane').buffers().transcript)")
+    twin = nv.exec_lua("return vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)")
     nv.api.set_current_win(twin)
     nv.api.win_set_cursor(twin, (chip_rows(nv, "about m.py:3"), 0))
     nv.input("<CR>")

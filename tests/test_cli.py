@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sightline.cli import main
+from sightline.entry.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

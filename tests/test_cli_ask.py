@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sightline import extensions
+from sightline.domain import extensions
 from tests.fakeapi import FakeAnthropic, fake_api, http_error, text
 from tests.test_complete_nvim import make_extension
 

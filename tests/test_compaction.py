@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from sightline import compaction, pricing
-from sightline.agent.wire import SUMMARY_INTRO, wire_messages
+from sightline.agent import compaction
+from sightline.domain import pricing
+from sightline.domain.wire import SUMMARY_INTRO, wire_messages
 from sightline.providers.anthropic_api import AnthropicProvider
 from sightline.providers.openai_api import chat_request
 from tests import fakeapi as fa

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sightline import extensions
+from sightline.domain import extensions
 from tests.conftest import capture_notify, wait_for
 
 FILES = ["README.md", "src/app.py", "src/browser.py", "docs/browse.md", "lib/bro/x.txt"]
@@ -122,7 +122,7 @@ def test_at_inside_a_word_or_address_opens_nothing(nvim: Any, workspace: Path, t
 
 def test_omnifunc_completes_each_mode(nvim: Any, workspace: Path) -> None:
     open_composer(nvim)
-    cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    cbuf = nvim.exec_lua("return require('sightline.ui.pane').buffers().composer")
     assert nvim.api.buf_get_option(cbuf, "omnifunc").endswith("'sightline.complete'.omnifunc")
     for text, expected in [("@", ALL), ("@bro", BRO), ("@ext:", ALL[2:4]), ("a @ext:k", ALL[3:4])]:
         nvim.input("<C-e><Esc>")
@@ -306,7 +306,7 @@ def test_cmp_source(nvim: Any, workspace: Path) -> None:
     nvim.exec_lua(FAKE_CMP)
     nvim.exec_lua(SETUP_CMP)
     open_composer(nvim)
-    cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    cbuf = nvim.exec_lua("return require('sightline.ui.pane').buffers().composer")
     buffer_config = nvim.exec_lua("return _G.fake_cmp.buffer[...]", cbuf)
     assert buffer_config["sources"] == [
         {"name": "sightline", "group_index": 1},
@@ -390,7 +390,7 @@ def test_blink_source(nvim: Any, workspace: Path) -> None:
 
 def test_browsing_a_menu_the_omnifunc_opened(nvim: Any, workspace: Path) -> None:
     open_composer(nvim)
-    cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    cbuf = nvim.exec_lua("return require('sightline.ui.pane').buffers().composer")
     nvim.input("<Esc>")
     nvim.api.buf_set_lines(cbuf, 0, -1, False, ["@bro"])
     nvim.command("startinsert!")
@@ -403,8 +403,10 @@ def test_browsing_a_menu_the_omnifunc_opened(nvim: Any, workspace: Path) -> None
 
 # --- which engine completes, and what it shows ---------------------------------------------
 
-ENGINE = "return require('sightline.complete').engine(require('sightline.pane').buffers().composer)"
-COMPOSER_OPT = "local b = require('sightline.pane').buffers().composer; return vim.bo[b][...]"
+ENGINE = (
+    "return require('sightline.complete').engine(require('sightline.ui.pane').buffers().composer)"
+)
+COMPOSER_OPT = "local b = require('sightline.ui.pane').buffers().composer; return vim.bo[b][...]"
 
 
 def blink_menu(nv: Any) -> list[str] | None:
@@ -514,7 +516,7 @@ def test_native_turns_the_engines_off_in_the_composer(
     open_composer(nv)
     assert nv.exec_lua(ENGINE) == "native"
     assert (
-        nv.exec_lua("return vim.b[require('sightline.pane').buffers().composer].completion")
+        nv.exec_lua("return vim.b[require('sightline.ui.pane').buffers().composer].completion")
         is False
     )
     nv.input("@bro")
@@ -552,7 +554,9 @@ def test_an_engine_set_up_on_the_first_insert_takes_over(nvim: Any, workspace: P
     assert nvim.exec_lua(COMPOSER_OPT, "omnifunc") == ""
     native = "return #vim.api.nvim_get_autocmds({event = 'TextChangedI', buffer = ...})"
     assert (
-        nvim.exec_lua(native, nvim.exec_lua("return require('sightline.pane').buffers().composer"))
+        nvim.exec_lua(
+            native, nvim.exec_lua("return require('sightline.ui.pane').buffers().composer")
+        )
         == 0
     )
     type_each(nvim, "@ext:")
@@ -576,7 +580,7 @@ def test_with_cmp_other_menus_in_the_composer_insert_nothing(
 
 def test_typing_on_a_long_pasted_token_stays_fast(nvim: Any, workspace: Path) -> None:
     open_composer(nvim)
-    cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    cbuf = nvim.exec_lua("return require('sightline.ui.pane').buffers().composer")
     nvim.input("<Esc>")
     token = ("src/br" * 40_000)[:200_000]
     nvim.api.buf_set_lines(cbuf, 0, -1, False, ["see @" + token])

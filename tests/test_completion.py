@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline import completion as comp
-from sightline.completion import (
+from sightline.mentions import completion as comp
+from sightline.mentions.completion import (
     CompletionSession,
     FileIndex,
     FileListCache,
@@ -26,7 +26,7 @@ from sightline.completion import (
     list_workspace_files,
     walk_files,
 )
-from sightline.mentions import escape_path
+from sightline.mentions.parse import escape_path
 
 EXTS = [
     ("browser-tools", "Drive a \x1b[1mbrowser\x1b[0m\nfrom tests"),
@@ -111,7 +111,7 @@ def test_escaped_space_in_the_typed_token() -> None:
 
 
 def test_extension_objects_are_accepted(isolated_env: Path) -> None:
-    from sightline.extensions import ExtensionStatus
+    from sightline.domain.extensions import ExtensionStatus
 
     status = ExtensionStatus("k8s", "1", "user", True, True, None, isolated_env, "Kube")
     assert words(complete("k8", [status], [])) == ["@ext:k8s"]

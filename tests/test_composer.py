@@ -11,9 +11,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline import extensions
-from sightline.composer import ComposerCompletion
-from sightline.mentions import mention_at_end
+from sightline.domain import extensions
+from sightline.mentions.composer import ComposerCompletion
+from sightline.mentions.parse import mention_at_end
 
 
 def make_ws(root: Path, files: list[str]) -> Path:

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sightline import diff
+from sightline.domain import diff
 
 
 def apply_anchored(text: str, edit: diff.AnchoredEdit) -> str:
-    """What review.lua does, in bytes: find the anchor once, replace the span inside it."""
+    """What port/apply.lua does, in bytes: find the anchor once, replace the span inside it."""
     data, anchor = text.encode(), edit.anchor.encode()
     assert data.count(anchor) >= 1
     at = data.find(anchor)

@@ -153,7 +153,7 @@ def test_options_match_the_schema(nvim: Any) -> None:
 
 
 HIGHLIGHTS = r"""
-require('sightline.highlights').apply()
+require('sightline.ui.highlights').apply()
 require('sightline.reveal').setup_highlights()
 local out = {}
 for name in pairs(vim.api.nvim_get_hl(0, {})) do

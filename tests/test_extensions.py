@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from sightline import extensions as ext
-from sightline.extensions import ExtensionDirs, ExtensionError
+from sightline.domain import extensions as ext
+from sightline.domain.extensions import ExtensionDirs, ExtensionError
 
 
 def make_ext(

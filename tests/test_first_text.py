@@ -10,9 +10,9 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
-from sightline import ui
-from sightline.editor import Editor
-from sightline.transcript import Transcript
+from sightline.editor.port import Editor
+from sightline.ui import push as ui
+from sightline.ui.transcript import Transcript
 
 Build = Callable[[], dict[str, Any]]
 

@@ -37,7 +37,7 @@ return {
 
 
 def composer_text(nv: Any) -> list[str]:
-    buf = nv.exec_lua("return require('sightline.pane').buffers().composer")
+    buf = nv.exec_lua("return require('sightline.ui.pane').buffers().composer")
     return list(nv.api.buf_get_lines(buf, 0, -1, False))
 
 

@@ -13,10 +13,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline import extensions, mentions, pyresolve
-from sightline.config import ConfigError, CoreConfig
-from sightline.params import Invalid, check_params
-from sightline.rpc import SCHEMAS
+from sightline.domain import extensions, pyresolve
+from sightline.domain.config import ConfigError, CoreConfig
+from sightline.domain.text import clean_display_text
+from sightline.entry.params import Invalid, check_params
+from sightline.entry.rpc import SCHEMAS
+from sightline.mentions import parse as mentions
 from tests.test_fuzz_rpc import anything, config_values, nested, odd_text
 
 FUZZ = settings(
@@ -116,7 +118,7 @@ def test_mention_parsing_never_raises(texts: Any, before: str) -> None:
     found = mentions.mention_at_end(before)
     assert found is None or before[found[0]] == "@"
     assert mentions.unescape_path(mentions.escape_path(before)) == before
-    assert "\n" not in mentions.clean_display_text(before, 50)
+    assert "\n" not in clean_display_text(before, 50)
     mentions.strip_mentions(before)
 
 

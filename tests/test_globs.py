@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sightline.errors import Refused
-from sightline.tools.globs import MAX_GLOB_CHARS, compile_glob, glob_match
+from sightline.domain.errors import Refused
+from sightline.domain.globs import MAX_GLOB_CHARS, compile_glob, glob_match
 
 
 def oracle(pattern: str) -> re.Pattern[str]:

@@ -16,10 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sightline import context
-from sightline.errors import Refused
-from sightline.tools import read, workspace
-from sightline.tools.base import ToolResult
+from sightline.domain import workspace
+from sightline.domain.errors import Refused
+from sightline.gate.turn import ToolResult
+from sightline.mentions import budget as context
+from sightline.tools import read
 from tests.agent_util import claude, idle, send, tool_results
 from tests.conftest import status, wait_for
 from tests.fake_editor import FakeEditor

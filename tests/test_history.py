@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sightline import history
 from sightline.agent.session import render_records, wire_messages
-from sightline.transcript import Transcript
+from sightline.domain import history
+from sightline.ui.transcript import Transcript
 from tests.conftest import status, transcript, wait_for, wait_idle
 
 

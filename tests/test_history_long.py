@@ -9,12 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sightline.transcript import Transcript
+from sightline.ui.transcript import Transcript
 from tests import longconv
 from tests.screen import Screen
 
 MARKS_LUA = """
-local buf = require('sightline.pane').buffers().transcript
+local buf = require('sightline.ui.pane').buffers().transcript
 local ns = vim.api.nvim_create_namespace('sightline.markdown')
 local out = {}
 for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
@@ -84,9 +84,11 @@ def test_what_scrolls_into_view_is_rendered_as_a_whole_render_would(
         t.end_reply()
         t.add_output("\n".join(f"out {k}" for k in range(10)))
     screen = screen_factory(nvim, 100, 20)
-    nvim.exec_lua("require('sightline.pane').show()")
-    nvim.exec_lua("require('sightline.pane').apply(...)", t.full())
-    twin = nvim.exec_lua("return vim.fn.bufwinid(require('sightline.pane').buffers().transcript)")
+    nvim.exec_lua("require('sightline.ui.pane').show()")
+    nvim.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
+    twin = nvim.exec_lua(
+        "return vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)"
+    )
     nvim.api.set_current_win(twin)
     partial = nvim.exec_lua(MARKS_LUA)
     screen.wait_text("Done 11.")
@@ -101,7 +103,7 @@ def test_what_scrolls_into_view_is_rendered_as_a_whole_render_would(
     scrolled = nvim.exec_lua(MARKS_LUA)
     assert len(partial) < len(scrolled)  # the first apply left the rows out of view alone
     screen.resize(100, 400)  # every row in view: the whole transcript rendered at once
-    nvim.exec_lua("require('sightline.pane').apply(...)", Transcript().full())
-    nvim.exec_lua("require('sightline.pane').apply(...)", t.full())
+    nvim.exec_lua("require('sightline.ui.pane').apply(...)", Transcript().full())
+    nvim.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
     screen.wait_text("question 0 with")
     assert nvim.exec_lua(MARKS_LUA) == scrolled

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline import history
 from sightline.agent.session import render_records
-from sightline.agent.wire import ABANDONED, SUMMARY_INTRO, unanswered, wire_messages
+from sightline.domain import history
+from sightline.domain.wire import ABANDONED, SUMMARY_INTRO, unanswered, wire_messages
 from sightline.providers.anthropic_api import AnthropicProvider
 from sightline.providers.base import Request
-from sightline.transcript import Transcript
+from sightline.ui.transcript import Transcript
 from tests import fakeapi as fa
 from tests.agent_util import TURN_TIMEOUT_S, claude, idle, only_result, send
 from tests.conftest import transcript

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline import diff
+from sightline.domain import diff
 from tests.agent_util import claude, decide, edit, idle, lines, only_result, send, wait_pending
 from tests.conftest import capture_notify, status, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
@@ -35,11 +35,11 @@ def propose(path: str = "f.txt", old: str = OLD, new: str = NEW) -> Any:
 
 
 def shown(nv: Any) -> Any:
-    return nv.exec_lua("return require('sightline.inline').shown()")
+    return nv.exec_lua("return require('sightline.ui.inline').shown()")
 
 
 def marks(nv: Any, buf: int) -> list[Any]:
-    ns = nv.exec_lua("return require('sightline.inline').ns")
+    ns = nv.exec_lua("return require('sightline.ui.inline').ns")
     return list(nv.api.buf_get_extmarks(buf, ns, 0, -1, {}))
 
 
@@ -302,7 +302,7 @@ def test_autoaccept_draws_nothing(
     path.write_text(SOURCE)
     nv = claude(nvim_factory, fake_api, autoaccept=True)
     nv.exec_lua(
-        "_G.drawn = 0 local i = require('sightline.inline') local show = i.show "
+        "_G.drawn = 0 local i = require('sightline.ui.inline') local show = i.show "
         "i.show = function(...) _G.drawn = _G.drawn + 1 return show(...) end"
     )
     edit(nv, path)
@@ -328,7 +328,7 @@ def test_pane_keys_step_through_the_hunks_with_reveal_and_the_cursor_stays(
     send(nv)
     wait_pending(nv)
     wait_for(lambda: shown(nv))
-    tbuf = nv.exec_lua("return require('sightline.pane').buffers().transcript")
+    tbuf = nv.exec_lua("return require('sightline.ui.pane').buffers().transcript")
     assert buf_maps(nv, tbuf).get("]h") == "<Plug>(sightline-hunk-look-next)"
     nv.api.set_current_win(nv.call("bufwinid", tbuf))
     nv.input("<Esc>")
@@ -400,7 +400,7 @@ def test_any_proposal_draws_one_tracker_per_hunk_and_never_changes_the_buffer(
     hunks = diff.hunks(diff.buffer_text(nvim.api.buf_get_lines(buf, 0, -1, False)), after)
     spec = {"id": 7, "buffer": buf, "path": "x", "hunks": [h.as_data() for h in hunks]}
     assert nvim.exec_lua("return require('sightline.port').show_hunks(...)", spec) is True
-    got = nvim.exec_lua("return require('sightline.inline').shown()")
+    got = nvim.exec_lua("return require('sightline.ui.inline').shown()")
     assert len(got["hunks"]) == len(hunks)
     assert all(isinstance(h["start"], int) for h in got["hunks"])
     nvim.exec_lua("require('sightline.port').clear_hunks(7)")

@@ -57,7 +57,7 @@ def listening(isolated_env: Path, tmp_path: Path) -> Iterator[tuple[str, Any]]:
 def server_params(args: list[str], env: dict[str, str] | None = None) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "sightline.mcp", *args],
+        args=["-m", "sightline.entry.mcp", *args],
         env={"PYTHONPATH": str(ROOT / "python"), **(env or {})},
     )
 
@@ -195,7 +195,7 @@ def test_no_address_starts_and_explains_on_each_call() -> None:
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "sightline.mcp"],
+        args=["-m", "sightline.entry.mcp"],
         env={**env, "PYTHONPATH": str(ROOT / "python")},
     )
     tools, result = with_session(params, body)
@@ -207,7 +207,7 @@ def test_no_address_starts_and_explains_on_each_call() -> None:
 
 def test_missing_sdk_is_a_clear_error() -> None:
     code = "import sys; sys.modules['mcp'] = None\n"
-    code += "from sightline.mcp import main; raise SystemExit(main(['--server', 'x']))"
+    code += "from sightline.entry.mcp import main; raise SystemExit(main(['--server', 'x']))"
     res = run_main(code, dict(os.environ))
     assert res.returncode == 2 and "pip install 'sightline[mcp]'" in res.stderr
 
@@ -307,11 +307,11 @@ def test_reveal_attachment_resolves_a_chip_in_neovim(listening: tuple[str, Any])
     """The MCP server has no core: the chip ids resolve in Neovim's chips module. A message
     mentioning @code.txt makes a chip whose id the model was told."""
     sock, nvim = listening
-    from sightline.chips import attachment_id
+    from sightline.ui.chips import attachment_id
 
     nvim.exec_lua("assert(require('sightline').send('look at @code.txt'))")
     aid = attachment_id({"file_path": "code.txt", "start_line": 1, "end_line": 1}, "file")
-    probe = "return require('sightline.chips').reveal_by_id({attachment_id = ...}) ~= nil"
+    probe = "return require('sightline.ui.chips').reveal_by_id({attachment_id = ...}) ~= nil"
     wait_for(lambda: nvim.exec_lua(probe, aid), what="the chip")
     nvim.exec_lua("require('sightline.reveal').clear()")
 
@@ -330,7 +330,7 @@ def test_reveal_attachment_resolves_a_chip_in_neovim(listening: tuple[str, Any])
 
 def raw_server(args: list[str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "sightline.mcp", *args],
+        [sys.executable, "-m", "sightline.entry.mcp", *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -14,12 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline import secrets
-from sightline.config import ConfigError
-from sightline.mcp_client import config as mcfg
+from sightline.domain import mcp_config as mcfg
+from sightline.domain import secrets
+from sightline.domain.config import ConfigError
+from sightline.gate.policy import Kind, allowed_kinds
 from sightline.mcp_client import tools as mtools
-from sightline.mcp_mentions import parse
-from sightline.tools.base import Kind, allowed_kinds, tools_for
+from sightline.mentions.mcp_resources import parse
+from sightline.tools.base import tools_for
 from tests.conftest import capture_notify
 from tests.effective_config import core_config
 

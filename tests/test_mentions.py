@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sightline.mentions import (
-    clean_display_text,
+from sightline.domain.text import clean_display_text
+from sightline.mentions.parse import (
     escape_path,
     extension_mentions,
     file_mentions,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sightline.composer import ComposerCompletion
-from sightline.context import ContextLimits, build_context_parts
+from sightline.mentions.budget import ContextLimits, build_context_parts
+from sightline.mentions.composer import ComposerCompletion
 from tests.agent_util import API_KEY, claude, idle
 from tests.conftest import wait_for
 from tests.fakeapi import FakeAnthropic, fake_api

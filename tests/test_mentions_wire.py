@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sightline import extensions
+from sightline.domain import extensions
 from tests.conftest import transcript, wait_for, wait_idle
 from tests.fakeapi import FakeAnthropic, fake_api, text
 from tests.test_complete_nvim import make_extension

@@ -7,7 +7,7 @@ import msgpack
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sightline import msgtext
+from sightline.editor import msgtext
 
 texts = st.text(alphabet=st.characters(codec=None, categories=None), max_size=40)
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sightline import secrets
-from sightline.agent.wire import wire_messages
+from sightline.domain import secrets
+from sightline.domain.wire import wire_messages
 from sightline.providers import make_provider
 from sightline.providers.base import (
     Notice,

@@ -70,7 +70,7 @@ def test_a_chat_shows_the_reply_model_tokens_and_cost(
     }
     assert st["cost"]["total"] > 0 and st["cost"]["turn"] == st["cost"]["total"]
     bar = nv.exec_lua(
-        "return vim.wo[vim.fn.bufwinid(require('sightline.pane').buffers().transcript)].winbar"
+        "return vim.wo[vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)].winbar"
     )
     assert "openai gpt-4.1-mini" in bar and " in · " in bar and "$" in bar
     assert KEY not in json.dumps(body(server, 0))
@@ -201,10 +201,10 @@ def test_rules_files_reach_the_model_and_show_as_chips(
     for name in ("AGENTS.md", ".sightline/rules.md"):
         col = len(line[: line.index("@" + name)].encode())
         targets[name] = nv.exec_lua(
-            "local buf = require('sightline.pane').buffers().transcript "
+            "local buf = require('sightline.ui.pane').buffers().transcript "
             "local win = vim.fn.bufwinid(buf) "
             "vim.api.nvim_win_set_cursor(win, {...}) "
-            "return require('sightline.chips').at_cursor(buf, win)",
+            "return require('sightline.ui.chips').at_cursor(buf, win)",
             rows[0] + 1,
             col + 1,
         )

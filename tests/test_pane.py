@@ -29,7 +29,7 @@ def test_chat_opens_pane_with_composer_focused_in_insert_mode(nvim: Any) -> None
     assert set(wins) == {"transcript", "composer"}
     assert nvim.api.get_current_win().handle == wins["composer"]
     assert nvim.api.get_mode()["mode"] == "i"
-    tbuf = nvim.exec_lua("return require('sightline.pane').buffers().transcript")
+    tbuf = nvim.exec_lua("return require('sightline.ui.pane').buffers().transcript")
     assert nvim.api.buf_get_option(tbuf, "buftype") == "nofile"
     assert nvim.api.buf_get_option(tbuf, "modifiable") is False
     assert nvim.api.buf_get_option(tbuf, "undolevels") == -1
@@ -46,7 +46,7 @@ def test_typing_and_enter_streams_echo_reply(nvim: Any) -> None:
     lines = transcript(nvim)
     assert lines[:2] == ["▍You", "what is sightline?"]
     wait_idle(nvim)
-    composer = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    composer = nvim.exec_lua("return require('sightline.ui.pane').buffers().composer")
     assert nvim.api.buf_get_lines(composer, 0, -1, False) == [""]
 
 
@@ -148,7 +148,7 @@ def test_composer_recalls_sent_prompts(nvim: Any) -> None:
     nvim.input("<Esc>")
     wait_for(lambda: nvim.api.get_mode()["mode"] == "n")
     nvim.input("<Up>")
-    composer = nvim.exec_lua("return require('sightline.pane').buffers().composer")
+    composer = nvim.exec_lua("return require('sightline.ui.pane').buffers().composer")
     wait_for(lambda: nvim.api.buf_get_lines(composer, 0, -1, False) == ["second prompt"])
     nvim.input("<Up>")
     wait_for(lambda: nvim.api.buf_get_lines(composer, 0, -1, False) == ["first prompt"])

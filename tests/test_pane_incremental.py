@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from sightline.transcript import Transcript
+from sightline.ui.transcript import Transcript
 
 REPLY = (
     "# Title\n\nSome **bold** and `code` here,\nstill the same paragraph.\n\n"
@@ -15,7 +15,7 @@ REPLY = (
 )
 
 MARKS_LUA = """
-local buf = require('sightline.pane').buffers().transcript
+local buf = require('sightline.ui.pane').buffers().transcript
 local ns = vim.api.nvim_create_namespace('sightline.markdown')
 local out = {}
 for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
@@ -30,22 +30,22 @@ return out
 
 def test_streamed_markdown_paints_what_a_whole_render_paints(nvim: Any) -> None:
     # Markdown is rendered where a window shows it: a pane tall enough for the whole reply.
-    nvim.exec_lua("vim.o.lines = 120; require('sightline.pane').show()")
+    nvim.exec_lua("vim.o.lines = 120; require('sightline.ui.pane').show()")
     for seed in range(4):
         t = Transcript()
         t.add_user("first")
         t.append_text("an earlier reply with **bold**\n")
         t.end_reply()
         t.add_user("go on")
-        nvim.exec_lua("require('sightline.pane').apply(...)", t.full())
+        nvim.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
         rng = random.Random(seed)
         i = 0
         while i < len(REPLY):  # random cuts: inside words, fences, markers
             n = rng.randint(1, 12)
             t.append_text(REPLY[i : i + n])
             i += n
-            nvim.exec_lua("require('sightline.pane').apply(...)", t.take_delta())
+            nvim.exec_lua("require('sightline.ui.pane').apply(...)", t.take_delta())
         streamed = nvim.exec_lua(MARKS_LUA)
-        nvim.exec_lua("require('sightline.pane').apply(...)", t.full())
+        nvim.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
         assert streamed == nvim.exec_lua(MARKS_LUA), seed
         assert any("strong" in m for m in streamed)

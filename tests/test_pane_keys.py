@@ -35,7 +35,7 @@ def pane_wins(nv: Any) -> dict[str, int]:
 
 
 def composer_lines(nv: Any) -> list[str]:
-    buf = nv.exec_lua("return require('sightline.pane').buffers().composer")
+    buf = nv.exec_lua("return require('sightline.ui.pane').buffers().composer")
     return list(nv.api.buf_get_lines(buf, 0, -1, False))
 
 
@@ -228,8 +228,9 @@ def test_transcript_renders_markdown_but_not_notes(nvim: Any, screen: Screen) ->
     )
     # A note is not Markdown: a path with __init__ keeps its underscores.
     nvim.exec_lua(
-        "require('sightline.pane').apply({start = vim.api.nvim_buf_line_count("
-        "require('sightline.pane').buffers().transcript), lines = {'• read_file src/__init__.py'},"
+        "require('sightline.ui.pane').apply({start = vim.api.nvim_buf_line_count("
+        "require('sightline.ui.pane').buffers().transcript),"
+        " lines = {'• read_file src/__init__.py'},"
         " hls = {}, chips = {}, md = {}, folds = {}})"
     )
     screen.wait_text("• read_file src/__init__.py")

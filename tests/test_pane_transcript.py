@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sightline.agent.session import render_records, show_outcome
-from sightline.transcript import OUTPUT_PREFIX, Transcript
+from sightline.ui.transcript import OUTPUT_PREFIX, Transcript
 
 words = st.text(alphabet="ab *_`#\n", max_size=20)
 ops = st.lists(

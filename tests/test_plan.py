@@ -28,7 +28,7 @@ def test_plan_mode_shows_in_status_and_the_pane(nvim_factory: Any) -> None:
     nv.command("Sightline chat")
     nv.command("Sightline plan on")
     assert status(nv)["mode"] == "plan"
-    tbuf = nv.exec_lua("return require('sightline.pane').buffers().transcript")
+    tbuf = nv.exec_lua("return require('sightline.ui.pane').buffers().transcript")
     win = nv.call("bufwinid", tbuf)
     wait_for(lambda: "plan mode" in nv.api.win_get_option(win, "winbar"), what="plan in the bar")
     nv.command("Sightline plan toggle")

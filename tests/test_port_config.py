@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sightline.config import ConfigError, CoreConfig
+from sightline.domain.config import ConfigError, CoreConfig
 from tests.effective_config import EFFECTIVE, core_config
 
 
@@ -55,7 +55,7 @@ def test_python_has_no_defaults_of_its_own() -> None:
 def test_the_tool_schema_mirrors_the_config_schema(nvim: Any) -> None:
     """Syntax-scope kinds and reveal's duration bounds: one home (config.lua), which the
     static tool definitions and pyresolve's kinds are checked against."""
-    from sightline import pyresolve
+    from sightline.domain import pyresolve
     from sightline.tools import view
 
     lua = nvim.exec_lua(

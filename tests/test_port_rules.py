@@ -1,4 +1,4 @@
-"""Each rule has one home: workspace confinement is tools/workspace.py `resolve`, and `@path`
+"""Each rule has one home: workspace confinement is domain/workspace.py `resolve`, and `@path`
 mentions and transcript chips follow it exactly (property test over paths built from `..`,
 symlinks in and out, absolute paths)."""
 
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline.chips import REFERENCE, reference_finder
-from sightline.context import build_context_parts
-from sightline.errors import Refused
-from sightline.mentions import parse_mentions
-from sightline.tools import workspace
+from sightline.domain import workspace
+from sightline.domain.errors import Refused
+from sightline.mentions.budget import build_context_parts
+from sightline.mentions.parse import parse_mentions
+from sightline.ui.chips import REFERENCE, reference_finder
 
 SEGMENTS = ["..", ".", "sub", "a.txt", "in.txt", "link", "out.txt", "ws"]
 

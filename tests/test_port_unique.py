@@ -1,4 +1,4 @@
-"""The one uniqueness search (lua/sightline/unique.lua), used by both accept paths: it counts
+"""The one uniqueness search (lua/sightline/port/unique.lua), used by both accept paths: it counts
 what the model is told (every occurrence, overlapping ones included, in the lines joined with
 the file's final newline) and refuses an empty needle instead of looping."""
 
@@ -9,12 +9,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline import diff
+from sightline.domain import diff
 
 FIND = """
 local out = {}
 for i, case in ipairs(...) do
-  local count, row, col, err = require('sightline.unique').find(case[1], case[2], case[3])
+  local count, row, col, err = require('sightline.port.unique').find(case[1], case[2], case[3])
   out[i] = { count or vim.NIL, row or vim.NIL, col or vim.NIL, err or vim.NIL }
 end
 return out

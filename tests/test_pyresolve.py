@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sightline.pyresolve import ResolveError, check_scope, resolve, resolve_request
+from sightline.domain.pyresolve import ResolveError, check_syntax_scope, resolve, resolve_request
 
 SRC = """\
 import os
@@ -147,9 +147,9 @@ def test_non_ascii_before_elif() -> None:
 
 
 def test_check_scope_accepts_float_indices_from_json() -> None:
-    assert check_scope([{"kind": "for", "index_in_parent": 1.0}])[0].index_in_parent == 1
+    assert check_syntax_scope([{"kind": "for", "index_in_parent": 1.0}])[0].index_in_parent == 1
     with pytest.raises(ResolveError):
-        check_scope([{"kind": "for", "index_in_parent": True}])
+        check_syntax_scope([{"kind": "for", "index_in_parent": True}])
 
 
 def test_resolve_request() -> None:
@@ -159,3 +159,18 @@ def test_resolve_request() -> None:
         resolve_request({"text": SRC, "member_key": "missing"})
     with pytest.raises(ResolveError, match="text must be a string"):
         resolve_request({"member_key": "x"})
+
+
+def test_huge_or_deep_input_is_refused_with_a_clear_text() -> None:
+    """A reveal's lookup is bounded (it was the removed `resolve.python` request's schema's
+    job; resolve_request holds the same bounds for the agent's and the MCP server's reveal)."""
+    big = "x = 1\n" * 1_000_000
+    with pytest.raises(ResolveError, match="text is longer than 4194304 characters"):
+        resolve_request({"text": big, "member_key": "x"})
+    with pytest.raises(ResolveError, match="member_key is longer than 1024 characters"):
+        resolve_request({"text": "a = 1\n", "member_key": "a." * 5000})
+    with pytest.raises(ResolveError, match=r"too many nested parentheses \(line 1\)"):
+        resolve_request({"text": "x = " + "(" * 200_000, "member_key": "x"})
+    for deep in ["x = a" + ".b" * 200_000, "x = " + "-" * 100_000 + "1"]:
+        with pytest.raises(ResolveError, match="it is nested too deeply"):
+            resolve_request({"text": deep, "member_key": "x"})

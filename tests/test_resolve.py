@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sightline import editor
+from sightline.editor import port as editor
 from sightline.tools import view
 from tests.conftest import ROOT, wait_for
 
@@ -354,21 +354,6 @@ def test_lsp_symbol_information_with_container(files: Any) -> None:
     assert nvim.exec_lua(FAKE_LSP, nvim.api.get_current_buf().handle, symbols) is True
     assert reveal(nvim, {"file_path": "a.c", "member_key": "Task.run"}) == "OK"
     assert nvim.exec_lua(LAST) == [9, 10]
-
-
-def test_real_core_resolves_python(nvim: Any, isolated_env: Path) -> None:
-    """Through the real core once it routes `resolve.python` to pyresolve.resolve_request."""
-    (isolated_env / "a.py").write_text(PY_SRC)
-    res = nvim.exec_lua(
-        "return {require('sightline.host').request('resolve.python', ...)}",
-        {"text": PY_SRC, "member_key": "Other.parse_args"},
-    )
-    if res and isinstance(res[-1], str) and "unknown request" in res[-1]:
-        pytest.skip("the core does not route resolve.python yet")
-    assert res[0]["start_line"] == 18 and res[0]["end_line"] == 20
-    args = {"file_path": "a.py", "member_key": "Other.parse_args"}
-    assert reveal(nvim, args) == "OK"
-    wait_for(lambda: nvim.exec_lua(LAST) == [18, 20])
 
 
 # A real language server process (tests/fake_lsp.py over stdio) that answers documentSymbol

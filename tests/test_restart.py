@@ -12,7 +12,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from sightline.agent.wire import ABANDONED
+from sightline.domain.wire import ABANDONED
 from tests.agent_util import TURN_TIMEOUT_S, claude, idle, send, wait_pending
 from tests.conftest import capture_notify, status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use, validation_error

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sightline import editor as editor_mod
-from sightline.editor import EditorError, NvimEditor
+from sightline.editor import port as editor_mod
+from sightline.editor.port import EditorError, NvimEditor
 from sightline.tools import view
 
 REVEAL = "return require('sightline.reveal').reveal(...)"

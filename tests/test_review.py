@@ -87,9 +87,11 @@ def test_review_bar_in_the_pane_names_the_keys(
     fake_api.script(propose("a.txt", "one", "two"), text("done"))
     send(nv)
     wait_pending(nv)
-    tbuf = nv.exec_lua("return require('sightline.pane').buffers().transcript")
+    tbuf = nv.exec_lua("return require('sightline.ui.pane').buffers().transcript")
     win = nv.call("bufwinid", tbuf)
-    cwin = nv.call("bufwinid", nv.exec_lua("return require('sightline.pane').buffers().composer"))
+    cwin = nv.call(
+        "bufwinid", nv.exec_lua("return require('sightline.ui.pane').buffers().composer")
+    )
 
     def bars() -> str:  # a narrow pane puts the keys in the composer's bar
         return str(nv.api.win_get_option(win, "winbar") + nv.api.win_get_option(cwin, "winbar"))

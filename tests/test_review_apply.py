@@ -1,4 +1,4 @@
-"""review.lua's apply on its own (no core): the span the core computed lands exactly, as one
+"""port/apply.lua on its own (no core): the span the core computed lands exactly, as one
 undo step, at any place of the buffer."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sightline import diff
+from sightline.domain import diff
 
 CASES = {
     "append a line": ("one\ntwo\n", "one\ntwo\nthree\n"),
@@ -33,7 +33,7 @@ def test_anchored_span_applies_exactly_as_one_undo_step(
     nvim.command(f"edit {path}")
     edit = diff.anchored_edit(before, after, 0, len(before))
     res = nvim.exec_lua(
-        "return require('sightline.review').apply(...)",
+        "return require('sightline.port.apply').apply(...)",
         {
             "path": str(path.resolve()),
             "anchor": edit.anchor,
@@ -54,7 +54,7 @@ def test_stale_anchor_is_reported_with_its_count(nvim: Any, isolated_env: Path) 
     path.write_text("x\nx\n")
     nvim.command(f"edit {path}")
     spec = {"path": str(path.resolve()), "anchor": "x", "rel_start": 0, "rel_end": 1, "text": "y"}
-    assert nvim.exec_lua("return require('sightline.review').apply(...)", spec) == {
+    assert nvim.exec_lua("return require('sightline.port.apply').apply(...)", spec) == {
         "stale": True,
         "count": 2,
     }

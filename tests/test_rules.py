@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sightline import pricing, secrets
 from sightline.agent.prompt import (
     RULES_MAX_FILE_BYTES,
     RULES_MAX_TOTAL_BYTES,
     load_rules,
     system_prompt,
 )
+from sightline.domain import pricing, secrets
 
 
 def test_rules_are_bounded_per_file_and_in_total(tmp_path: Path) -> None:

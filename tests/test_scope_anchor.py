@@ -9,8 +9,8 @@ import pytest
 
 ANCHOR = """
 local r, text, watch = ...
-if watch then require('sightline.scope').watch(r.buffer) end
-local got, err = require('sightline.scope').anchor(r, text)
+if watch then require('sightline.port.scope').watch(r.buffer) end
+local got, err = require('sightline.port.scope').anchor(r, text)
 return got or { error = err }
 """
 
@@ -30,7 +30,7 @@ def test_moved_text_is_found_at_its_single_new_place(nvim: Any, watch: bool) -> 
     r = rng(buf, 1, 4, 2, 8)  # "f():\n    retu"
     text = "f():\n    retu"
     if watch:
-        nvim.exec_lua("require('sightline.scope').watch(...)", buf)
+        nvim.exec_lua("require('sightline.port.scope').watch(...)", buf)
     nvim.api.buf_set_lines(buf, 0, 0, False, ["# new", "# lines"])
     got = nvim.exec_lua(ANCHOR, r, text, watch)
     assert got == rng(buf, 3, 4, 4, 8)
@@ -47,7 +47,7 @@ def test_moved_text_is_found_at_its_single_new_place(nvim: Any, watch: bool) -> 
 def test_changed_text_is_refused(nvim: Any, edit: str, why: str) -> None:
     buf = setup_buf(nvim, ["alpha", "target line here", "omega"])
     r, text = rng(buf, 1, 0, 1, 11), "target line"
-    nvim.exec_lua("require('sightline.scope').watch(...)", buf)
+    nvim.exec_lua("require('sightline.port.scope').watch(...)", buf)
     if edit == "duplicate":
         nvim.api.buf_set_lines(buf, 0, 0, False, ["target line again"])
     elif edit == "edit":
@@ -65,7 +65,7 @@ def test_text_still_in_place_wins_even_if_repeated_elsewhere(nvim: Any) -> None:
 def test_mirror_tracks_random_edits(nvim: Any) -> None:
     rand = random.Random(7)
     buf = setup_buf(nvim, [f"line {i}" for i in range(50)])
-    nvim.exec_lua("require('sightline.scope').watch(...)", buf)
+    nvim.exec_lua("require('sightline.port.scope').watch(...)", buf)
     for _ in range(60):
         count = len(nvim.api.buf_get_lines(buf, 0, -1, False))
         a = rand.randrange(count)
@@ -76,7 +76,9 @@ def test_mirror_tracks_random_edits(nvim: Any) -> None:
         nvim.api.buf_set_lines(buf, a, b, False, new)
         if rand.random() < 0.2:
             nvim.command("undo")
-    mirror = nvim.exec_lua("local s = require('sightline.scope') return s._mirror_lines(...)", buf)
+    mirror = nvim.exec_lua(
+        "local s = require('sightline.port.scope') return s._mirror_lines(...)", buf
+    )
     assert mirror == nvim.api.buf_get_lines(buf, 0, -1, False)
 
 
@@ -84,7 +86,7 @@ def test_replace_is_one_undo_step_and_returns_the_new_range(nvim: Any) -> None:
     buf = setup_buf(nvim, ["keep", "old one", "old two", "keep"])
     nvim.command("let &undolevels = &undolevels")
     got = nvim.exec_lua(
-        "return require('sightline.scope').replace(...).range",
+        "return require('sightline.port.scope').replace(...).range",
         rng(buf, 1, 0, 2, 7),
         "old one\nold two",
         "new\nlines\nhere",
@@ -92,7 +94,10 @@ def test_replace_is_one_undo_step_and_returns_the_new_range(nvim: Any) -> None:
     assert got == rng(buf, 1, 0, 3, 4)
     assert nvim.api.buf_get_lines(buf, 0, -1, False) == ["keep", "new", "lines", "here", "keep"]
     got2 = nvim.exec_lua(
-        "return require('sightline.scope').replace(...).range", got, "new\nlines\nhere", "second"
+        "return require('sightline.port.scope').replace(...).range",
+        got,
+        "new\nlines\nhere",
+        "second",
     )
     assert got2 == rng(buf, 1, 0, 1, 6)
     nvim.command("undo")

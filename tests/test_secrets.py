@@ -16,9 +16,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sightline import secrets
+from sightline.domain import secrets
 from sightline.providers.base import Request
-from sightline.transcript import Transcript
+from sightline.ui.transcript import Transcript
 from tests.agent_util import API_KEY, claude, decide, idle, send, tool_results, wait_pending
 from tests.conftest import ROOT, transcript
 from tests.fakeapi import FakeAnthropic, fake_api, reply, text, tool_use
@@ -92,7 +92,7 @@ def test_transcript_lines_are_redacted_on_their_way_to_lua() -> None:
 CAPTURE = """
 import os, subprocess, sys
 sys.path.insert(0, sys.argv[1])
-from sightline import secrets
+from sightline.domain import secrets
 secrets.capture_env()
 print(secrets.env_secret("ANTHROPIC_API_KEY"))
 print("ANTHROPIC_API_KEY" in os.environ)

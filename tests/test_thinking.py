@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from sightline.agent.session import render_records
-from sightline.config import ConfigError, ProviderConfig
+from sightline.domain.config import ConfigError, ProviderConfig
 from sightline.providers.anthropic_api import AnthropicProvider, thinking_allowed
 from sightline.providers.base import Request
 from sightline.providers.openai_api import _Assembler, chat_request
-from sightline.transcript import THINKING_GROUP, THINKING_HEADER, Transcript
+from sightline.ui.transcript import THINKING_GROUP, THINKING_HEADER, Transcript
 from tests import fakeapi as fa
 from tests.agent_util import API_KEY, idle, send
 from tests.conftest import capture_notify, transcript

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from sightline.errors import Refused
-from sightline.tools import workspace
-from sightline.tools.base import Kind, allowed_kinds, call_label, tools_for
+from sightline.domain import workspace
+from sightline.domain.errors import Refused
+from sightline.domain.plan import checklist
+from sightline.gate.policy import Kind, allowed_kinds
+from sightline.tools.base import call_label, tools_for
 from sightline.tools.output import Bounded, HeadTail
-from sightline.tools.plan import checklist
 from sightline.tools.registry import default_registry
 
 # DESIGN.md, "Tools and the policy that picks them": tool → (normal, plan, scoped, scoped+plan).

@@ -8,7 +8,7 @@ from bisect import bisect_left, bisect_right
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sightline.transcript import Transcript, _tail
+from sightline.ui.transcript import Transcript, _tail
 
 sorted_ints = st.lists(st.integers(min_value=0, max_value=60)).map(sorted)
 
@@ -52,7 +52,7 @@ path_text = st.text(alphabet="ab.-_/:0123456789 @x\u00e9", max_size=40)
 @given(path_text)
 def test_the_chip_prefilter_never_skips_a_reference(line: str) -> None:
     """Every line a code reference is found in passes the cheap check lines are skipped by."""
-    from sightline.chips import _REFERENCE_HINT, REFERENCE
+    from sightline.ui.chips import _REFERENCE_HINT, REFERENCE
 
     if REFERENCE.search(line):
         assert _REFERENCE_HINT.search(line)

@@ -82,7 +82,7 @@ M.subcommands = {
   },
   change = {
     run = function(args, opts)
-      return require('sightline.change').command(args, opts)
+      return require('sightline.ui.change').command(args, opts)
     end,
     range = true,
   },
@@ -175,7 +175,7 @@ function M.run(opts)
   local args = vim.deepcopy(opts.fargs)
   local name = table.remove(args, 1)
   if not name then
-    require('sightline.pane').toggle()
+    require('sightline.ui.pane').toggle()
     return
   end
   local sub = M.subcommands[name]
@@ -199,12 +199,12 @@ function M.run(opts)
   if not ok then
     -- A bug, not the user's input: one line without the Lua location or traceback.
     local line = (tostring(res):match('^[^\n]*') or '?'):gsub('^.-%.lua:%d+: ', ''):sub(1, 200)
-    require('sightline.pane').notice(
+    require('sightline.ui.pane').notice(
       ('sightline: :Sightline %s: internal error: %s'):format(name, line),
       vim.log.levels.ERROR
     )
   elseif not res and err then
-    require('sightline.pane').notice(shorten(err), vim.log.levels.WARN)
+    require('sightline.ui.pane').notice(shorten(err), vim.log.levels.WARN)
   elseif type(res) == 'string' and not vim.startswith(res, 'OK') then
     vim.notify(shorten(res), vim.log.levels.WARN)
   end

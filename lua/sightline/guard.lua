@@ -14,7 +14,7 @@ local function integer(v)
 end
 
 ---A flat range ({buffer, start_row, start_col, end_row, end_col}, all or none) or nil.
----Bounds are checked where the buffer is (sightline.scope); here only the shape.
+---Bounds are checked where the buffer is (sightline.port.scope); here only the shape.
 local function range(v, optional)
   if v == nil and optional then
     return nil

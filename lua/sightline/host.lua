@@ -68,11 +68,11 @@ end
 ---What the Lua side drew or watched for the core that asked: gone with that core, however
 ---it ended (a crash, a restart, a shutdown), so no stale marks or keys remain.
 local function forget_core_state()
-  local inline = package.loaded['sightline.inline']
+  local inline = package.loaded['sightline.ui.inline']
   if inline then
     inline.clear()
   end
-  local scope = package.loaded['sightline.scope']
+  local scope = package.loaded['sightline.port.scope']
   if scope then
     scope.unwatch_all()
   end
@@ -105,7 +105,7 @@ local function on_exit(job, code)
     if msg then
       vim.notify(msg, vim.log.levels.ERROR)
     end
-    require('sightline.pane').on_core_exit(msg)
+    require('sightline.ui.pane').on_core_exit(msg)
     vim.api.nvim_exec_autocmds(
       'User',
       { pattern = 'SightlineTurnEnd', data = { status = 'crashed' }, modeline = false }
@@ -129,7 +129,7 @@ function M.ensure()
     pythonpath = pythonpath .. ':' .. vim.env.PYTHONPATH
   end
   S.stderr = {}
-  local ok, job = pcall(vim.fn.jobstart, { python, '-m', 'sightline.host' }, {
+  local ok, job = pcall(vim.fn.jobstart, { python, '-m', 'sightline.entry.host' }, {
     rpc = true,
     env = { PYTHONPATH = pythonpath },
     on_stderr = on_stderr,
@@ -215,7 +215,7 @@ function M._set_status(status)
   if not S.chan then
     S.status.state = 'stopped'
   end
-  require('sightline.pane').on_state(S.status, before)
+  require('sightline.ui.pane').on_state(S.status, before)
 end
 
 ---Stop the core (no message). With `wait_ms`, wait at most that long for it to exit.
@@ -262,15 +262,15 @@ end
 ---@param payload table {transcript?, status?, events?}
 function M._apply_update(payload)
   if payload.transcript then
-    require('sightline.pane').apply(payload.transcript)
+    require('sightline.ui.pane').apply(payload.transcript)
   end
   if payload.status then
     M._set_status(payload.status)
   end
   for _, ev in ipairs(payload.events or {}) do
     if ev.name == 'SightlineTurnEnd' then
-      require('sightline.scope').unwatch_all()
-      local inline = package.loaded['sightline.inline']
+      require('sightline.port.scope').unwatch_all()
+      local inline = package.loaded['sightline.ui.inline']
       if inline then
         inline.clear()
       end

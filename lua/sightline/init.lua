@@ -61,7 +61,7 @@ end
 ---Open or focus the agent pane.
 ---@return boolean? ok, string? err
 function M.chat()
-  require('sightline.pane').open()
+  require('sightline.ui.pane').open()
   local _, err = host().ensure()
   if err then
     return nil, err
@@ -137,7 +137,7 @@ function M.compare()
   if not res then
     return nil, err
   end
-  return require('sightline.review').compare(res.proposal)
+  return require('sightline.ui.compare').compare(res.proposal)
 end
 
 ---Change with Agent: open the instruction dialog for a flat range (default: the last visual
@@ -145,7 +145,7 @@ end
 ---@param opts sightline.Range?
 ---@return boolean? ok, string? err
 function M.change(opts)
-  return require('sightline.change').change(opts)
+  return require('sightline.ui.change').change(opts)
 end
 
 ---Show a code range with a transient highlight; never moves a cursor or the selection.
@@ -292,7 +292,7 @@ function M.open_conversation(path)
   if not res then
     return nil, err
   end
-  require('sightline.pane').open()
+  require('sightline.ui.pane').open()
   return true
 end
 

@@ -1,6 +1,6 @@
 ---@mod sightline.port  The only Lua the core calls: everything the core can do to Neovim.
 ---Mechanism only. Each function returns data and short codes (`missing`, `stale`, `gone`, …),
----never sentences: the core (python/sightline/editor.py mirrors this module method for method)
+---never sentences: the core (python/sightline/editor/port.py mirrors this module method for method)
 ---words every message. Nothing here calls the core back. One function per port method,
 ---grouped by topic and alphabetical inside a group.
 local M = {}
@@ -11,7 +11,7 @@ local api = vim.api
 ---@param target sightline.PortTarget
 ---@return integer? buf a loaded buffer, or nil
 local function loaded(target)
-  local buf = type(target) == 'number' and target or require('sightline.buffers').find(target)
+  local buf = type(target) == 'number' and target or require('sightline.port.buffers').find(target)
   if buf and api.nvim_buf_is_valid(buf) and api.nvim_buf_is_loaded(buf) then
     return buf
   end
@@ -46,7 +46,7 @@ end
 ---@return integer? buf
 ---@return table? refused {missing} | {error = 'load_failed'|'unchangeable', detail}
 local function editable(path)
-  local buffers = require('sightline.buffers')
+  local buffers = require('sightline.port.buffers')
   if not buffers.find(path) and vim.fn.filereadable(path) == 0 then
     return nil, { missing = true }
   end
@@ -73,7 +73,7 @@ function M.find_unique(path, needle, context)
     return refused
   end
   local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
-  local unique = require('sightline.unique')
+  local unique = require('sightline.port.unique')
   local count, row, col, bad = unique.find(lines, needle)
   if bad then
     return { error = bad }
@@ -165,7 +165,7 @@ end
 ---@return string? path absolute, nil when it must not be opened or is not Python
 local function python_path(file_path)
   local path = require('sightline.reveal.target').normalize(file_path)
-  if require('sightline.buffers').unopenable(path) then
+  if require('sightline.port.buffers').unopenable(path) then
     return nil
   end
   local buf = loaded(path)
@@ -206,7 +206,7 @@ end
 ---@param flat table
 ---@return table
 function M.describe_range(flat)
-  local info, err = require('sightline.scope').describe(flat)
+  local info, err = require('sightline.port.scope').describe(flat)
   return info or { error = err }
 end
 
@@ -217,7 +217,7 @@ end
 ---@param context integer
 ---@return table
 function M.reanchor_range(flat, text, context)
-  local range, err = require('sightline.scope').anchor(flat, text)
+  local range, err = require('sightline.port.scope').anchor(flat, text)
   if not range then
     return { error = err }
   end
@@ -239,7 +239,7 @@ end
 ---@param new_text string
 ---@return table
 function M.replace_range(flat, old_text, new_text)
-  local res, err, detail = require('sightline.scope').replace(flat, old_text, new_text)
+  local res, err, detail = require('sightline.port.scope').replace(flat, old_text, new_text)
   return res or { error = err, detail = detail }
 end
 
@@ -250,14 +250,14 @@ end
 ---@param spec sightline.EditSpec
 ---@return sightline.Applied
 function M.apply_edit(spec)
-  return require('sightline.review').apply(spec)
+  return require('sightline.port.apply').apply(spec)
 end
 
 ---Create a new file's buffer with `text` and write it (review.create).
 ---@param spec {path: string, text: string}
 ---@return sightline.Applied
 function M.create_file(spec)
-  return require('sightline.review').create(spec)
+  return require('sightline.port.apply').create(spec)
 end
 
 -- The compare view --------------------------------------------------------------------------
@@ -265,7 +265,7 @@ end
 ---Close the compare view of proposal `id` (a rejected proposal).
 ---@param id integer
 function M.close_compare(id)
-  require('sightline.review').close_compare(id)
+  require('sightline.ui.compare').close_compare(id)
 end
 
 ---The compare view's after side (the user may have edited it), closing the view; nil when
@@ -273,7 +273,7 @@ end
 ---@param id integer
 ---@return string[]?
 function M.take_after(id)
-  return require('sightline.review').take_after(id)
+  return require('sightline.ui.compare').take_after(id)
 end
 
 -- Diagnostics -----------------------------------------------------------------------------
@@ -323,17 +323,17 @@ end
 
 -- Inline review -------------------------------------------------------------------------
 
----Draw an edit proposal's hunks in its buffer while it waits (sightline.inline).
+---Draw an edit proposal's hunks in its buffer while it waits (sightline.ui.inline).
 ---@param spec sightline.HunkSpec
 ---@return boolean drawn
 function M.show_hunks(spec)
-  return require('sightline.inline').show(spec)
+  return require('sightline.ui.inline').show(spec)
 end
 
 ---Remove the inline drawing of proposal `id` (decided, stopped, turn over).
 ---@param id integer
 function M.clear_hunks(id)
-  local inline = package.loaded['sightline.inline']
+  local inline = package.loaded['sightline.ui.inline']
   if inline then
     inline.clear(id)
   end

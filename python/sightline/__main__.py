@@ -1,8 +1,8 @@
-"""`python -m sightline`: the command line (the core itself is `python -m sightline.host`)."""
+"""`python -m sightline`: the command line (the core itself is `python -m sightline.entry.host`)."""
 
 import sys
 
-from sightline.cli import main
+from sightline.entry.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

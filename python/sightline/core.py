@@ -11,18 +11,20 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from sightline import chips, history, mcp_mentions, paths, scope
 from sightline.agent.session import Session
-from sightline.chips import reference_finder
-from sightline.composer import ComposerCompletion
-from sightline.config import ConfigError, CoreConfig
-from sightline.context import ContextLimits
-from sightline.editor import Editor
-from sightline.errors import Refused
+from sightline.domain import history, paths, scope
+from sightline.domain.config import ConfigError, CoreConfig
+from sightline.domain.errors import Refused
+from sightline.editor.port import Editor
 from sightline.mcp_client.manager import Manager
-from sightline.mention_context import buffer_reader, context_parts, editor_reader
+from sightline.mentions import mcp_resources as mcp_mentions
+from sightline.mentions.budget import ContextLimits
+from sightline.mentions.composer import ComposerCompletion
+from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
 from sightline.providers import REGISTRY
 from sightline.tools.registry import default_registry
+from sightline.ui import chips
+from sightline.ui.chips import reference_finder
 
 log = logging.getLogger(__name__)
 

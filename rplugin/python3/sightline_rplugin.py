@@ -1,4 +1,4 @@
-"""Classic remote-plugin adapter: the same requests as `python -m sightline.host`, same dispatcher.
+"""Classic remote-plugin adapter: the same requests as `python -m sightline.entry.host`.
 
 For people who register remote plugins with :UpdateRemotePlugins. It only translates:
 `SightlineRequest(method, params)` → rpc.dispatch.
@@ -27,14 +27,14 @@ class SightlinePlugin:
     def _get_core(self) -> Any:
         if self._core is None:
             from sightline.core import Core
-            from sightline.editor import NvimEditor
+            from sightline.editor.port import NvimEditor
 
             self._core = Core(NvimEditor(self._nvim))
         return self._core
 
     @pynvim.function("SightlineRequest", sync=True)
     def request(self, args: list[Any]) -> Any:
-        from sightline import rpc
+        from sightline.entry import rpc
 
         name = args[0] if args else ""
         params = args[1:2] if len(args) > 1 else []

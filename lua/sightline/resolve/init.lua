@@ -6,13 +6,13 @@ local M = {}
 
 M.KINDS = require('sightline.config').SYNTAX_SCOPE_KINDS -- the config schema's list
 
----@class sightline.ScopeStep
+---@class sightline.SyntaxStep
 ---@field kind string
 ---@field index_in_parent integer 0-based
 
 ---@class sightline.ResolveOpts
 ---@field member_key? string
----@field syntax_scope? sightline.ScopeStep[]
+---@field syntax_scope? sightline.SyntaxStep[]
 ---@field near_line? integer several matches → the one nearest this line
 ---@field name? string file name for messages
 ---@field python? table the caller's Python resolution: {start_line, end_line} or {error, partial?}
@@ -23,8 +23,8 @@ M.KINDS = require('sightline.config').SYNTAX_SCOPE_KINDS -- the config schema's 
 
 --- Validate and normalise a syntax_scope (a list, or its JSON text). nil/empty → nil.
 ---@param v any
----@return sightline.ScopeStep[]?, string?
-function M.check_scope(v)
+---@return sightline.SyntaxStep[]?, string?
+function M.check_syntax_scope(v)
   if v == nil or v == vim.NIL then
     return nil
   end

@@ -41,9 +41,9 @@ end
 ---@return TSNode?, string?
 ---@param root TSNode
 ---@param kinds table<string, string>
----@param steps sightline.ScopeStep[]
+---@param steps sightline.SyntaxStep[]
 ---@param where string
-local function follow_scope(root, kinds, steps, where)
+local function follow_syntax_scope(root, kinds, steps, where)
   local node = root
   for i, step in ipairs(steps) do
     local matching = vim.tbl_filter(function(s)
@@ -77,7 +77,7 @@ function M.root(buf)
   return trees[1] and trees[1]:root(), parser:lang()
 end
 
---- The range, or nil, what failed and (when only the scope failed) the member's range.
+--- The range, or nil, what failed and (when only the syntax scope failed) the member's range.
 ---@param root TSNode
 ---@param lang string
 ---@param buf integer
@@ -113,7 +113,7 @@ function M.resolve(root, lang, buf, opts)
     local node, err = r.node, nil
     if opts.syntax_scope then
       kinds = kinds or languages.steps(query, root, buf)
-      node, err = follow_scope(r.body, kinds, opts.syntax_scope, r.where)
+      node, err = follow_syntax_scope(r.body, kinds, opts.syntax_scope, r.where)
     end
     if node then
       found[#found + 1] = node_range(node)

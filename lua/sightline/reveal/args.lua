@@ -83,7 +83,7 @@ function M.check_reveal(opts)
   if o.member_key ~= nil and (type(o.member_key) ~= 'string' or vim.trim(o.member_key) == '') then
     return nil, 'member_key must be a non-empty string'
   end
-  o.syntax_scope, err = require('sightline.resolve').check_scope(opts.syntax_scope)
+  o.syntax_scope, err = require('sightline.resolve').check_syntax_scope(opts.syntax_scope)
   if err then
     return nil, err
   end

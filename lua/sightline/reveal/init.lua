@@ -204,7 +204,7 @@ M.go_to_position = never_throws('go_to_position', go_to_position)
 --- server, which has no core, resolves them in Neovim too.
 ---@type fun(opts: {attachment_id: string, select?: boolean}, ctx: sightline.RevealCtx?): string
 M.reveal_attachment = never_throws('reveal_attachment', function(opts, ctx)
-  return require('sightline.chips').reveal_by_id(opts, ctx)
+  return require('sightline.ui.chips').reveal_by_id(opts, ctx)
 end)
 
 --- `:Sightline reveal {file} {start_line} [{end_line}]` or `{file} --member {key}` (also

@@ -102,7 +102,7 @@ function M.find(o)
   local name = display_name(path)
   -- Judged by path even when a buffer exists: an unloaded buffer of /dev/stdin or a FIFO
   -- would block Neovim for good when loaded, and a loaded /proc/self/environ shows secrets.
-  local why = require('sightline.buffers').unopenable(path)
+  local why = require('sightline.port.buffers').unopenable(path)
   if why then
     return nil, ('%s %s'):format(name, why)
   end

@@ -1,1 +1,1 @@
-"""Turns: mode × scope, tool policy, the streaming loop, and the review gate."""
+"""Turns: mode × scope, the tool policy applied, the loop that streams a reply and runs tools."""

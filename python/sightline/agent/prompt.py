@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sightline import secrets
+from sightline.domain import secrets
 
 BASE = """You are sightline, a coding agent inside the user's Neovim.
 The workspace root is {workspace}. Paths you give and receive are relative to it.

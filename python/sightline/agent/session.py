@@ -11,16 +11,22 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sightline import compaction, history, paths, pricing
-from sightline.agent.gate import Gate
+from sightline.agent import compaction
 from sightline.agent.prompt import load_rules, rules_note, system_prompt
-from sightline.agent.wire import ABANDONED, clean_text, is_compaction, unanswered, wire_messages
-from sightline.chips import reference_finder
-from sightline.config import CoreConfig
-from sightline.editor import Editor
-from sightline.errors import Refused
+from sightline.domain import history, paths, pricing
+from sightline.domain.config import CoreConfig
+from sightline.domain.errors import Refused
+from sightline.domain.plan import checklist
+from sightline.domain.presets import preset
+from sightline.domain.scope import Selection
+from sightline.domain.wire import ABANDONED, clean_text, is_compaction, unanswered, wire_messages
+from sightline.editor.port import Editor
+from sightline.gate import turn as turn_view
+from sightline.gate.decisions import Gate
+from sightline.gate.policy import Kind, allowed_kinds
+from sightline.gate.turn import ToolResult
 from sightline.providers import make_provider
 from sightline.providers.base import (
     Notice,
@@ -33,12 +39,10 @@ from sightline.providers.base import (
     ThinkingDelta,
     Usage,
 )
-from sightline.providers.presets import preset
-from sightline.scope import Selection
-from sightline.tools.base import Kind, Tool, ToolResult, allowed_kinds, call_label, tools_for
-from sightline.tools.plan import checklist
-from sightline.transcript import Transcript
-from sightline.ui import Ui
+from sightline.tools.base import Tool, call_label, tools_for
+from sightline.ui.chips import reference_finder
+from sightline.ui.push import Ui
+from sightline.ui.transcript import Transcript
 
 log = logging.getLogger(__name__)
 
@@ -947,3 +951,10 @@ def show_outcome(
 def _utf8_len(text: str) -> int:
     """Bytes of `text` as sent; a selection may hold bytes that are not UTF-8 (surrogates)."""
     return len(text.encode("utf-8", errors="surrogateescape"))
+
+
+if TYPE_CHECKING:
+    # The code below the agent sees a turn through gate/turn.py's Protocols: mypy checks
+    # here that the real ones fit them.
+    def _fits(turn: Turn) -> turn_view.Turn:
+        return turn

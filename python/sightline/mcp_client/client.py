@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from sightline import secrets
-from sightline.mcp_client.config import (
+from sightline.domain import secrets
+from sightline.domain.mcp_config import (
     ServerConfig,
     ServerConfigError,
     resolved_env,

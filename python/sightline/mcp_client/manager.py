@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sightline.mcp_client import client as mcp
-from sightline.mcp_client.config import (
+from sightline.domain.mcp_config import (
     ServerConfig,
     ServerConfigError,
     is_enabled,
@@ -28,11 +27,13 @@ from sightline.mcp_client.config import (
     read_mcp_json,
     set_enabled,
 )
+from sightline.gate.policy import Kind
+from sightline.mcp_client import client as mcp
 from sightline.mcp_client.tools import Listed, as_tool, could_offer, hints_text, listed_tools
-from sightline.tools.base import Kind, Tool
+from sightline.tools.base import Tool
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 log = logging.getLogger(__name__)
 

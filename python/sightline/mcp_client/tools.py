@@ -23,14 +23,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sightline import secrets
-from sightline.agent.proposals import next_id
-from sightline.mcp_client.config import ServerConfig
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.domain import secrets
+from sightline.domain.mcp_config import ServerConfig
+from sightline.gate.policy import Kind
+from sightline.gate.proposals import next_id
+from sightline.gate.turn import ToolResult
+from sightline.tools.base import Tool
 from sightline.tools.output import HeadTail, clip_line
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 4000

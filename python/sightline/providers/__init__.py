@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from sightline.config import ProviderConfig
+from sightline.domain.config import ProviderConfig
+from sightline.domain.presets import default_model
 from sightline.providers.base import Provider, ProviderError
-from sightline.providers.presets import default_model
 
 
 def _echo(cfg: ProviderConfig) -> Provider:

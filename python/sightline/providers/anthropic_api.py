@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sightline import secrets
-from sightline.config import ProviderConfig
+from sightline.domain import secrets
+from sightline.domain.config import ProviderConfig
 from sightline.providers.base import (
     AbortableStream,
     ProviderError,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sightline import secrets
+from sightline.domain import secrets
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Request:
     system: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
-    # provider.thinking applies (off for a summarising request: see compaction.py).
+    # provider.thinking applies (off for a summarising request: see agent/compaction.py).
     thinking: bool = True
 
     def __post_init__(self) -> None:

@@ -34,8 +34,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sightline import secrets
-from sightline.config import ProviderConfig
+from sightline.domain import secrets
+from sightline.domain.config import ProviderConfig
+from sightline.domain.presets import PRESETS, Preset
 from sightline.providers.base import (
     AbortableStream,
     Notice,
@@ -48,7 +49,6 @@ from sightline.providers.base import (
     ThinkingDelta,
     Usage,
 )
-from sightline.providers.presets import PRESETS, Preset
 
 MAX_RETRY_AFTER_S = 30.0
 SDK_IMPORTED = threading.Event()

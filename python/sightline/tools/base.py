@@ -4,24 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, Protocol
 
-
-class Kind(StrEnum):
-    READ = "read"
-    WRITE = "write"
-    EXEC = "exec"
-    SCOPED_WRITE = "scoped_write"
-    PLAN = "plan"
-    VIEW = "view"
-    NAVIGATE = "navigate"
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    content: str
-    is_error: bool = False
+from sightline.gate.policy import Kind, allowed_kinds
+from sightline.gate.turn import ToolResult
 
 
 class ToolContext(Protocol):
@@ -50,18 +36,6 @@ class Tool:
             "description": self.description,
             "input_schema": self.input_schema,
         }
-
-
-def allowed_kinds(mode: str, scoped: bool) -> frozenset[Kind]:
-    """The policy is a rule over kinds, so a new tool is placed by its kind alone."""
-    kinds = {Kind.READ, Kind.VIEW}
-    if mode == "plan":
-        kinds.add(Kind.PLAN)
-    elif scoped:
-        kinds.add(Kind.SCOPED_WRITE)
-    else:
-        kinds |= {Kind.WRITE, Kind.EXEC, Kind.NAVIGATE}
-    return frozenset(kinds)
 
 
 def tools_for(registry: Iterable[Tool], mode: str, scoped: bool) -> list[Tool]:

@@ -16,14 +16,16 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sightline import secrets
-from sightline.agent.proposals import next_id
-from sightline.errors import Refused
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.domain import secrets
+from sightline.domain.errors import Refused
+from sightline.gate.policy import Kind
+from sightline.gate.proposals import next_id
+from sightline.gate.turn import ToolResult
+from sightline.tools.base import Tool
 from sightline.tools.output import HeadTail, clip_line
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 MAX_OUTPUT_BYTES = 30_000
 MAX_OUTPUT_LINES = 400

@@ -9,14 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sightline.editor import DiagnosticsQuery
-from sightline.errors import Refused
-from sightline.tools import workspace
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.domain import workspace
+from sightline.domain.errors import Refused
+from sightline.editor.port import DiagnosticsQuery
+from sightline.gate.policy import Kind
+from sightline.gate.turn import ToolResult
+from sightline.tools.base import Tool
 from sightline.tools.output import clip_line
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 MAX_ITEMS = 200
 MAX_MESSAGE_CHARS = 300

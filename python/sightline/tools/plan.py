@@ -5,29 +5,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sightline.errors import Refused
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.domain.errors import Refused
+from sightline.domain.plan import checklist
+from sightline.gate.policy import Kind
+from sightline.gate.turn import ToolResult
+from sightline.tools.base import Tool
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 MAX_STEPS = 50
-HEADER = "▍Plan"
-
-
-def checklist(steps: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
-    """The transcript lines of a plan (Markdown task list, done steps muted)."""
-    done = sum(1 for s in steps if s.get("done"))
-    lines: list[tuple[str, str | None]] = [
-        (f"{HEADER} ({done}/{len(steps)} done)", "SightlineAssistant")
-    ]
-    for step in steps:
-        text = " ".join(str(step.get("text", "")).split())
-        if step.get("done"):
-            lines.append((f"- [x] {text}", "SightlineNote"))
-        else:
-            lines.append((f"- [ ] {text}", None))
-    return lines
 
 
 def _steps(args: dict[str, Any]) -> list[dict[str, Any]]:

@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from sightline.errors import Refused
-from sightline.tools import workspace
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.domain import workspace
+from sightline.domain.errors import Refused
+from sightline.gate.policy import Kind
+from sightline.gate.turn import ToolResult
+from sightline.tools.base import Tool
 from sightline.tools.output import Bounded, clip_line
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 READ_MAX_LINES = 2000
 READ_MAX_BYTES = 100_000

@@ -1,6 +1,6 @@
 """The view and navigate tools: reveal_editor_range, reveal_attachment and go_to_position.
 
-One definition serves the agent's registry and the MCP server (`sightline.mcp`): both check
+One definition serves the agent's registry and the MCP server (`sightline.entry.mcp`): both check
 the arguments here, then call the same port functions (lua/sightline/port.lua) by name.
 """
 
@@ -11,9 +11,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sightline import editor, pyresolve, secrets
-from sightline.editor import PythonResolution
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.domain import pyresolve, secrets
+from sightline.editor import port as editor
+from sightline.editor.port import PythonResolution
+from sightline.gate.policy import Kind
+from sightline.gate.turn import ToolResult
+from sightline.tools.base import Tool
 
 # Mirrors of the config schema (lua/sightline/config.lua SYNTAX_SCOPE_KINDS and
 # REVEAL_DURATION_MS), which the Lua side checks arguments against; the tool definitions

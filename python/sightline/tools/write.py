@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sightline import diff
-from sightline.agent.proposals import Proposal, review
-from sightline.errors import Refused
-from sightline.tools import workspace
-from sightline.tools.base import Kind, Tool, ToolResult
+from sightline.domain import diff, workspace
+from sightline.domain.errors import Refused
+from sightline.gate.policy import Kind
+from sightline.gate.proposals import Proposal, review
+from sightline.gate.turn import ToolResult
+from sightline.tools.base import Tool
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Turn
+    from sightline.gate.turn import Turn
 
 # Lines of context around an edit that cross RPC with it (the diff shows 2).
 CONTEXT_LINES = 3

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sightline.config import ProviderConfig
+from sightline.domain.config import ProviderConfig
 from sightline.providers.acp import presets, snapshot
 from sightline.providers.acp.client import (
     MCP_SERVER,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
     from acp.schema import InitializeResponse, SessionModeState
 
-    from sightline.agent.session import Session, Turn
+    from sightline.gate.turn import Session, Turn
 
 log = logging.getLogger(__name__)
 
@@ -439,7 +439,7 @@ def mcp_running(agent_pid: int) -> bool | None:
     return False
 
 
-MCP_MAIN = "from sightline.mcp import main"
+MCP_MAIN = "from sightline.entry.mcp import main"
 
 
 def mcp_boot() -> str:
@@ -458,7 +458,7 @@ async def _quiet(coro: Any) -> None:
 
 
 def workspace_rel(ws: str, path: str) -> str:
-    from sightline.tools import workspace
+    from sightline.domain import workspace
 
     return workspace.relative(ws, Path(path))
 

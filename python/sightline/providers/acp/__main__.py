@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
-from sightline.config import ConfigError, ProviderConfig
+from sightline.domain.config import ConfigError, ProviderConfig
 from sightline.providers.acp import AcpProvider
 
 

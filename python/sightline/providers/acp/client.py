@@ -6,8 +6,8 @@ Reads, writes and permission requests need Neovim or wait for the user: they run
 worker thread (asyncio.to_thread) so the loop stays free to receive a cancel.
 
 The policy lives here, whatever the agent asked for:
-* paths are confined to the workspace (tools/workspace.py);
-* a write is a proposal for the review gate (proposals.py): diff, accept/reject, compare
+* paths are confined to the workspace (domain/workspace.py);
+* a write is a proposal for the review gate (gate/proposals.py): diff, accept/reject, compare
   view, one undo step, the save rule;
 * plan mode refuses writes and edit/execute permissions; a scoped turn (Change with Agent)
   accepts only a write that changes the selection, re-anchored as replace_selection is;
@@ -42,18 +42,18 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from sightline import diff
-from sightline.agent.proposals import Proposal, review
-from sightline.editor import FlatRange
-from sightline.errors import Refused
-from sightline.mention_context import buffer_reader
-from sightline.tools import view, workspace
-from sightline.tools.base import Kind, allowed_kinds
-from sightline.tools.plan import checklist
-from sightline.tools.selection import BYTES, REPLACE_SELECTION, _lost, _offset
+from sightline.domain import diff, workspace
+from sightline.domain.errors import Refused
+from sightline.domain.plan import checklist
+from sightline.editor.port import FlatRange
+from sightline.gate import selection
+from sightline.gate.policy import Kind, allowed_kinds
+from sightline.gate.proposals import Proposal, review
+from sightline.gate.selection import BYTES, lost, offset
+from sightline.mentions.parts import buffer_reader
 
 if TYPE_CHECKING:
-    from sightline.agent.session import Session, Turn
+    from sightline.gate.turn import Session, Turn
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,13 @@ STATUS_WORDS = {
 REFUSED = -32001  # the JSON-RPC error code of a request sightline refused
 # sightline's own MCP server, injected into every session (AcpProvider._mcp_servers).
 MCP_SERVER = "sightline"
-OWN_TOOLS: dict[str, Kind] = {t.name: t.kind for t in (view.REVEAL, view.ATTACHMENT, view.GO_TO)}
+# sightline's own MCP tools by kind (tools/view.py defines them; providers do not import
+# tools, and a unit test holds the two equal).
+OWN_TOOLS: dict[str, Kind] = {
+    "reveal_editor_range": Kind.VIEW,
+    "reveal_attachment": Kind.VIEW,
+    "go_to_position": Kind.NAVIGATE,
+}
 
 
 @dataclass
@@ -336,7 +342,7 @@ class SightlineClient:
             self._refuse(
                 ctx,
                 f"write to {rel}",
-                f"refused: the selection changed since it was taken: {_lost(dict(found))}. "
+                f"refused: the selection changed since it was taken: {lost(dict(found))}. "
                 "Nothing was changed.",
             )
         name = str(found.get("path") or "")
@@ -345,8 +351,8 @@ class SightlineClient:
         sel = sel.moved_to(dict(found["range"]), sel.text)
         lines = list(found["lines"])
         before = diff.buffer_text(lines).encode(errors=BYTES)
-        start = _offset(lines, sel.start_row, sel.start_col)
-        end = _offset(lines, sel.end_row, sel.end_col)
+        start = offset(lines, sel.start_row, sel.start_col)
+        end = offset(lines, sel.end_row, sel.end_col)
         new = diff.as_buffer_text(content).encode(errors=BYTES)
         tail = len(before) - end
         inside = (
@@ -357,7 +363,7 @@ class SightlineClient:
         if not inside:
             self._refuse(ctx, f"write to {rel}", "it changes text outside the selection")
         text = new[start : len(new) - tail].decode(errors=BYTES)
-        return REPLACE_SELECTION.handler(turn, {"text": text})
+        return selection.replace(turn, {"text": text})
 
     def _confined(self, ctx: TurnContext, path: str, verb: str) -> Any:
         try:

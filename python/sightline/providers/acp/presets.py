@@ -13,7 +13,7 @@ import os
 import shutil
 from dataclasses import dataclass, field
 
-from sightline.config import AgentConfig
+from sightline.domain.config import AgentConfig
 
 
 @dataclass(frozen=True)

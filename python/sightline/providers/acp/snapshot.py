@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from sightline.tools import workspace
+from sightline.domain import workspace
 
 Snapshot = dict[str, tuple[int, int]]
 

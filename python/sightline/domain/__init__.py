@@ -1,0 +1,1 @@
+"""Pure logic: no Neovim, no model, no other layer of sightline (tests/test_layers.py)."""

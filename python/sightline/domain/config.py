@@ -1,0 +1,311 @@
+"""The core's view of the user's configuration.
+
+One schema: lua/sightline/config.lua holds every default and validates what the user wrote;
+the core receives the whole effective config (host.lua `config_for_core`) and keeps no
+defaults of its own, so the two can never differ. It still checks what arrives over RPC,
+because anything may: `from_dict` raises ConfigError naming the key (`provider.max_tokens:
+expected a positive integer, got a string`; a key that is missing: `got nothing`) and never
+anything else. Keys the core does not use are the Lua side's business and are ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sightline.domain.errors import kind_of
+from sightline.domain.mcp_config import ServerConfig, ServerConfigError, parse_servers
+
+# A vim/libuv timer cannot wait longer than this either; Python's waits overflow above it.
+MAX_MS = 2**31 - 1
+# The largest whole number a Lua number holds exactly.
+MAX_COUNT = 2**53
+MAX_TEXT = 4096
+
+
+class ConfigError(ValueError):
+    """A config value has the wrong type or range; the text names its key path."""
+
+
+EFFORTS = ("low", "medium", "high")
+MIN_THINKING = 1024  # the Messages API refuses a smaller budget_tokens
+MAX_THINKING = 128_000
+
+PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
+# Prices per million tokens, by model: {model: {input=…, output=…, cache_read=…, cache_write=…}}.
+Prices = dict[str, dict[str, float]]
+
+
+AGENT_PRESETS = ("gemini", "claude", "codex")
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """provider.agent of the `acp` provider: a preset name, or a command of one's own."""
+
+    preset: str | None = None
+    cmd: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    client_writes: bool = False  # a custom agent's edits come as fs/write_text_file
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    name: str
+    # "" = the provider's default model (sightline.domain.presets); nil in Lua.
+    model: str
+    max_tokens: int
+    timeout_ms: int
+    retries: int
+    base_url: str | None  # None: not set (nil in Lua), not a default
+    api_key_cmd: str | list[str] | None
+    prices: Prices = field(compare=False)
+    agent: AgentConfig | None
+    # Anthropic extended thinking budget in tokens, or an OpenAI-compatible reasoning effort
+    # ("low" | "medium" | "high"); None = off.
+    thinking: int | str | None
+    # The model's context window in tokens; None = the known size of the model (pricing.py).
+    context_window: int | None
+
+    @classmethod
+    def from_table(cls, prov: _Table) -> ProviderConfig:
+        """provider.* of the effective config; ConfigError names a wrong or missing key."""
+        provider = cls(
+            name=prov.text("name"),
+            model=prov.optional_text("model") or "",
+            max_tokens=prov.count("max_tokens"),
+            base_url=prov.optional_text("base_url"),
+            api_key_cmd=prov.command("api_key_cmd"),
+            timeout_ms=prov.ms("timeout_ms"),
+            retries=prov.count("retries", minimum=0, maximum=10),
+            prices=prov.prices("prices"),
+            agent=prov.agent("agent"),
+            thinking=prov.thinking("thinking"),
+            context_window=prov.optional_count("context_window", minimum=1024),
+        )
+        if isinstance(provider.thinking, int) and _kind_of(provider.name) == "openai":
+            raise ConfigError(
+                "provider.thinking: expected 'low', 'medium' or 'high' for an "
+                "OpenAI-compatible provider (a token budget is for anthropic), got a number"
+            )
+        return provider
+
+    @classmethod
+    def from_dict(cls, raw: object) -> ProviderConfig:
+        """The effective provider table alone (the ACP check of :checkhealth)."""
+        return cls.from_table(_Table(raw, "provider"))
+
+
+@dataclass(frozen=True)
+class CoreConfig:
+    provider: ProviderConfig
+    autoaccept: bool
+    max_file_bytes: int
+    max_total_bytes: int
+    max_iterations: int
+    command_timeout_ms: int
+    rules: bool
+    mcp_servers: tuple[ServerConfig, ...]
+    mcp_start_timeout_ms: int
+    mcp_call_timeout_ms: int
+
+    @classmethod
+    def before_init(cls) -> CoreConfig:
+        """The core's state until the Lua side's config arrives (core.init is the first
+        message it sends): the echo provider, which can change nothing, and no autoaccept.
+        Not the user's defaults: those live in config.lua only."""
+        provider = ProviderConfig("echo", "none", 1, MAX_MS, 0, None, None, {}, None, None, None)
+        return cls(provider, False, 1, 1, 1, 1, False, (), 1, 1)
+
+    @classmethod
+    def from_dict(cls, raw: object) -> CoreConfig:
+        """Build from the Lua side's effective config; raise ConfigError saying which key is
+        wrong or missing."""
+        root = _Table(raw, "config")
+        provider = ProviderConfig.from_table(root.table("provider"))
+        mentions = root.table("mentions")
+        tools = root.table("tools")
+        mcp = root.table("mcp")
+        return cls(
+            provider=provider,
+            autoaccept=root.flag("autoaccept"),
+            max_file_bytes=mentions.count("max_file_bytes"),
+            max_total_bytes=mentions.count("max_total_bytes"),
+            max_iterations=tools.count("max_iterations"),
+            command_timeout_ms=tools.ms("command_timeout_ms"),
+            rules=root.flag("rules"),
+            mcp_servers=_mcp_servers(mcp.raw.get("servers")),
+            mcp_start_timeout_ms=mcp.ms("start_timeout_ms"),
+            mcp_call_timeout_ms=mcp.ms("call_timeout_ms"),
+        )
+
+
+def _mcp_servers(raw: object) -> tuple[ServerConfig, ...]:
+    try:
+        return parse_servers(raw, "mcp.servers")
+    except ServerConfigError as err:
+        raise ConfigError(str(err)) from None
+
+
+def _kind_of(provider: str) -> str | None:
+    from sightline.domain.presets import preset
+
+    found = preset(provider)
+    return found.kind if found else None
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "nothing (the Lua side sends every key)"
+    return kind_of(value)
+
+
+class _Table:
+    """One config table and its key path, with typed getters; a missing key is an error
+    (except the optional ones, which nil leaves unset)."""
+
+    def __init__(self, raw: object, path: str):
+        self.path = path
+        if raw is None or (isinstance(raw, list | tuple) and not raw):
+            raw = {}  # absent, or an empty Lua table (sent as an empty list)
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{path}: expected a table, got {_kind(raw)}")
+        self.raw: Mapping[Any, Any] = raw
+
+    def _fail(self, key: str, expected: str, value: object) -> ConfigError:
+        where = key if self.path == "config" else f"{self.path}.{key}"
+        return ConfigError(f"{where}: expected {expected}, got {_kind(value)}")
+
+    def table(self, key: str) -> _Table:
+        value = self.raw.get(key)
+        if value is not None and not isinstance(value, Mapping | list | tuple):
+            raise self._fail(key, "a table", value)
+        if isinstance(value, list | tuple) and value:
+            raise self._fail(key, "a table of named values", value)
+        return _Table(value, key if self.path == "config" else f"{self.path}.{key}")
+
+    def text(self, key: str) -> str:
+        value = self.raw.get(key)
+        if not isinstance(value, str) or not value or len(value) > MAX_TEXT:
+            raise self._fail(key, f"a non-empty string of at most {MAX_TEXT} characters", value)
+        return value
+
+    def optional_text(self, key: str) -> str | None:
+        value = self.raw.get(key)
+        return None if value is None else self.text(key)
+
+    def optional_flag(self, key: str) -> bool:
+        """A flag of a user's own table (not in the schema's defaults): nil is false."""
+        return False if self.raw.get(key) is None else self.flag(key)
+
+    def flag(self, key: str) -> bool:
+        value = self.raw.get(key)
+        if not isinstance(value, bool):
+            raise self._fail(key, "true or false", value)
+        return value
+
+    def count(self, key: str, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
+        value = self.raw.get(key)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # Lua has one number type
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            what = "a positive integer" if minimum == 1 else f"a whole number ≥ {minimum}"
+            raise self._fail(key, what, value)
+        if value > maximum:
+            raise self._fail(key, f"a whole number ≤ {maximum}", value)
+        return value
+
+    def optional_count(self, key: str, minimum: int = 1) -> int | None:
+        if self.raw.get(key) is None:
+            return None
+        return self.count(key, minimum=minimum)
+
+    def thinking(self, key: str) -> int | str | None:
+        """A thinking budget in tokens (≥ 1024, the API's minimum), an effort name, or off
+        (nil or false)."""
+        value = self.raw.get(key)
+        if value is None or value is False:
+            return None
+        if isinstance(value, str):
+            if value not in EFFORTS:
+                raise self._fail(key, "'low', 'medium', 'high' or a token budget", value)
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return self.count(key, minimum=MIN_THINKING, maximum=MAX_THINKING)
+        raise self._fail(key, "a token budget (a number ≥ 1024) or 'low', 'medium', 'high'", value)
+
+    def ms(self, key: str) -> int:
+        """A duration in milliseconds: any positive number (Lua allows fractions)."""
+        value = self.raw.get(key)
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or value != value  # NaN
+            or value <= 0
+        ):
+            raise self._fail(key, "a positive number of milliseconds", value)
+        if value > MAX_MS:
+            raise self._fail(key, f"at most {MAX_MS} milliseconds", value)
+        whole: int = math.ceil(value)
+        return max(1, whole)
+
+    def number(self, key: str) -> float | None:
+        """A non-negative finite number (a price), or None when absent."""
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0:
+            raise self._fail(key, "a non-negative number", value)
+        return float(value)
+
+    def prices(self, key: str) -> Prices:
+        """`{[model] = {input=…, output=…, cache_read=…, cache_write=…}}`, per million tokens."""
+        table = self.table(key)
+        out: Prices = {}
+        for model in table.raw:
+            if not isinstance(model, str) or not model or len(model) > MAX_TEXT:
+                raise ConfigError(f"{table.path}: expected model names as keys, got {_kind(model)}")
+            entry = table.table(model)
+            out[model] = {k: v for k in PRICE_KEYS if (v := entry.number(k)) is not None}
+        return out
+
+    def agent(self, key: str) -> AgentConfig | None:
+        """A preset name, or {cmd = {...}, env = {...}, client_writes = bool}."""
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            if value not in AGENT_PRESETS:
+                raise self._fail(key, "one of " + ", ".join(AGENT_PRESETS), value)
+            return AgentConfig(preset=value)
+        sub = self.table(key)
+        cmd = sub.command("cmd")
+        if not isinstance(cmd, list):
+            raise sub._fail("cmd", "a non-empty list of strings", sub.raw.get("cmd"))
+        env = sub.table("env")
+        pairs = []
+        for name, val in env.raw.items():
+            if not isinstance(name, str) or not isinstance(val, str) or "\0" in name + val:
+                raise env._fail(str(name), "a string", val)
+            pairs.append((name, val))
+        return AgentConfig(
+            cmd=tuple(cmd), env=tuple(pairs), client_writes=sub.optional_flag("client_writes")
+        )
+
+    def command(self, key: str) -> str | list[str] | None:
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str) and value and len(value) <= MAX_TEXT:
+            return value
+        if (
+            isinstance(value, list | tuple)
+            and value
+            and len(value) <= 256
+            and all(isinstance(a, str) and len(a) <= MAX_TEXT for a in value)
+        ):
+            return list(value)
+        raise self._fail(key, "a command (a string, or a list of strings)", value)

@@ -1,0 +1,353 @@
+"""Conversations as JSONL, one file per conversation, exactly what was sent and received.
+
+Append-only; the reader skips a torn last line (a crash mid-write). A conversation is
+owned by the core that holds its lock; another Neovim opens it read-only.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import re
+import stat
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from sightline.domain import secrets
+from sightline.domain.wire import is_compaction
+
+log = logging.getLogger(__name__)
+
+
+# -- the validating reader -------------------------------------------------------------------
+#
+# A history file is data, not trusted input: an older core, a crash or a hand edit may have
+# left any shape in it. Every consumer (the listing, the transcript, the request) reads
+# through `check_record`, so a record is either of the shape the core writes or skipped.
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_block(block: Any) -> str | None:
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        return "a content block is not an object with a type"
+    kind = block["type"]
+    if kind == "text" and not isinstance(block.get("text"), str):
+        return "a text block has no text"
+    if kind == "tool_use" and not (
+        isinstance(block.get("id"), str) and isinstance(block.get("name"), str)
+    ):
+        return "a tool_use block has no id or name"
+    if kind == "tool_result":
+        if not isinstance(block.get("tool_use_id"), str):
+            return "a tool_result block has no tool_use_id"
+        content = block.get("content")
+        if content is not None and not isinstance(content, str | list):
+            return "a tool_result's content is neither text nor blocks"
+    return None
+
+
+def _check_message(record: dict[str, Any]) -> str | None:
+    if record.get("role") not in ("user", "assistant"):
+        return f"unknown role {record.get('role')!r}"
+    content = record.get("content")
+    if not isinstance(content, str | list):
+        return "its content is neither text nor a list of blocks"
+    if isinstance(content, list):
+        for block in content:
+            if why := _check_block(block):
+                return why
+    for key in ("visible", "note"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            return f"{key} is not text"
+    if record.get("chip") is not None and not isinstance(record["chip"], dict):
+        return "chip is not an object"
+    return None
+
+
+def _check_lines(lines: Any) -> bool:
+    return isinstance(lines, list) and all(
+        isinstance(line, list)
+        and len(line) == 2
+        and isinstance(line[0], str)
+        and (line[1] is None or isinstance(line[1], str))
+        for line in lines
+    )
+
+
+def _check_steps(steps: Any) -> bool:
+    return isinstance(steps, list) and all(
+        isinstance(s, dict) and isinstance(s.get("text"), str) and isinstance(s.get("done"), bool)
+        for s in steps
+    )
+
+
+def check_record(record: Any) -> str | None:
+    """Why a record is not one the core writes (None when it is). Unknown record types pass:
+    every reader dispatches on `type` and ignores those it does not know."""
+    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+        return "not an object with a type"
+    kind = record["type"]
+    if kind == "meta":
+        if not isinstance(record.get("id"), str) or not isinstance(record.get("workspace"), str):
+            return "the header has no id or workspace"
+        if not _is_number(record.get("created")):
+            return "the header's creation time is not a number"
+    elif kind == "message":
+        return _check_message(record)
+    elif kind == "event":
+        if not isinstance(record.get("event"), str):
+            return "an event without a name"
+        if record.get("text") is not None and not isinstance(record["text"], str):
+            return "an event's text is not text"
+    elif kind == "plan" and not _check_steps(record.get("steps")):
+        return "a plan whose steps are not {text, done}"
+    elif kind == "proposal" and not _check_lines(record.get("lines")):
+        return "a proposal whose lines are not [text, highlight] pairs"
+    elif kind == "compaction" and not is_compaction(record):
+        return "a compaction without a summary or a whole number of kept records"
+    return None
+
+
+@dataclass
+class Scan:
+    """A file read through the validator: the good records and what was skipped."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "line N: why"
+    error: str | None = None  # the file could not be read at all
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        return next((r for r in self.records if r["type"] == "meta"), None)
+
+
+def scan(path: Path) -> Scan:
+    """Every whole, well-formed record of a file. A torn last line (a crash mid-write) or a
+    line that is not JSON is skipped silently, as before; a JSON record of a wrong shape is
+    skipped and named in `skipped`. Never raises."""
+    out = Scan()
+    try:
+        with path.open(encoding="utf-8", errors="surrogateescape") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except (json.JSONDecodeError, RecursionError):
+                    log.debug("skipping unreadable line %d of %s", lineno, path)
+                    continue
+                if why := check_record(record):
+                    out.skipped.append(f"line {lineno}: {why}")
+                    continue
+                out.records.append(record)
+    except (OSError, UnicodeError) as err:
+        out.error = str(err)
+    return out
+
+
+def read_records(path: Path) -> Iterator[dict[str, Any]]:
+    """Every whole, well-formed record of a file; torn or foreign lines are skipped."""
+    yield from scan(path).records
+
+
+# -- the store ---------------------------------------------------------------------------------
+
+
+def store_path(directory: Path, raw: str) -> Path:
+    """`raw` as a file of the history store, or ValueError saying why it is not one.
+
+    Only the store's own files are ever opened: opening appends to the file, so any other
+    path (a source file, a symlink out of the store, a FIFO) must be refused first."""
+    if not raw or "\0" in raw:
+        raise ValueError("not a conversation of the history store: empty path")
+    try:
+        store = directory.resolve()
+        path = Path(raw).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError) as err:
+        raise ValueError(f"not a conversation of the history store: {err}") from None
+    if path.parent != store or path.suffix != ".jsonl":
+        raise ValueError(f"not a conversation of the history store ({store}): {raw}")
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        regular = False
+    if not regular:  # a FIFO or device would block the core on open
+        raise ValueError(f"no such conversation: {raw}")
+    return path
+
+
+@dataclass(frozen=True)
+class Summary:
+    id: str
+    path: Path
+    created: float
+    title: str
+    messages: int
+    unreadable: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": str(self.path),
+            "created": self.created,
+            "title": self.title,
+            "messages": self.messages,
+            "unreadable": self.unreadable,
+        }
+
+
+def _title(records: list[dict[str, Any]]) -> str:
+    for record in records:
+        if record["type"] == "message" and record.get("role") == "user":
+            visible = record.get("visible")
+            if isinstance(visible, str) and visible.strip():
+                return visible.strip().splitlines()[0][:80]
+    return "(untitled)"
+
+
+def _raw_workspace(path: Path) -> str | None:
+    """The workspace a file names in its first line, even if that header is damaged."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            first = json.loads(fh.readline() or "null")
+    except (OSError, ValueError, RecursionError):
+        return None
+    ws = first.get("workspace") if isinstance(first, dict) else None
+    return ws if isinstance(ws, str) else None
+
+
+def list_conversations(directory: Path, workspace: str) -> list[Summary]:
+    """This workspace's conversations, newest first. A file that cannot be read is listed as
+    unreadable (when it names this workspace), never breaks the listing of the others."""
+    found: list[Summary] = []
+    if not directory.is_dir():
+        return found
+    for path in directory.glob("*.jsonl"):
+        try:
+            summary = _summary(path, workspace)
+        except Exception as err:  # one bad file never hides the others
+            log.warning("cannot list %s: %s", path, err)
+            summary = None
+        if summary is not None:
+            found.append(summary)
+    found.sort(key=lambda s: s.created, reverse=True)
+    return found
+
+
+def _summary(path: Path, workspace: str) -> Summary | None:
+    if not path.is_file():
+        return None
+    got = scan(path)
+    meta = got.meta
+    if meta is None or got.error:
+        if got.error is None and _raw_workspace(path) != workspace:
+            return None
+        why = got.error or (got.skipped[0] if got.skipped else "no header")
+        mtime = path.stat().st_mtime
+        return Summary(path.stem, path, mtime, f"(unreadable: {why})", 0, why)
+    if meta["workspace"] != workspace:
+        return None
+    count = sum(1 for r in got.records if r["type"] == "message")
+    if not count:
+        return None
+    return Summary(meta["id"], path, float(meta["created"]), _title(got.records), count)
+
+
+@dataclass
+class Conversation:
+    """One conversation's file. Records are appended and flushed as they happen."""
+
+    path: Path
+    id: str
+    workspace: str
+    read_only: bool = False
+    records: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    _fh: TextIO | None = None
+
+    @classmethod
+    def create(cls, directory: Path, workspace: str, **meta: Any) -> Conversation:
+        directory.mkdir(parents=True, exist_ok=True)
+        conv_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:8]
+        conv = cls(directory / f"{conv_id}.jsonl", conv_id, workspace)
+        conv._open()
+        record = {"type": "meta", "id": conv_id, "workspace": workspace, "created": time.time()}
+        conv.append({**record, **meta})
+        return conv
+
+    @classmethod
+    def load(cls, path: Path) -> Conversation:
+        """Open a store file for continuing it; ValueError when it cannot be read (nothing is
+        written then). Records of a wrong shape are skipped and named in `skipped`."""
+        got = scan(path)
+        meta = got.meta
+        if got.error or meta is None:
+            why = got.error or (got.skipped[0] if got.skipped else "no header")
+            raise ValueError(f"the conversation file is unreadable ({why})")
+        conv = cls(path, meta["id"], meta["workspace"])
+        conv.records = got.records
+        conv.skipped = got.skipped
+        conv._open()
+        return conv
+
+    def _open(self) -> None:
+        fh = self.path.open("a", encoding="utf-8")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            # Another core owns it: keep it readable, never write to it.
+            fh.close()
+            self.read_only = True
+            return
+        self._fh = fh
+        # A torn last line (crash mid-write) must not swallow the next record.
+        if not _ends_with_newline(self.path):
+            fh.write("\n")
+            fh.flush()
+
+    def append(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+        if self._fh is None:
+            return
+        line = secrets.redact(_dumps(record))
+        self._fh.write(line + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [r for r in self.records if r.get("type") == "message"]
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def _dumps(record: dict[str, Any]) -> str:
+    """One JSON line. Lone surrogates (pynvim's escapes of bytes that are not UTF-8) are
+    written as JSON escapes: the file stays UTF-8 and they read back exactly."""
+    line = json.dumps(record, ensure_ascii=False)
+    if line.isascii():
+        return line
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() == 0:
+            return True
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"

@@ -1,0 +1,291 @@
+"""MCP server configuration: `mcp.servers` from setup() and a workspace's `.mcp.json`.
+
+Both end as ServerConfig. What setup() declares is the user's: enabled unless they disable it,
+and its `kind`, `tools` and `trust_annotations` decide how its tools are placed. What a
+workspace carries (`.mcp.json`, Claude Code's `{"mcpServers": {...}}`) is disabled until the
+user enables it for that workspace, and can never declare its own tools read-only: a cloned
+repository must neither run commands by itself nor escape the review gate.
+
+`${env:NAME}` in env and header values is resolved when a server starts (the variable may be
+set later); every resolved env value and every header value is registered with the redactor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from sightline.domain import paths, secrets
+from sightline.domain.errors import kind_of
+from sightline.domain.extensions import EnableState, load_state, save_state, workspace_key
+
+Source = Literal["user", "workspace"]
+KINDS = ("read", "exec")
+MCP_JSON = ".mcp.json"
+MAX_MCP_JSON_BYTES = 1 << 20
+MAX_TEXT = 4096
+MAX_NAME_CHARS = 64
+MAX_ARGS = 256
+MAX_MAP = 256
+_ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class ServerConfigError(ValueError):
+    """A server entry is wrong; the text names its path (`mcp.servers.fs.command: …`)."""
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    name: str
+    source: Source = "user"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    kind: str | None = None  # "read" or "exec" as declared; None: exec unless annotations say
+    tools: tuple[tuple[str, str], ...] = ()  # tool name -> declared kind
+    trust_annotations: bool = False
+    enabled: bool = True  # setup()'s `enabled`; the enable state may override it
+    error: str | None = None  # a workspace entry that could not be read: listed, never started
+
+    @property
+    def transport(self) -> str:
+        return "http" if self.url else "stdio"
+
+    def declared_kind(self, tool: str) -> str | None:
+        return dict(self.tools).get(tool) or self.kind
+
+
+def _fail(path: str, expected: str, value: object) -> ServerConfigError:
+    return ServerConfigError(f"{path}: expected {expected}, got {kind_of(value)}")
+
+
+def _text(value: object, path: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > MAX_TEXT:
+        raise _fail(path, f"a non-empty string of at most {MAX_TEXT} characters", value)
+    return value
+
+
+def _map(value: object, path: str, what: str = "a table of names to strings") -> dict[str, str]:
+    if value is None or (isinstance(value, list | tuple) and not value):
+        return {}
+    if not isinstance(value, Mapping) or len(value) > MAX_MAP:
+        raise _fail(path, what, value)
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not key or len(key) > MAX_TEXT:
+            raise _fail(path, what, value)
+        if not isinstance(item, str) or len(item) > MAX_TEXT:
+            shown = key if key.isprintable() else repr(key)  # the message is one line
+            raise _fail(f"{path}.{shown}", "a string", item)
+        out[key] = item
+    return out
+
+
+def parse_server(name: object, raw: object, path: str, source: Source) -> ServerConfig:
+    """One entry of `mcp.servers` (source "user") or of `.mcp.json` (source "workspace")."""
+    if (
+        not isinstance(name, str)
+        or not name
+        or len(name) > MAX_NAME_CHARS
+        or not name.isprintable()
+    ):
+        shown = repr(name) if isinstance(name, str) else kind_of(name)
+        raise ServerConfigError(
+            f"{path}: expected server names of 1 to {MAX_NAME_CHARS} printable characters, "
+            f"got {shown[:80]}"
+        )
+    where = f"{path}.{name}"
+    if not isinstance(raw, Mapping):
+        raise _fail(where, "a table", raw)
+    command = raw.get("command")
+    url = raw.get("url")
+    if (command is None) == (url is None):
+        raise ServerConfigError(f"{where}: expected either command (stdio) or url (HTTP)")
+    kind_type = raw.get("type")
+    if kind_type is not None and kind_type not in ("stdio", "http", "streamable-http"):
+        raise ServerConfigError(
+            f"{where}.type: expected stdio, http or streamable-http (sse is not supported)"
+        )
+    args_raw = raw.get("args")
+    if args_raw is None or (isinstance(args_raw, list | tuple) and not args_raw):
+        args: tuple[str, ...] = ()
+    elif (
+        isinstance(args_raw, list | tuple)
+        and len(args_raw) <= MAX_ARGS
+        and all(isinstance(a, str) and len(a) <= MAX_TEXT for a in args_raw)
+    ):
+        args = tuple(args_raw)
+    else:
+        raise _fail(f"{where}.args", "a list of strings", args_raw)
+    cfg = ServerConfig(
+        name=name,
+        source=source,
+        command=None if command is None else _text(command, f"{where}.command"),
+        args=args,
+        env=tuple(_map(raw.get("env"), f"{where}.env").items()),
+        url=None if url is None else _url(url, f"{where}.url"),
+        headers=tuple(_map(raw.get("headers"), f"{where}.headers").items()),
+    )
+    if source == "workspace":
+        return cfg  # a repository does not choose how its tools are placed
+    kind = raw.get("kind")
+    if kind is not None and kind not in KINDS:
+        raise _fail(f"{where}.kind", "'read' or 'exec'", kind)
+    tools = _map(raw.get("tools"), f"{where}.tools", "a table of tool names to 'read' or 'exec'")
+    for tool, tool_kind in tools.items():
+        if tool_kind not in KINDS:
+            shown = tool if tool.isprintable() else repr(tool)
+            raise ServerConfigError(
+                f"{where}.tools.{shown}: expected 'read' or 'exec', got {tool_kind!r}"[:500]
+            )
+    trust = raw.get("trust_annotations", False)
+    if not isinstance(trust, bool):
+        raise _fail(f"{where}.trust_annotations", "true or false", trust)
+    enabled = raw.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise _fail(f"{where}.enabled", "true or false", enabled)
+    return replace(
+        cfg, kind=kind, tools=tuple(tools.items()), trust_annotations=trust, enabled=enabled
+    )
+
+
+def _url(value: object, path: str) -> str:
+    text = _text(value, path)
+    if not re.match(r"https?://", text):
+        raise _fail(path, "an http:// or https:// URL", value)
+    return text
+
+
+def parse_servers(raw: object, path: str = "mcp.servers") -> tuple[ServerConfig, ...]:
+    """`mcp.servers` of the config: a table of user-chosen names to server tables."""
+    if raw is None or (isinstance(raw, list | tuple) and not raw):
+        return ()
+    if not isinstance(raw, Mapping):
+        raise _fail(path, "a table of named servers", raw)
+    return tuple(parse_server(name, entry, path, "user") for name, entry in raw.items())
+
+
+@dataclass(frozen=True)
+class WorkspaceServers:
+    servers: tuple[ServerConfig, ...] = ()
+    error: str | None = None  # the file itself could not be read
+
+
+def read_mcp_json(workspace: Path | str) -> WorkspaceServers:
+    """The servers of `<workspace>/.mcp.json`; a bad entry is kept with its error (listed,
+    never started), a bad file is one error."""
+    path = Path(workspace) / MCP_JSON
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_MCP_JSON_BYTES + 1)
+    except FileNotFoundError:
+        return WorkspaceServers()
+    except OSError as err:
+        return WorkspaceServers(error=f"{MCP_JSON}: {err.strerror or err}")
+    if len(data) > MAX_MCP_JSON_BYTES:
+        return WorkspaceServers(error=f"{MCP_JSON}: larger than {MAX_MCP_JSON_BYTES} bytes")
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        return WorkspaceServers(error=f"{MCP_JSON}: not valid JSON ({err})")
+    table = parsed.get("mcpServers") if isinstance(parsed, dict) else None
+    if table is None:
+        return WorkspaceServers()
+    if not isinstance(table, dict):
+        return WorkspaceServers(error=f"{MCP_JSON}: mcpServers: expected an object")
+    out = []
+    for name, entry in table.items():
+        try:
+            out.append(parse_server(name, entry, "mcpServers", "workspace"))
+        except ServerConfigError as err:
+            shown = name if isinstance(name, str) and name else "?"
+            shown = shown[:MAX_NAME_CHARS]
+            out.append(ServerConfig(name=shown, source="workspace", error=str(err)))
+    return WorkspaceServers(tuple(out))
+
+
+def resolve(value: str, where: str) -> tuple[str, bool]:
+    """`${env:NAME}` replaced by the variable's value; returns (text, used_env).
+
+    Raises ServerConfigError naming the variable when it is not set."""
+    used = False
+
+    def sub(match: re.Match[str]) -> str:
+        nonlocal used
+        used = True
+        name = match.group(1)
+        found = os.environ.get(name)
+        if found is None:
+            raise ServerConfigError(f"{where}: ${{env:{name}}}: {name} is not set")
+        return found
+
+    return _ENV_REF.sub(sub, value), used
+
+
+def resolved_env(cfg: ServerConfig) -> dict[str, str]:
+    """The env a stdio server gets on top of the SDK's safe defaults; values taken from the
+    environment are secrets (tokens usually are)."""
+    out = {}
+    for key, value in cfg.env:
+        text, used = resolve(value, f"{cfg.name}.env.{key}")
+        if used:
+            secrets.register(text)
+        out[key] = text
+    return out
+
+
+def resolved_headers(cfg: ServerConfig) -> dict[str, str]:
+    """Headers for an HTTP server; every value is a secret (Authorization, API keys), and so
+    is a bearer token alone."""
+    out = {}
+    for key, value in cfg.headers:
+        text, _ = resolve(value, f"{cfg.name}.headers.{key}")
+        secrets.register(text)
+        _scheme, _, token = text.partition(" ")
+        secrets.register(token)
+        out[key] = text
+    return out
+
+
+# --- enable state: the extensions' mechanism, in a file of its own ------------------------
+
+
+def state_file() -> Path:
+    return paths.config_dir() / "mcp.json"
+
+
+def load_enable_state(strict: bool = False) -> EnableState:
+    return load_state(state_file(), strict=strict)
+
+
+def is_enabled(cfg: ServerConfig, workspace: Path | str, state: EnableState | None = None) -> bool:
+    if cfg.error is not None:
+        return False
+    state = state or load_enable_state()
+    if cfg.source == "user" and not cfg.enabled:
+        per_ws = state.workspaces.get(workspace_key(workspace), {})
+        return per_ws.get(cfg.name, state.user.get(cfg.name, False))
+    return state.enabled(cfg.name, cfg.source, workspace_key(workspace))
+
+
+def set_enabled(cfg: ServerConfig, enabled: bool, workspace: Path | str) -> None:
+    """A workspace's server is switched for that workspace only; a setup() server for the
+    user everywhere (as `:Sightline extension enable` without --workspace)."""
+    from sightline.domain.extensions import ExtensionError
+
+    try:
+        state = load_enable_state(strict=True)
+    except ExtensionError as err:
+        raise ServerConfigError(str(err)) from None
+    if cfg.source == "workspace":
+        state.workspaces.setdefault(workspace_key(workspace), {})[cfg.name] = enabled
+    else:
+        state.user[cfg.name] = enabled
+    save_state(state_file(), state)

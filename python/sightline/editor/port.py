@@ -1,0 +1,437 @@
+"""The editor port: the one interface the core uses to touch Neovim.
+
+`Editor` mirrors lua/sightline/port.lua method for method (tests/test_port_names.py checks
+the two lists); `NvimEditor` implements each method as one call of the port function by name.
+What crosses is data and short codes (`missing`, `stale`, `ambiguous`, …), never sentences:
+the core words every message. This module holds the only Lua source text in the core.
+
+pynvim's API may only be used on its event-loop thread. Worker threads go through
+async_call and wait for the result, so a turn can read and change buffers safely.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, NotRequired, Protocol, TypedDict, cast
+
+from sightline.editor import msgtext
+
+
+class EditorError(Exception):
+    """Neovim refused or failed a call; the message is safe to show."""
+
+
+class FlatRange(TypedDict):
+    """A range of a buffer: 0-based rows, byte columns, the end exclusive."""
+
+    buffer: int
+    start_row: int
+    start_col: int
+    end_row: int
+    end_col: int
+
+
+class RangeInfo(TypedDict, total=False):
+    """describe_range: a checked range, its text and names; or `error`."""
+
+    range: FlatRange
+    text: str
+    name: str
+    title: str
+    path: str
+    filetype: str
+    buftype: str
+    error: str
+
+
+class Found(TypedDict, total=False):
+    """find_unique: {missing} | {error, detail?} | {count} | {count=1, buffer, first_line,
+    lines, …}."""
+
+    missing: bool
+    error: str  # 'load_failed' | 'unchangeable' | 'empty_needle'
+    detail: str
+    count: int
+    buffer: int  # the buffer searched (where an edit's hunks are drawn)
+    first_line: int  # 0-based row of lines[0]
+    lines: list[str]
+    modified: bool
+
+
+class Loaded(TypedDict, total=False):
+    """load_lines: {buffer, lines, modified} | {missing} | {error, detail}."""
+
+    missing: bool
+    error: str  # 'load_failed' | 'unchangeable'
+    detail: str
+    buffer: int
+    lines: list[str]
+    modified: bool
+
+
+class Diagnostic(TypedDict, total=False):
+    """One of vim.diagnostic's, as port.diagnostics hands it over (0-based rows)."""
+
+    path: str
+    lnum: int
+    col: int
+    end_lnum: int
+    severity: int  # 1 error … 4 hint
+    message: str
+    source: str
+    code: str
+
+
+class Diagnostics(TypedDict):
+    """diagnostics: whether a matching buffer is loaded, its items, whether they were cut."""
+
+    loaded: bool
+    items: list[Diagnostic]
+    truncated: bool
+
+
+class DiagnosticsQuery(TypedDict, total=False):
+    root: str  # every loaded normal buffer under it
+    path: str  # or only the buffer of this path
+
+
+class EditorBuffer(TypedDict):
+    """editor_buffer: the editor window's buffer, unsaved changes included."""
+
+    name: str  # absolute, symlinks resolved; "" for an unnamed buffer
+    text: str
+    filetype: str
+    modified: bool
+
+
+class HunkSpec(TypedDict):
+    """show_hunks: a waiting edit's hunks, in lines of its buffer (sightline.HunkSpec)."""
+
+    id: int
+    buffer: int
+    path: str
+    hunks: list[dict[str, object]]  # diff.Hunk.as_data()
+
+
+class Reanchored(TypedDict, total=False):
+    """reanchor_range: the selection's range now and its surroundings; or `error`."""
+
+    range: FlatRange
+    first_line: int
+    lines: list[str]
+    path: str
+    error: str  # 'gone' | 'missing' | 'ambiguous'
+
+
+class Applied(TypedDict, total=False):
+    """What an apply or create did (lua/sightline/port/apply.lua's sightline.Applied)."""
+
+    ok: bool
+    saved: bool
+    why: str  # 'nofile' | 'modified' | 'changed_on_disk' | 'write_failed'
+    error: str
+    stale: bool
+    count: int
+
+
+class Replaced(TypedDict, total=False):
+    """replace_range: the new text's range and how the save went; or `error` (+ `detail`)."""
+
+    range: FlatRange
+    applied: Applied
+    error: str  # 'gone' | 'missing' | 'ambiguous' | 'unchangeable'
+    detail: str
+
+
+class Lines(TypedDict):
+    total: int
+    lines: list[str]
+    modified: bool
+
+
+class EditSpec(TypedDict):
+    path: str
+    anchor: str  # must occur exactly once in the buffer
+    rel_start: int  # byte offsets into the anchor
+    rel_end: int
+    text: str
+
+
+class CreateSpec(TypedDict):
+    path: str
+    text: str
+
+
+class PythonSource(TypedDict):
+    text: str
+    version: str  # a buffer's changedtick or the file's mtime and size
+
+
+class PythonResolution(TypedDict):
+    """A Python member resolved by the caller (reveal's `python`)."""
+
+    start_line: NotRequired[int]
+    end_line: NotRequired[int]
+    error: NotRequired[str]
+    partial: NotRequired[dict[str, int]]
+    version: NotRequired[str]  # of the source it was made from (python_source's)
+
+
+class Editor(Protocol):
+    """Everything the core can do to Neovim (lua/sightline/port.lua)."""
+
+    def apply_edit(self, spec: EditSpec) -> Applied:
+        """Apply an accepted edit: its anchor must occur exactly once (else `stale` and the
+        count); one ranged edit after an undo break, then the save rule."""
+        ...
+
+    def clear_hunks(self, proposal_id: int) -> None:
+        """Remove the inline drawing of a proposal (decided, stopped, turn over)."""
+        ...
+
+    def close_compare(self, proposal_id: int) -> None:
+        """Close the compare view of a proposal (rejected)."""
+        ...
+
+    def create_file(self, spec: CreateSpec) -> Applied:
+        """Create a new file's buffer with the text and write it (refused if it exists by
+        now)."""
+        ...
+
+    def describe_range(self, flat: dict[str, Any]) -> RangeInfo:
+        """Check a flat range against its buffer: the range, its text, name and title; or
+        `error`."""
+        ...
+
+    def diagnostics(self, query: DiagnosticsQuery) -> Diagnostics:
+        """vim.diagnostic's items of the loaded buffers under `root` (or of `path` alone),
+        bounded."""
+        ...
+
+    def editor_buffer(self, max_bytes: int) -> EditorBuffer | None:
+        """The editor window's buffer: name, whole lines up to `max_bytes` (then one cut
+        line), filetype; None when no window shows the user's editing."""
+        ...
+
+    def editor_win(self) -> int | None:
+        """The editor window: the current one when it shows the user's editing, else the
+        previous one, else the last used one of the tab."""
+        ...
+
+    def find_unique(self, path: str, needle: str, context: int) -> Found:
+        """How often `needle` occurs in the buffer of `path` (loaded if needed); when once,
+        the lines it spans with `context` lines around."""
+        ...
+
+    def go_to_position(self, args: dict[str, Any], keys: list[str]) -> Any:
+        """Move the cursor (and select) in the editor window: 'OK…' or what is wrong."""
+        ...
+
+    def load_lines(self, path: str) -> Loaded:
+        """The whole buffer of `path`, loaded hidden if needed; or why there is none."""
+        ...
+
+    def python_source(self, file_path: str, max_bytes: int) -> PythonSource | None:
+        """The text a reveal of `file_path` would look at, and its version, when it is
+        Python."""
+        ...
+
+    def read_lines(self, target: str | int, first: int, last: int, max_lines: int) -> Lines | None:
+        """Lines [first, last) of the loaded buffer of a path (or buffer number), or None."""
+        ...
+
+    def read_text(self, path: str, max_bytes: int) -> str | None:
+        """Whole lines, up to `max_bytes`, of the loaded buffer of `path`, or None."""
+        ...
+
+    def reanchor_range(self, flat: FlatRange, text: str, context: int) -> Reanchored:
+        """Re-anchor a selection; its range now and `context` lines around it, or an error
+        code."""
+        ...
+
+    def replace_range(self, flat: FlatRange, old_text: str, new_text: str) -> Replaced:
+        """Re-anchor and replace a selection as one undo step, then the save rule."""
+        ...
+
+    def reveal(self, args: dict[str, Any], keys: list[str], python: PythonResolution | None) -> Any:
+        """Reveal a range (`python`: the caller's resolution of a Python member): 'OK…' or
+        what is wrong."""
+        ...
+
+    def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> Any:
+        """Reveal a transcript chip by id, as a click on it does."""
+        ...
+
+    def servername(self) -> str:
+        """This Neovim's RPC address (v:servername)."""
+        ...
+
+    def show_hunks(self, spec: HunkSpec) -> bool:
+        """Draw a waiting edit's hunks in its buffer; False when nothing was drawn."""
+        ...
+
+    def take_after(self, proposal_id: int) -> list[str] | None:
+        """The compare view's after side (closing the view), or None when it is not open."""
+        ...
+
+    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+        """Queue a UI update for the pane; `build` runs on Neovim's side of the queue, so
+        what it reads (status, transcript) is current when the update is sent."""
+        ...
+
+
+# The methods of the port, as port.lua names them (the Protocol's own methods).
+PORT_METHODS = tuple(
+    sorted(n for n, v in vars(Editor).items() if callable(v) and not n.startswith("_"))
+)
+
+# The one chunk: port.call checks the deadline (seconds since the epoch) before it runs the
+# named function. `pcall(require)` turns a Neovim without the plugin into a clear code
+# instead of a Lua error (the MCP server attaches to any Neovim).
+PORT_CALL = (
+    "local ok, port = pcall(require, 'sightline.port') "
+    "if not ok then return 'sightline:not-installed: ' .. tostring(port):match('^[^\\n]*') end "
+    "return port.call(...)"
+)
+EXPIRED = "sightline:expired-call"
+NOT_INSTALLED = "sightline:not-installed"
+NO_SUCH = "sightline:no-such-port-function"
+
+
+def port_args(deadline: float | None, name: str, *args: Any) -> tuple[Any, ...]:
+    """PORT_CALL's arguments for port function `name`."""
+    return (deadline, name, *args)
+
+
+class NvimEditor:
+    def __init__(self, nvim: Any, timeout_s: float = 30.0):
+        self._nvim = nvim
+        self._loop_thread = threading.current_thread()
+        self._timeout_s = timeout_s
+
+    # -- the port's methods: one call each --------------------------------------------------
+
+    def apply_edit(self, spec: EditSpec) -> Applied:
+        return cast(Applied, self._call("apply_edit", spec))
+
+    def clear_hunks(self, proposal_id: int) -> None:
+        self._call("clear_hunks", proposal_id)
+
+    def close_compare(self, proposal_id: int) -> None:
+        self._call("close_compare", proposal_id)
+
+    def create_file(self, spec: CreateSpec) -> Applied:
+        return cast(Applied, self._call("create_file", spec))
+
+    def describe_range(self, flat: dict[str, Any]) -> RangeInfo:
+        return cast(RangeInfo, self._call("describe_range", flat))
+
+    def diagnostics(self, query: DiagnosticsQuery) -> Diagnostics:
+        return cast(Diagnostics, self._call("diagnostics", query))
+
+    def editor_buffer(self, max_bytes: int) -> EditorBuffer | None:
+        return cast("EditorBuffer | None", self._call("editor_buffer", max_bytes))
+
+    def editor_win(self) -> int | None:
+        return cast("int | None", self._call("editor_win"))
+
+    def find_unique(self, path: str, needle: str, context: int) -> Found:
+        return cast(Found, self._call("find_unique", path, needle, context))
+
+    def go_to_position(self, args: dict[str, Any], keys: list[str]) -> Any:
+        return self._call("go_to_position", args, keys)
+
+    def load_lines(self, path: str) -> Loaded:
+        return cast(Loaded, self._call("load_lines", path))
+
+    def python_source(self, file_path: str, max_bytes: int) -> PythonSource | None:
+        return cast("PythonSource | None", self._call("python_source", file_path, max_bytes))
+
+    def read_lines(self, target: str | int, first: int, last: int, max_lines: int) -> Lines | None:
+        return cast("Lines | None", self._call("read_lines", target, first, last, max_lines))
+
+    def read_text(self, path: str, max_bytes: int) -> str | None:
+        return cast("str | None", self._call("read_text", path, max_bytes))
+
+    def reanchor_range(self, flat: FlatRange, text: str, context: int) -> Reanchored:
+        return cast(Reanchored, self._call("reanchor_range", flat, text, context))
+
+    def replace_range(self, flat: FlatRange, old_text: str, new_text: str) -> Replaced:
+        return cast(Replaced, self._call("replace_range", flat, old_text, new_text))
+
+    def reveal(self, args: dict[str, Any], keys: list[str], python: PythonResolution | None) -> Any:
+        return self._call("reveal", args, keys, python)
+
+    def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> Any:
+        return self._call("reveal_attachment", args, keys)
+
+    def servername(self) -> str:
+        return str(self._call("servername") or "")
+
+    def show_hunks(self, spec: HunkSpec) -> bool:
+        return bool(self._call("show_hunks", spec))
+
+    def take_after(self, proposal_id: int) -> list[str] | None:
+        lines = self._call("take_after", proposal_id)
+        return None if lines is None else list(lines)
+
+    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+        # Always queued, even from the loop thread: the payload is built when its turn in the
+        # loop comes, after every request answered before it, so status is never stale.
+        self._nvim.async_call(
+            lambda: self._nvim.exec_lua(
+                PORT_CALL, None, "notify_ui", msgtext.safe(build()), async_=True
+            )
+        )
+
+    # -- the machinery ----------------------------------------------------------------------
+
+    def _on_loop(self) -> bool:
+        return threading.current_thread() is self._loop_thread
+
+    def _call(self, name: str, *args: Any) -> Any:
+        if self._on_loop():
+            # A handler Neovim waits on: it answers at once, no deadline needed.
+            return self._checked(self._exec(port_args(None, name, *args)))
+        deadline = time.time() + self._timeout_s
+        future: Future[Any] = Future()
+
+        def run() -> None:
+            if time.time() > deadline or not future.set_running_or_notify_cancel():
+                return  # queued past the deadline (or given up): never sent
+            try:
+                result = self._exec(port_args(deadline, name, *args))
+                if result == EXPIRED:
+                    raise EditorError(self._late())
+                future.set_result(self._checked(result))
+            except BaseException as err:
+                future.set_exception(err)
+
+        self._nvim.async_call(run)
+        try:
+            return future.result(timeout=self._timeout_s)
+        except FutureTimeout:
+            future.cancel()
+            raise EditorError(self._late()) from None
+
+    def _checked(self, result: Any) -> Any:
+        if isinstance(result, str) and result.startswith((NOT_INSTALLED, NO_SUCH)):
+            raise EditorError(
+                f"the sightline plugin in this Neovim cannot serve the core: {result}"
+            )
+        return result
+
+    def _late(self) -> str:
+        return f"Neovim did not answer within {self._timeout_s:g} s; the call was dropped"
+
+    def _exec(self, args: tuple[Any, ...]) -> Any:
+        import pynvim
+
+        try:
+            return self._nvim.exec_lua(PORT_CALL, *args)
+        except pynvim.NvimError as err:
+            raise EditorError(str(err)) from None

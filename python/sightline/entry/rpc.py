@@ -1,0 +1,388 @@
+"""The request table: unpack flat params, call the core, map errors to messages.
+
+Every handler answers `{"ok": true, ...}` or `{"ok": false, "error": "<one line>"}`;
+the Lua host turns that into `result` or `nil, message`.  Each method declares the shape of
+its params (sightline.entry.params); `dispatch` checks them before the handler runs, so a handler
+only sees declared params of the declared types, and bad input answers
+`<method>: <param>: expected …`.  An internal error is a bug (tests/test_fuzz_rpc.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from sightline.agent.session import MODES
+from sightline.core import Core
+from sightline.domain import extensions, scope, secrets
+from sightline.domain.errors import Refused
+from sightline.domain.mcp_config import ServerConfigError
+from sightline.editor import msgtext
+from sightline.editor.port import EditorError
+from sightline.entry import extension_admin as admin
+from sightline.entry.params import (
+    Choice,
+    Directory,
+    FilePath,
+    Flag,
+    Int,
+    Invalid,
+    Spec,
+    Table,
+    Text,
+    check_params,
+)
+from sightline.gate.decisions import DECISIONS
+from sightline.gate.proposals import compare_view
+from sightline.providers.base import ProviderError
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Core, dict[str, Any]], Any]
+METHODS: dict[str, Handler] = {}
+SCHEMAS: dict[str, dict[str, Spec]] = {}
+
+# Bounds far above real use that keep one request from holding the core for long.
+MAX_PROMPT_CHARS = 1 << 22
+MAX_LINE_CHARS = 1 << 20
+MAX_NAME_CHARS = 255
+
+# The workspace a request is about (the editor's cwd); absent = the session's.
+WORKSPACE = Directory()
+RANGE = {key: Int(min=0) for key in scope.RANGE_KEYS}
+
+
+def method(name: str, /, **schema: Spec) -> Callable[[Handler], Handler]:
+    """Register a handler with the shape of its params: name=Spec for each one it reads."""
+
+    def register(fn: Handler) -> Handler:
+        METHODS[name] = fn
+        SCHEMAS[name] = schema
+        return fn
+
+    return register
+
+
+@contextlib.contextmanager
+def _named(name: str) -> Iterator[None]:
+    """A refusal of the core names the method, as the params check does."""
+    try:
+        yield
+    except Refused as err:
+        raise Refused(f"{name}: {err.message}") from None
+
+
+@method("core.ping")
+def _ping(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    provider = sys.modules.get("sightline.providers.anthropic_api")
+    loaded = provider is not None and provider.SDK_IMPORTED.is_set()
+    return {"pid": os.getpid(), "sdk_loaded": loaded}
+
+
+@method("core.init", config=Table(), workspace=WORKSPACE, conversation=FilePath())
+def _init(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _named("core.init"):
+        core.configure(params.get("config", {}), params.get("workspace"))
+    path = params.get("conversation")
+    if path:
+        try:
+            core.history_open(path)
+        except Refused as err:
+            log.info("could not reopen %s: %s", path, err.message)
+    # Sent as a notification by a starting Lua host: push the state (and a reopened
+    # transcript) rather than answer.
+    core.session.ui.flush()
+    return {"status": core.session.status()}
+
+
+@method("core.configure", config=Table())
+def _configure(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _named("core.configure"):
+        core.configure(params.get("config", {}))
+    return {"status": core.session.status()}
+
+
+@method(
+    "agent.send", text=Text(required=True, max_chars=MAX_PROMPT_CHARS), workspace=WORKSPACE, **RANGE
+)
+def _send(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return core.send(params)
+
+
+@method("agent.stop")
+def _stop(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    stopped = core.session.stop()
+    return {"stopped": stopped, "status": core.session.status()}
+
+
+@method("agent.reset")
+def _reset(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.session.reset()
+    return {"status": core.session.status()}
+
+
+@method("agent.compact")
+def _compact(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    turn = core.session.compact()
+    return {"turn": turn.id, "status": core.session.status()}
+
+
+@method("agent.status")
+def _status(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"status": core.session.status()}
+
+
+@method("agent.model", name=Text(max_chars=MAX_NAME_CHARS))
+def _model(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """Set the model (`name`), or answer the current one."""
+    if params.get("name"):
+        core.set_model(params["name"])
+    return {"model": core.session.provider.model, "status": core.session.status()}
+
+
+@method("agent.models", wait_ms=Int(min=0, max=5000))
+def _models(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """The provider's models (cached; the first call fetches them on a worker thread and
+    waits at most `wait_ms`)."""
+    return core.models(params.get("wait_ms", 0) / 1000)
+
+
+@method("agent.mode", mode=Choice(required=True, values=MODES))
+def _mode(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.session.set_mode(params["mode"])
+    return {"status": core.session.status()}
+
+
+@method("agent.autoaccept", value=Flag(required=True))
+def _autoaccept(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.session.autoaccept = params["value"]
+    core.session.ui.schedule()
+    return {"status": core.session.status()}
+
+
+@method(
+    "agent.decide",
+    decision=Choice(required=True, values=DECISIONS),
+    reason=Text(max_chars=MAX_LINE_CHARS),
+)
+def _decide(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.session.gate.decide(params["decision"], params.get("reason", ""))
+    return {"status": core.session.status()}
+
+
+@method(
+    "agent.hunk",
+    proposal=Int(required=True, min=1),
+    hunk=Int(min=0),
+    decision=Choice(required=True, values=DECISIONS),
+    reason=Text(max_chars=MAX_LINE_CHARS),
+)
+def _hunk(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """Decide one hunk of the edit shown inline (no `hunk`: every undecided one)."""
+    decisions = core.session.gate.decide_hunk(
+        params["proposal"], params.get("hunk"), params["decision"], params.get("reason", "")
+    )
+    return {"decisions": decisions, "status": core.session.status()}
+
+
+@method("agent.compare")
+def _compare(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"proposal": compare_view(core.session)}
+
+
+@method("history.list")
+def _history_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"conversations": core.history_list()}
+
+
+@method("history.open", path=FilePath(required=True))
+def _history_open(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"status": core.history_open(params["path"])}
+
+
+@method("transcript.full")
+def _transcript(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"transcript": core.session.transcript.full()}
+
+
+def _workspace(core: Core, params: dict[str, Any]) -> str:
+    """The workspace a request is about: the editor's, sent along, else the session's."""
+    value = params.get("workspace")
+    return value if isinstance(value, str) else core.session.workspace
+
+
+@method("complete.warm", workspace=WORKSPACE)
+def _complete_warm(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return core.completion.warm(_workspace(core, params))
+
+
+@method(
+    "complete.candidates",
+    before=Text(max_chars=MAX_LINE_CHARS),
+    token=Text(max_chars=MAX_LINE_CHARS),
+    workspace=WORKSPACE,
+)
+def _complete_candidates(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """`before` (the line up to the cursor) or `token` (the text after `@`).  `cpu_ms`, the
+    core's CPU time for the answer, lets a benchmark tell work from waiting for a CPU."""
+    started = time.thread_time()
+    before, token = params.get("before"), params.get("token")
+    if before is None and token is None:
+        raise Refused("complete.candidates: expected `before` or `token` (a string)")
+    result = core.completion.candidates(_workspace(core, params), before=before, token=token)
+    return {**result, "cpu_ms": (time.thread_time() - started) * 1000}
+
+
+@method("extensions.list", workspace=WORKSPACE)
+def _extensions_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    statuses = extensions.status(_workspace(core, params))
+    return {
+        "extensions": [s.to_dict() for s in statuses],
+        "listing": admin.status_chunks(statuses),
+    }
+
+
+EXTENSION_NAME = Text(required=True, max_chars=MAX_NAME_CHARS)
+
+
+@method("extensions.install", path=FilePath(required=True), force=Flag(), workspace=WORKSPACE)
+def _extensions_install(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _extension_errors(core):
+        # A relative path is the user's, typed in the editor: relative to its workspace.
+        path = Path(_workspace(core, params)) / Path(params["path"]).expanduser()
+        installed = extensions.install(path, force=params.get("force") is True)
+    return {"message": admin.installed(installed), "extension": installed.status().to_dict()}
+
+
+@method("extensions.uninstall", name=EXTENSION_NAME, workspace=WORKSPACE)
+def _extensions_uninstall(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    name = params["name"]
+    with _extension_errors(core):
+        removed = extensions.uninstall(name, workspace=_workspace(core, params))
+    return {"message": admin.uninstalled(name, removed)}
+
+
+def _switch(core: Core, params: dict[str, Any], enabled: bool) -> dict[str, Any]:
+    workspace = Path(_workspace(core, params))
+    scoped = params.get("workspace_scope") is True
+    with _extension_errors(core):
+        result = extensions.set_enabled(
+            params["name"], enabled, workspace=workspace, workspace_scope=scoped
+        )
+    return {
+        "message": admin.switched(result, enabled, workspace, scoped),
+        "extension": result.status().to_dict(),
+    }
+
+
+SWITCH = {"name": EXTENSION_NAME, "workspace": WORKSPACE, "workspace_scope": Flag()}
+
+
+@method("extensions.enable", **SWITCH)
+def _extensions_enable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return _switch(core, params, True)
+
+
+@method("extensions.disable", **SWITCH)
+def _extensions_disable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return _switch(core, params, False)
+
+
+@contextlib.contextmanager
+def _extension_errors(core: Core) -> Iterator[None]:
+    """ExtensionError is the user's one-line message; the completion list is re-read
+    after any change, even a half-done one."""
+    try:
+        yield
+    except extensions.ExtensionError as err:
+        raise Refused(str(err)) from None
+    except OSError as err:
+        where = f": {err.filename}" if err.filename else ""
+        raise Refused(f"{err.strerror or err}{where}") from None
+    finally:
+        core.completion.forget_extensions()
+
+
+MCP_NAME = Text(required=True, max_chars=MAX_NAME_CHARS)
+
+
+@method("mcp.list", workspace=WORKSPACE)
+def _mcp_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"servers": core.mcp.status(_workspace(core, params))}
+
+
+@contextlib.contextmanager
+def _mcp_errors() -> Iterator[None]:
+    try:
+        yield
+    except ServerConfigError as err:
+        raise Refused(f"sightline: {err}") from None
+
+
+@method("mcp.enable", name=MCP_NAME, workspace=WORKSPACE)
+def _mcp_enable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _mcp_errors():
+        return {"message": core.mcp.set_enabled(params["name"], True, _workspace(core, params))}
+
+
+@method("mcp.disable", name=MCP_NAME, workspace=WORKSPACE)
+def _mcp_disable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _mcp_errors():
+        return {"message": core.mcp.set_enabled(params["name"], False, _workspace(core, params))}
+
+
+@method("mcp.restart", name=MCP_NAME, workspace=WORKSPACE)
+def _mcp_restart(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    with _mcp_errors():
+        return {"message": core.mcp.restart(params["name"], _workspace(core, params))}
+
+
+MAX_ERROR_CHARS = 1000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _refusal(text: str) -> dict[str, Any]:
+    """The answer for a refused request: one line (a name may hold a newline), bounded,
+    without the key."""
+    line = _CONTROL.sub(lambda m: repr(m.group())[1:-1], secrets.redact(text))
+    if len(line) > MAX_ERROR_CHARS:
+        line = line[: MAX_ERROR_CHARS - 1] + "…"
+    return {"ok": False, "error": line}
+
+
+def dispatch(core: Core, name: str, args: list[Any]) -> dict[str, Any]:
+    handler = METHODS.get(name)
+    if handler is None:
+        return _refusal(f"unknown request {name!r}")
+    raw = args[0] if args else {}
+    if isinstance(raw, list | tuple) and not raw:
+        raw = {}  # an empty Lua table is sent as an empty list
+    if not isinstance(raw, dict):
+        return _refusal(f"{name}: expected a table of named params")
+    try:
+        params = check_params(SCHEMAS[name], raw)
+    except Invalid as err:
+        return _refusal(f"{name}: {err}")
+    try:
+        result = handler(core, params)
+    except (Refused, ProviderError) as err:
+        return _refusal(err.message)
+    except EditorError as err:  # Neovim refused a call; its text is safe to show
+        return _refusal(f"{name}: {err}")
+    except Exception as err:
+        log.error("request %s failed:\n%s", name, traceback.format_exc())
+        return _refusal(
+            f"internal error in {name}: {type(err).__name__}: {err} (details in the log)"
+        )
+    out = {"ok": True}
+    if isinstance(result, dict):
+        out.update(result)
+    return msgtext.safe(out)  # type: ignore[no-any-return]

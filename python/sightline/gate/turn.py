@@ -1,0 +1,79 @@
+"""The running turn as the tools, the gate, the MCP client and an ACP agent see it.
+
+agent/session.py's Turn and Session implement these Protocols; the code below the agent
+names only them, so it never imports the agent (tests/test_layers.py) and can be driven by
+a plain object in a test.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from sightline.domain.config import CoreConfig
+    from sightline.domain.history import Conversation
+    from sightline.domain.scope import Selection
+    from sightline.editor.port import Editor
+    from sightline.gate.decisions import Gate
+    from sightline.ui.push import Ui
+    from sightline.ui.transcript import Transcript
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool, or a write the gate decided, tells the model."""
+
+    content: str
+    is_error: bool = False
+
+
+class Session(Protocol):
+    """The conversation a turn belongs to."""
+
+    plan: list[dict[str, Any]]
+    mode: str
+
+    @property
+    def workspace(self) -> str: ...
+    @property
+    def editor(self) -> Editor: ...
+    @property
+    def cfg(self) -> CoreConfig: ...
+    @property
+    def gate(self) -> Gate: ...
+    @property
+    def transcript(self) -> Transcript: ...
+    @property
+    def ui(self) -> Ui: ...
+    @property
+    def autoaccept(self) -> bool: ...
+    @property
+    def conversation(self) -> Conversation | None: ...
+
+    def record(self, record: dict[str, Any]) -> None: ...
+
+
+class Turn(Protocol):
+    """One turn: its scope, its cancellation, and the session's editor and gate."""
+
+    scope: Selection | None
+    partial: str
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def session(self) -> Session: ...
+    @property
+    def lock(self) -> threading.Lock: ...
+    @property
+    def workspace(self) -> str: ...
+    @property
+    def editor(self) -> Editor: ...
+    @property
+    def gate(self) -> Gate: ...
+
+    def cancelled(self) -> bool: ...
+    def on_cancel(self, callback: Callable[[], None]) -> None: ...

@@ -1,0 +1,834 @@
+"""Candidates for `@` completion in the composer, and the workspace file list behind them.
+
+The Lua side sends the token typed after `@` and hands the items it gets
+back to Neovim's `complete()`; all filtering and ranking happen here:
+
+* `@` alone: active extensions, then files;
+* `@bro`: both filtered (extensions first), ranked like a fuzzy file finder;
+* `@ext:` / `@ext:br`: extensions only.
+
+Files are ranked in tiers, and within a tier shorter paths come first:
+the file name starts with the query; a folder or a word in the path starts
+with it; it occurs anywhere; its characters occur in order.  Matching
+ignores case (smart case is optional).
+
+Speed: a workspace may list 100 000 files and a keystroke must answer in a
+few milliseconds, while Python spends ~0.1 µs on the simplest per-path step.
+So the list is sorted (shorter first) and lower-cased once, per index, off
+the typing path; a `CompletionSession` keeps one *level* per prefix of the
+query - the paths containing all its characters, checked for their order
+when few enough - and each keystroke narrows the previous level.  The
+contiguous tiers are found with `str.find` and regexes over one joined
+string, stopping once 100 are found, rather than by scoring every path.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import os
+import re
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from sightline.domain.text import clean_display_text
+from sightline.mentions.parse import escape_path, unescape_path
+
+log = logging.getLogger(__name__)
+
+MAX_ITEMS = 100
+EXT_PREFIX = "ext:"
+# The matcher looks at this many characters of a query at most: a keystroke's work grows
+# with the query (one narrowing step and a regex of its length), and a pasted 50 kB token
+# must not freeze Neovim.  Longer than any path anyone types after `@`.
+MAX_QUERY_CHARS = 256
+GIT_TIMEOUT_S = 10.0
+WALK_MAX_FILES = 300_000
+# Folders a walk never enters (outside git, nothing says what is ignored).
+IGNORED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".jj", ".bzr",
+        "node_modules", "bower_components",
+        ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".cache", ".direnv",
+        ".idea", ".gradle", ".terraform", "target", "dist", "build", ".next",
+    }
+)  # fmt: skip
+_BOUNDARY = "\n/_-. "  # characters after which a match starts a word
+_index_ids = itertools.count(1)
+
+ItemKind = Literal["extension", "file", "editor"]
+
+
+class ExtensionLike(Protocol):
+    """What completion needs of an extension (Extension and ExtensionStatus fit)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str | None: ...
+
+
+ExtensionSource = ExtensionLike | tuple[str, str | None]
+
+
+@dataclass(frozen=True)
+class CompletionItem:
+    kind: ItemKind
+    word: str  # inserted text: "@ext:<name>" or "@<escaped path>"
+    abbr: str
+    menu: str
+    info: str
+
+    def to_vim(self) -> dict[str, Any]:
+        """A `complete-items` dict.  equal=1: Neovim must not filter our fuzzy
+        matches by prefix; dup=1: skip its quadratic de-duplication."""
+        return {
+            "word": self.word,
+            "abbr": self.abbr,
+            "menu": self.menu,
+            "info": self.info,
+            "kind": "ext" if self.kind == "extension" else "file",
+            "dup": 1,
+            "equal": 1,
+            "user_data": {"sightline": self.kind},
+        }
+
+
+# --- the file index -------------------------------------------------------------
+
+
+class FileIndex:
+    """An immutable snapshot of the workspace's files, ready for ranking.
+
+    Construction only keeps the list: the first `@` list needs just the
+    shortest paths (`first`).  Sorting, lower-casing and the tables ranking
+    uses are built on first use or by `prepare()`, which the refresh thread
+    calls right after the swap, so the first keystroke finds them done.
+    """
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self._raw = list(paths)
+        self.id = next(_index_ids)
+        self._lock = threading.RLock()
+        self._paths: list[str] | None = None
+        self._lower: list[str] | None = None
+        self._originals: dict[str, str] = {}
+        self._clashes: dict[str, list[str]] = {}
+        self._by_initial: dict[str, list[str]] | None = None
+        self._by_char: dict[str, list[str]] | None = None
+        self._lower_blob: str | None = None
+        self._longest: dict[bool, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    @property
+    def paths(self) -> list[str]:
+        """Unique paths, shorter first, then alphabetical.
+
+        Every filtered subset keeps this order, so within a ranking tier the
+        first N hits already are the best N.
+        """
+        if self._paths is None:
+            with self._lock:
+                if self._paths is None:
+                    self._paths = _ordered(self._raw)
+        return self._paths
+
+    def first(self, n: int) -> list[str]:
+        """The first n of `paths`, without ordering them all when that is not done yet."""
+        raw = self._raw  # read first: prepare() drops it once `paths` is set
+        if self._paths is not None or not raw or n <= 0:
+            return self.paths[:n]
+        # The 2n-th shortest length bounds the candidates; only those are sorted.
+        lengths = heapq.nsmallest(2 * n, map(len, raw))
+        longest = lengths[-1]
+        best = sorted((p for p in raw if len(p) <= longest), key=_order_key)
+        unique = [p for p in dict.fromkeys(best) if p and "\n" not in p]
+        return unique[:n] if len(unique) >= n or len(lengths) < 2 * n else self.paths[:n]
+
+    def prepare(self) -> FileIndex:
+        """Build everything ranking needs now (the refresh thread calls this)."""
+        _ = self.paths
+        self._raw = []  # ordered now: the unordered copy is not needed any more
+        self.by_initial()
+        self.build_char_table()
+        self.lower_blob()
+        self.longest(False)
+        return self
+
+    def longest(self, case_sensitive: bool) -> int:
+        """The length of the longest path (lower-cased unless case_sensitive): no longer
+        query can match, not even in order (every tier needs all its characters)."""
+        known = self._longest.get(case_sensitive)
+        if known is None:
+            lines = self.paths if case_sensitive else self.lower
+            known = self._longest[case_sensitive] = max(map(len, lines), default=0)
+        return known
+
+    def lower_blob(self) -> str:
+        """All lower-cased paths joined, one per line (shared by every session)."""
+        if self._lower_blob is None:
+            self._lower_blob = "\n" + "\n".join(self.lower) + "\n"
+        return self._lower_blob
+
+    @property
+    def lower(self) -> list[str]:
+        """The paths lower-cased, in the same order (what case-insensitive ranking scans)."""
+        if self._lower is None:
+            with self._lock:
+                if self._lower is None:
+                    self._build_lower()
+        assert self._lower is not None
+        return self._lower
+
+    def _build_lower(self) -> None:
+        lower = [p.lower() for p in self.paths]
+        originals = dict(zip(lower, self.paths, strict=True))
+        if len(originals) < len(lower):  # "README" and "readme" side by side
+            for low, path in zip(lower, self.paths, strict=True):
+                self._clashes.setdefault(low, []).append(path)
+        self._originals = originals
+        self._lower = lower
+
+    def originals(self, key: str, case_sensitive: bool) -> list[str]:
+        """The path(s) a ranking key stands for."""
+        if case_sensitive:
+            return [key]
+        return self._clashes.get(key) or [self._originals[key]]
+
+    def build_char_table(self) -> None:
+        """Lower-cased paths grouped by every character they contain, in index order.
+
+        The first two keystrokes after `@` would otherwise each scan every path
+        (most of a keystroke's budget at 100 000 files); built off the typing
+        path, by prepare(), at the cost of one reference per distinct character
+        of each path.
+        """
+        if self._by_char is None:
+            table: dict[str, list[str]] = {}
+            for s in self.lower:
+                for c in set(s):
+                    table.setdefault(c, []).append(s)
+            self._by_char = table
+
+    def char_table(self) -> dict[str, list[str]] | None:
+        """The table once prepare() built it; None before (never built on the typing path)."""
+        return self._by_char
+
+    def by_initial(self) -> dict[str, list[str]]:
+        """Lower-cased paths grouped by the first character of their file name.
+
+        The first keystroke after `@` ranks file names starting with that
+        character first; this table answers it without scanning every path.
+        """
+        if self._by_initial is None:
+            lower = self.lower
+            with self._lock:
+                if self._by_initial is None:
+                    table: dict[str, list[str]] = {}
+                    for s in lower:
+                        i = s.rfind("/") + 1
+                        table.setdefault(s[i : i + 1], []).append(s)
+                    self._by_initial = table
+        return self._by_initial
+
+
+@dataclass
+class _Level:
+    """Paths that may match `query`: every one containing all its characters.
+
+    `exact` once they are known to hold its characters in order (a fuzzy
+    match); the next keystroke then starts from a much smaller set.
+    """
+
+    query: str
+    lines: list[str]
+    exact: bool
+    # Whose joined blob the contiguous tiers scan.  Their hits are right in
+    # any blob holding these lines in order, so a level not much smaller than
+    # its parent scans the parent's blob instead of joining its own.
+    owner: _Level | None = field(default=None, repr=False)
+    _blob: str | None = field(default=None, repr=False)
+
+    def blob(self) -> str:
+        if self.owner is not None:
+            return self.owner.blob()
+        if self._blob is None:
+            # A newline on both ends: every line is delimited on both sides.
+            self._blob = "\n" + "\n".join(self.lines) + "\n"
+        return self._blob
+
+    def child(self, query: str, lines: list[str], exact: bool) -> _Level:
+        owner = self.owner or self
+        if len(lines) * 2 > len(owner.lines):
+            return _Level(query, lines, exact, owner)
+        return _Level(query, lines, exact)
+
+    def refine(self, lines: list[str]) -> None:
+        """Now known exactly (ranking checked every line anyway)."""
+        self.lines, self.exact = lines, True
+        self.owner, self._blob = None, None
+
+
+# Checking the order of a query's characters costs ~0.2 µs a path; above this
+# many candidates a level stays a superset and is refined when ranking has
+# checked all of it anyway.
+VERIFY_MAX = 20_000
+
+
+def _fuzzy(q: str) -> Callable[[str], object]:
+    """Matcher for q's characters in order (anchored, possessive: one pass per path)."""
+    return re.compile("".join("[^" + re.escape(c) + "]*+" + re.escape(c) for c in q)).match
+
+
+class _Contiguous:
+    """Regexes for the contiguous tiers of one query.
+
+    `scan` finds lines containing the query (one hit per line, starting with
+    the query as a literal so the engine skips ahead fast); `is_name` and
+    `is_word` classify such a line.  `name_scan`/`word_scan` find the two
+    better tiers directly, for when the query is too common to classify
+    every hit.
+    """
+
+    def __init__(self, q: str) -> None:
+        e = re.escape(q)
+        boundary = "[" + re.escape(_BOUNDARY) + "]"
+        self.scan = re.compile(e + r"[^\n]*+")
+        # the file name starts with it (or it starts a folder and runs into the name)
+        self.is_name = re.compile(r"(?:^|/)" + e + r"[^/]*\Z").search
+        # a folder name or a word (after _ - . or space) starts with it
+        self.is_word = re.compile(r"(?:^|" + boundary + ")" + e).search
+        self.name_scan = re.compile(e + r"(?<=[\n/]" + e + r")[^\n/]*+(?=\n)")
+        self.word_scan = re.compile(e + r"(?<=" + boundary + e + r")[^\n]*+")
+
+
+# Hits classified one by one before a query counts as common (see _scan_tiers).
+CLASSIFY_MAX = 300
+
+
+def _line_at(blob: str, start: int, end: int) -> str:
+    return blob[blob.rfind("\n", 0, start) + 1 : blob.find("\n", end)]
+
+
+def _order_key(path: str) -> tuple[int, str]:
+    return len(path), path
+
+
+def _ordered(paths: list[str]) -> list[str]:
+    unique = list(dict.fromkeys(paths))
+    if "" in unique or "\n" in "\0".join(unique):
+        # A newline would split a path in the joined strings ranking scans.
+        unique = [p for p in unique if p and "\n" not in p]
+    unique.sort()  # git lists paths sorted already, which makes this nearly free
+    unique.sort(key=len)
+    return unique
+
+
+# --- ranking --------------------------------------------------------------------
+
+
+class CompletionSession:
+    """`@` completion for one composer; keeps the narrowing cache between keystrokes.
+
+    `files` is a FileListCache (its current snapshot is used; a refresh
+    resets the cache), a FileIndex, or None for extensions only.
+
+    Files are ranked in tiers, each in the index order (shorter paths first):
+    the file name starts with the query; a folder or word starts with it; it
+    occurs anywhere; its characters occur in order (fuzzy).
+    """
+
+    def __init__(
+        self,
+        files: FileListCache | FileIndex | None = None,
+        *,
+        max_items: int = MAX_ITEMS,
+        smart_case: bool = False,
+    ) -> None:
+        self._files = files
+        self.max_items = max_items
+        self.smart_case = smart_case
+        self._chain: list[_Level] = []  # root .. longest query, each a prefix of the next
+        self._chain_key: tuple[int, bool] | None = None
+
+    def complete(
+        self, token: str, extensions: Sequence[ExtensionSource] = (), *, wait: float = 0.0
+    ) -> list[CompletionItem]:
+        """Items for the text typed after `@` (escapes like `\\ ` allowed).
+
+        `wait`: with a FileListCache that has no list yet, wait up to that
+        many seconds for the first one (else files are simply not offered yet).
+        """
+        query = matched_query(token)
+        if query.startswith(EXT_PREFIX):
+            return rank_extensions(extensions, query[len(EXT_PREFIX) :])[: self.max_items]
+        items = rank_extensions(extensions, query)[: self.max_items]
+        room = self.max_items - len(items)
+        index = self._index(wait)
+        if room > 0 and index is not None:
+            items.extend(_file_item(p) for p in self.rank_files(index, query, room))
+        return items
+
+    def rank_files(self, index: FileIndex, query: str, limit: int) -> list[str]:
+        """The best `limit` paths for query (all paths' order when it is empty)."""
+        if not query:
+            return index.first(limit)
+        if "\n" in query:
+            return []  # no path holds one (the index drops them)
+        case_sensitive = self.smart_case and query != query.lower()
+        q = query if case_sensitive else query.lower()
+        if len(q) > index.longest(case_sensitive):
+            return []  # (a long paste after `@` ends here, before any per-path work)
+        level = self._level(index, q, case_sensitive)
+        taken: dict[str, None] = {}  # an ordered set of keys
+        if len(q) == 1 and not case_sensitive:
+            # One character: file names starting with it go first (those are
+            # precomputed), then the whole level, which all contains it.
+            taken.update(dict.fromkeys(index.by_initial().get(q, [])[:limit]))
+        else:
+            self._scan_tiers(level, q, limit, taken, words=len(q) > 1)
+        if len(taken) < limit:
+            self._add_fuzzy(level, q, limit, taken)
+        out: list[str] = []
+        for key in taken:
+            out.extend(index.originals(key, case_sensitive))
+        return out[:limit]
+
+    @staticmethod
+    def _scan_tiers(
+        level: _Level, q: str, limit: int, taken: dict[str, None], *, words: bool = True
+    ) -> None:
+        """Add the contiguous tiers: file name starts with q, a word does, q anywhere.
+
+        Without `words` (one character) the middle tier is left out, as the
+        precomputed one-character ranking does.
+        """
+        blob = level.blob()
+        rx = _Contiguous(q)
+        name: dict[str, None] = {}
+        word: dict[str, None] = {}
+        anywhere: dict[str, None] = {}
+        resume = None
+        # str.find skips ahead several times faster than the regex engine, and
+        # a query typed as an abbreviation often does not occur at all.
+        at = blob.find(q)
+        hits = 0
+        while at >= 0:
+            end = blob.find("\n", at + len(q))
+            line = blob[blob.rfind("\n", 0, at) + 1 : end]
+            if rx.is_name(line):
+                name[line] = None
+                if len(name) >= limit:
+                    break
+            elif words and rx.is_word(line):
+                word[line] = None
+            else:
+                anywhere[line] = None
+            hits += 1
+            if hits > CLASSIFY_MAX:
+                resume = end
+                break
+            at = blob.find(q, end)
+        if resume is not None:
+            # A common query: the rest of the blob is searched for the better
+            # tiers only, each stopping as soon as it has enough.
+            scans = [(rx.name_scan, name, {}), (rx.word_scan, word, name)][: 2 if words else 1]
+            for pattern, bucket, better in scans:
+                for m in pattern.finditer(blob, resume):
+                    if len(better) + len(bucket) >= limit:
+                        break
+                    line = _line_at(blob, m.start(), m.end())
+                    if line not in better:
+                        bucket[line] = None
+            # Both ran to the end and still too few: more of "anywhere" is needed.
+            for m in rx.scan.finditer(blob, resume):
+                if len(name) + len(word) + len(anywhere) >= limit:
+                    break
+                line = _line_at(blob, m.start(), m.end())
+                if line not in name and line not in word:
+                    anywhere[line] = None
+        for bucket in (name, word, anywhere):
+            for line in bucket:
+                if len(taken) >= limit:
+                    return
+                taken.setdefault(line)
+
+    @staticmethod
+    def _add_fuzzy(level: _Level, q: str, limit: int, taken: dict[str, None]) -> None:
+        need = limit - len(taken)
+        if level.exact:
+            found = level.lines
+        else:
+            # Enough fuzzy matches even if all those already taken come first.
+            want = need + len(taken)
+            found = list(itertools.islice(filter(_fuzzy(q), level.lines), want))
+            if len(found) < want:
+                # The whole level was checked: keep the exact set for the next key.
+                level.refine(found)
+        rest = (s for s in found if s not in taken)
+        taken.update(dict.fromkeys(itertools.islice(rest, need)))
+
+    def reset(self) -> None:
+        """Forget the narrowing cache (e.g. when the composer closes)."""
+        self._chain, self._chain_key = [], None
+
+    def _index(self, wait: float = 0.0) -> FileIndex | None:
+        if isinstance(self._files, FileListCache):
+            return self._files.index(wait)
+        return self._files
+
+    def _level(self, index: FileIndex, q: str, case_sensitive: bool) -> _Level:
+        key = (index.id, case_sensitive)
+        if self._chain_key != key or not self._chain:
+            root = index.paths if case_sensitive else index.lower
+            blob = None if case_sensitive else index.lower_blob()
+            self._chain = [_Level("", root, exact=True, _blob=blob)]
+            self._chain_key = key
+        # Backspace or a different word: go back to the longest cached prefix.
+        while not q.startswith(self._chain[-1].query):
+            self._chain.pop()
+        level = self._chain[-1]
+        by_char = None if case_sensitive else index.char_table()
+        for i in range(len(level.query), len(q)):
+            # Several keys at once (a paste, coalesced typing): only the last
+            # level is checked for order; the ones between stay supersets.
+            level = _narrow(level, q[: i + 1], verify=i == len(q) - 1, by_char=by_char)
+            self._chain.append(level)
+        return level
+
+
+def _narrow(
+    parent: _Level,
+    q: str,
+    *,
+    verify: bool = True,
+    by_char: dict[str, list[str]] | None = None,
+) -> _Level:
+    """The level for q from the level of q minus its last character.
+
+    With the index's character table, the first two levels come from it: the
+    paths holding q's only character, or those of the shorter of q[0]'s and
+    q[1]'s lists that also hold the other one.
+    """
+    c = q[-1]
+    if c in parent.query:
+        # Requiring a character twice narrows nothing by containment.
+        lines, exact = parent.lines, False
+    elif by_char is not None and len(q) <= 2:
+        with_c = by_char.get(c, [])
+        if len(q) == 1:
+            lines = with_c
+        else:  # parent.lines: exactly the paths holding q[0]
+            shorter, other = (
+                (with_c, q[0]) if len(with_c) < len(parent.lines) else (parent.lines, c)
+            )
+            lines = [s for s in shorter if other in s]
+        exact = len(q) == 1
+    else:
+        lines = [s for s in parent.lines if c in s]
+        exact = len(q) == 1
+    if verify and not exact and len(lines) <= VERIFY_MAX:
+        lines, exact = list(filter(_fuzzy(q), lines)), True
+    return parent.child(q, lines, exact)
+
+
+def matched_query(token: str) -> str:
+    """What the matcher looks at for the raw token after `@`: unescaped, and at most
+    MAX_QUERY_CHARS characters of it.  Linear in the token, and only its start is read:
+    each character of the query takes at most two of the token (`\\x`)."""
+    return unescape_path(token[: 2 * MAX_QUERY_CHARS])[:MAX_QUERY_CHARS]
+
+
+def rank_extensions(extensions: Sequence[ExtensionSource], query: str) -> list[CompletionItem]:
+    """Extensions matching `query` (all when empty), best first, as items."""
+    q = query.lower()
+    scored: list[tuple[int, int, str, str | None]] = []
+    for ext in extensions:
+        name, description = ext if isinstance(ext, tuple) else (ext.name, ext.description)
+        tier = _tier(name.lower(), q)
+        if tier is not None:
+            # Nothing typed: alphabetical; else best tier, then shorter names.
+            scored.append((tier, len(name) if q else 0, name, description))
+    scored.sort()
+    return [_extension_item(name, desc) for _, _, name, desc in scored]
+
+
+def _tier(key: str, q: str) -> int | None:
+    """0 prefix, 1 word start, 2 substring, 3 subsequence, None no match (like the files)."""
+    if key.startswith(q):
+        return 0
+    at = key.find(q)
+    if at > 0:
+        while at > 0:
+            if key[at - 1] in _BOUNDARY:
+                return 1
+            at = key.find(q, at + 1)
+        return 2
+    it = iter(key)
+    return 3 if all(c in it for c in q) else None
+
+
+def _extension_item(name: str, description: str | None) -> CompletionItem:
+    return CompletionItem(
+        kind="extension",
+        word=f"@ext:{name}",
+        abbr=f"@ext:{name}",
+        menu=clean_display_text(description, 60) or "extension",
+        info=clean_display_text(description),
+    )
+
+
+# `@buffer` and `@diagnostics`: the editor's state, resolved when the message is sent.
+EDITOR_ITEMS = {
+    "buffer": "the editor window's buffer, unsaved text included",
+    "diagnostics": "diagnostics of the workspace's loaded buffers",
+}
+
+
+def editor_items(query: str) -> list[CompletionItem]:
+    """The fixed `@buffer` / `@diagnostics` items whose name starts with `query`."""
+    q = query.lower()
+    return [
+        CompletionItem(kind="editor", word=f"@{name}", abbr=f"@{name}", menu=menu, info=menu)
+        for name, menu in EDITOR_ITEMS.items()
+        if name.startswith(q)
+    ]
+
+
+def _file_item(path: str) -> CompletionItem:
+    return CompletionItem(
+        kind="file", word="@" + escape_path(path), abbr=path, menu="file", info=""
+    )
+
+
+def complete(
+    token: str,
+    extensions: Sequence[ExtensionSource],
+    files: FileIndex | Sequence[str] | None,
+    *,
+    max_items: int = MAX_ITEMS,
+    smart_case: bool = False,
+) -> list[CompletionItem]:
+    """One-shot completion (no narrowing cache); sessions are faster while typing."""
+    index = files if isinstance(files, FileIndex) or files is None else FileIndex(files)
+    return CompletionSession(index, max_items=max_items, smart_case=smart_case).complete(
+        token, extensions
+    )
+
+
+# --- listing the workspace ------------------------------------------------------
+
+# Lists of workspace-relative paths, each more complete than the one before;
+# the cache swaps each in as it comes, so a slow listing shows early results.
+Lister = Callable[[Path], Iterable[list[str]]]
+
+
+def list_workspace_files(
+    workspace: Path | str, *, git_timeout: float = GIT_TIMEOUT_S, max_files: int = WALK_MAX_FILES
+) -> list[str]:
+    """The complete list: git's view (tracked + untracked-not-ignored) in a git
+    workspace, else a walk skipping the usual ignored folders."""
+    return _last(iter_workspace_files(workspace, git_timeout=git_timeout, max_files=max_files))
+
+
+def iter_workspace_files(
+    workspace: Path | str, *, git_timeout: float = GIT_TIMEOUT_S, max_files: int = WALK_MAX_FILES
+) -> Iterator[list[str]]:
+    """Successive, growing lists of the workspace's files (the default Lister).
+
+    In git: the tracked files first (git reads them from its index, fast),
+    then with the untracked-not-ignored ones, which takes a walk of the
+    working tree.  Elsewhere: a breadth-first walk, yielded after the first
+    thousand files and then every twenty thousand, so shallow files show up
+    first.
+    """
+    root = Path(workspace)
+    tracked = git_files(root, untracked=False, timeout=git_timeout)
+    if tracked is None:
+        yield from _walk_batches(root, max_files=max_files)
+        return
+    yield tracked
+    untracked = git_files(root, untracked=True, timeout=git_timeout)
+    if untracked:
+        yield list(dict.fromkeys(tracked + untracked))
+
+
+def git_files(
+    workspace: Path, *, untracked: bool = False, timeout: float = GIT_TIMEOUT_S
+) -> list[str] | None:
+    """`git ls-files --cached` (or `--others --exclude-standard` with `untracked`),
+    relative to workspace; None when it is not in a git repository or git failed."""
+    which = ["--others", "--exclude-standard"] if untracked else ["--cached"]
+    cmd = ["git", "-C", str(workspace), "ls-files", "-z", *which]
+    # Listing must never take the index lock a user's own git command needs.
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    try:
+        done = subprocess.run(
+            cmd,
+            capture_output=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        log.debug("git ls-files in %s failed: %s", workspace, e)
+        return None
+    if done.returncode != 0:
+        return None
+    names = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    # (--cached lists a conflicted file once per stage; FileIndex drops repeats.)
+    return [n for n in names if n]
+
+
+def walk_files(root: Path, *, max_files: int = WALK_MAX_FILES) -> list[str]:
+    """Files under root (relative, '/'-separated), skipping IGNORED_DIRS and symlinked
+    folders, stopping at max_files so a walk of a home directory stays bounded."""
+    return _last(_walk_batches(root, max_files=max_files))
+
+
+def _last(lists: Iterable[list[str]]) -> list[str]:
+    tail = deque(lists, maxlen=1)
+    return tail[0] if tail else []
+
+
+def _walk_batches(
+    root: Path, *, max_files: int, first: int = 1_000, batch: int = 20_000
+) -> Iterator[list[str]]:
+    out: list[str] = []
+    pending: deque[str] = deque([""])
+    # A small first batch: an `@` typed as the composer opens gets files at once.
+    next_yield = first
+    while pending and len(out) < max_files:
+        rel = pending.popleft()  # breadth-first: shallow files are listed first
+        for entry in _entries(root / rel if rel else root):
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in IGNORED_DIRS and not entry.name.endswith(".egg-info"):
+                        pending.append(path)
+                elif entry.is_symlink() and entry.is_dir():
+                    continue  # a linked folder may lead anywhere, even into a loop
+                elif len(out) < max_files:
+                    out.append(path)
+            except OSError:
+                continue
+        if len(out) >= next_yield:
+            yield list(out)
+            next_yield = len(out) + batch
+    yield out
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError as e:
+        log.debug("cannot list %s: %s", folder, e)
+        return []
+
+
+class FileListCache:
+    """The workspace's file index, refreshed in a background thread.
+
+    `index()` never blocks typing (unless asked to wait briefly for the very
+    first listing); a refresh swaps in each FileIndex as it is built.
+    """
+
+    def __init__(self, workspace: Path | str, *, lister: Lister | None = None) -> None:
+        self.workspace = Path(workspace)
+        self._lister: Lister = lister or iter_workspace_files
+        self._index: FileIndex | None = None
+        self._listed: list[str] | None = None  # the listing behind _index
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._again = False
+        self._loaded = threading.Event()
+        self.loaded_at: float | None = None  # time.monotonic() of the last complete listing
+
+    def index(self, wait: float = 0.0) -> FileIndex | None:
+        """The current snapshot; with wait > 0, wait up to that long for a first one."""
+        if self._index is None and wait > 0:
+            self._loaded.wait(wait)
+        return self._index
+
+    def refresh(self) -> FileIndex | None:
+        """List and index now, in the calling thread; returns the final snapshot.
+
+        The first listing swaps in each partial list as it comes.  A later one
+        swaps in only its complete list, and only when it differs: a refresh
+        must not shrink the list for a while, nor redo the ranking tables (and
+        reset the typing cache) for nothing.
+        """
+        known = self._index is not None
+        final: list[str] | None = None
+        for paths in self._lister(self.workspace):
+            if known:
+                final = paths
+            else:
+                self._swap(paths)
+        if final is not None and final != self._listed:
+            self._swap(final)
+        self.loaded_at = time.monotonic()
+        return self._index
+
+    def _swap(self, paths: list[str]) -> None:
+        index = FileIndex(paths)
+        self._index, self._listed = index, paths
+        self._loaded.set()
+        index.prepare()  # after the swap: the first `@` list does not wait for it
+
+    def refresh_async(self) -> None:
+        """Refresh in a daemon thread; calls during a refresh coalesce into one more."""
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                self._again = True
+                return
+            self._thread = threading.Thread(
+                target=self._run, name="sightline-file-list", daemon=True
+            )
+            self._thread.start()
+
+    @property
+    def busy(self) -> bool:
+        """A refresh is running (its results will arrive without another one)."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    def refresh_if_stale(self, max_age: float) -> None:
+        """Refresh unless a listing runs or finished less than max_age seconds ago."""
+        if self.busy:
+            return
+        loaded = self.loaded_at
+        if loaded is None or time.monotonic() - loaded > max_age:
+            self.refresh_async()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """For tests and shutdown: wait until no refresh is running."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def _run(self) -> None:
+        while True:
+            try:
+                self.refresh()
+            except Exception:  # a failed listing keeps the previous snapshot
+                log.exception("listing files of %s failed", self.workspace)
+            with self._lock:
+                if not self._again:
+                    return
+                self._again = False

@@ -1,0 +1,135 @@
+"""`@mcp:{server}:{uri}` mentions: the enabled MCP servers' resources in the composer's `@`
+completion, and their text for the model when the message is sent.
+
+The hooks the rest of the code calls (one place each): `complete()` from
+ComposerCompletion.candidates, `parts()` from the turn's worker (Session.late_parts, set by
+Core) — reading a resource waits on the server, which pynvim's thread must never do.
+Like `@ext`: only servers enabled for the workspace count (a mentioned one not started
+yet is started, on the worker), each resource
+once, an unknown one is skipped silently, the text is bounded by mentions.max_file_bytes and
+what remains of mentions.max_total_bytes, and the parts come after the typed text.
+A server name holding `:` or whitespace cannot be mentioned.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sightline.domain import secrets
+from sightline.domain.text import clean_display_text
+from sightline.mentions.completion import CompletionItem
+
+if TYPE_CHECKING:
+    from sightline.mcp_client.manager import Manager
+
+log = logging.getLogger(__name__)
+
+PREFIX = "mcp:"
+_MENTION_RE = re.compile(r"""(?<![^\s(\[{"'`])@mcp:([^\s:]+):(\S+)""")
+_TRAILING = ".,;!?)]}\"'`"
+MAX_ITEMS = 50
+READ_TIMEOUT_S = 10.0
+
+
+def parse(text: str) -> list[tuple[str, str]]:
+    """(server, uri) of each `@mcp:` mention, first occurrence only, in the order typed."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for m in _MENTION_RE.finditer(text):
+        uri = m.group(2).rstrip(_TRAILING)
+        key = (m.group(1), uri)
+        if uri and key not in seen:
+            seen.add(key)
+            out.append(key)
+    return out
+
+
+def complete(
+    manager: Manager, workspace: str, token: str, items: list[CompletionItem]
+) -> list[CompletionItem]:
+    """The completion items for the text after `@`: with `mcp:`, only resources; otherwise
+    the items found so far, then matching resources. Never waits: a mention's `@` starts the
+    enabled servers in the background, so their resources are there a few keys later."""
+    if token == "" or token.startswith(PREFIX):
+        manager.start_in_background(workspace)
+    query = token[len(PREFIX) :] if token.startswith(PREFIX) else token
+    found = []
+    for name, server in manager.running(workspace).items():
+        if ":" in name or any(c.isspace() for c in name):
+            continue
+        for res in server.resources:
+            word = f"@{PREFIX}{name}:{res.uri!s}"
+            if query.lower() in word[len(PREFIX) + 1 :].lower():
+                title = res.title or res.name or ""
+                about = clean_display_text(res.description or title, 60)
+                found.append(
+                    CompletionItem(
+                        kind="extension",
+                        word=word,
+                        abbr=clean_display_text(word, 80),
+                        menu=f"MCP {clean_display_text(name, 20)}"
+                        + (f" · {about}" if about else ""),
+                        info=clean_display_text(f"{title} {res.description or ''}".strip()),
+                    )
+                )
+    if token.startswith(PREFIX):
+        return found[:MAX_ITEMS]
+    return items + found[: max(0, MAX_ITEMS - len(items))]
+
+
+def parts(
+    manager: Manager,
+    workspace: str | Path,
+    text: str,
+    max_file_bytes: int,
+    remaining_bytes: int,
+) -> list[str]:
+    mentions = parse(text)
+    if not mentions:
+        return []
+    from sightline.mcp_client.client import McpFailure
+
+    running = manager.for_mentions(workspace, {name for name, _ in mentions})
+    out = []
+    for name, uri in mentions:
+        server = running.get(name)
+        if server is None or not any(str(r.uri) == uri for r in server.resources):
+            continue
+        try:
+            result = manager.read_resource(server, uri, READ_TIMEOUT_S)
+        except (McpFailure, TimeoutError) as err:
+            log.debug("@mcp:%s:%s not attached: %s", name, uri, err)
+            continue
+        body = "\n".join(_content_text(c) for c in getattr(result, "contents", []) or [])
+        data = secrets.redact(body).encode("utf-8", "replace")
+        cut = len(data) > max_file_bytes
+        data = data[:max_file_bytes]
+        attr = _attr(f"{name}:{uri}")
+        if len(data) > remaining_bytes:
+            out.append(
+                f'<mcp_resource uri="{attr}" omitted="true">\n[left out: {len(data)} bytes do '
+                "not fit in what remains of the context budget of this message]\n</mcp_resource>"
+            )
+            continue
+        remaining_bytes -= len(data)
+        shown = data.decode("utf-8", "ignore")
+        shown = shown if shown.endswith("\n") or not shown else shown + "\n"
+        note = f"[cut: only the first {max_file_bytes} bytes are shown]\n" if cut else ""
+        out.append(f'<mcp_resource uri="{attr}">\n{shown}{note}</mcp_resource>')
+    return out
+
+
+def _content_text(contents: object) -> str:
+    text = getattr(contents, "text", None)
+    if isinstance(text, str):
+        return text
+    from sightline.mcp_client.tools import resource_text
+
+    return resource_text(contents, 0)
+
+
+def _attr(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

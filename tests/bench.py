@@ -255,7 +255,7 @@ def bench_stop_during_grep(runs: int = 7) -> list[Row]:
     keep the matcher busy for seconds)."""
     from tests.agent_util import API_KEY
     from tests.fakeapi import FakeAnthropic, tool_use
-    from tests.test_command import processes_with
+    from tests.processes import processes_with
 
     worker = str(ROOT / "python" / "sightline" / "tools" / "grep_worker.py")
     stops, requests = [], []

@@ -18,20 +18,12 @@ from tests.agent_util import (
     tool_results,
     wait_pending,
 )
+from tests.change_util import SCOPED_TOOLS, scoped_send
 from tests.conftest import status
 from tests.fakeapi import FakeAnthropic, fake_api, reply, text, tool_use
 
 __all__ = ["fake_api"]
 
-SCOPED_TOOLS = [
-    "read_file",
-    "list_files",
-    "grep",
-    "get_diagnostics",
-    "replace_selection",
-    "reveal_editor_range",
-    "reveal_attachment",
-]
 SCOPED_PLAN_TOOLS = [
     "read_file",
     "list_files",
@@ -42,11 +34,6 @@ SCOPED_PLAN_TOOLS = [
     "reveal_attachment",
 ]
 CONTENT = "header\nkeep above\ndef f():\n    return 1\nkeep below\n"
-
-
-def scoped_send(nv: Any, buf: int, sr: int, sc: int, er: int, ec: int, msg: str = "fix") -> None:
-    rng = {"buffer": buf, "start_row": sr, "start_col": sc, "end_row": er, "end_col": ec}
-    assert nv.exec_lua("return {require('sightline').send(...)}", msg, rng) == [True]
 
 
 def open_app(nv: Any, ws: Path, content: str = CONTENT) -> tuple[int, Path]:

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from sightline import extensions
+from tests.extensions_util import make_extension
 from tests.fakeapi import FakeAnthropic, fake_api, http_error, text
-from tests.test_complete_nvim import make_extension
 
 __all__ = ["fake_api"]
 

@@ -20,30 +20,13 @@ from tests.agent_util import (
 )
 from tests.conftest import status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
+from tests.processes import processes_with
 
 __all__ = ["fake_api"]
 
 
 def run(command: str) -> Any:
     return tool_use("run_command", {"command": command})
-
-
-def processes_with(marker: str) -> list[int]:
-    """Live (not zombie) processes whose command line contains marker."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmdline = fh.read().replace(b"\0", b" ").decode(errors="replace")
-            with open(f"/proc/{entry}/stat") as fh:
-                state = fh.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker in cmdline and state != "Z":
-            found.append(int(entry))
-    return found
 
 
 def test_allowed_command_runs_in_the_workspace_without_the_key(

@@ -3,7 +3,6 @@ nvim-cmp / blink.cmp sources called with the request shapes those engines use.""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,19 +10,9 @@ import pytest
 
 from sightline import extensions
 from tests.conftest import capture_notify, wait_for
+from tests.extensions_util import make_extension
 
 FILES = ["README.md", "src/app.py", "src/browser.py", "docs/browse.md", "lib/bro/x.txt"]
-
-
-def make_extension(root: Path, name: str, description: str | None = None) -> Path:
-    folder = root / name
-    folder.mkdir(parents=True)
-    manifest = {"name": name, "version": "1.0.0"}
-    if description:
-        manifest["description"] = description
-    (folder / "sightline-extension.json").write_text(json.dumps(manifest))
-    (folder / "SIGHTLINE.md").write_text(f"{name} knows things.\n")
-    return folder
 
 
 @pytest.fixture

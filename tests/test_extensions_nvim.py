@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import capture_notify
-from tests.test_complete_nvim import make_extension
+from tests.extensions_util import make_extension
 
 
 def listing(nv: Any) -> list[str]:

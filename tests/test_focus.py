@@ -19,8 +19,8 @@ from sightline.tools.registry import default_registry
 from tests.agent_util import API_KEY, TURN_TIMEOUT_S, claude, idle, only_result, wait_pending
 from tests.conftest import transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, hold, reply, text, tool_use
+from tests.mcp_util import listening, server_params, text_of, with_session
 from tests.screen import Screen
-from tests.test_mcp import listening, server_params, text_of, with_session
 
 __all__ = ["fake_api", "listening"]
 

@@ -17,7 +17,7 @@ from sightline import extensions, mentions, pyresolve
 from sightline.config import ConfigError, CoreConfig
 from sightline.params import Invalid, check_params
 from sightline.rpc import SCHEMAS
-from tests.test_fuzz_rpc import anything, config_values, nested, odd_text
+from tests.strategies import anything, config_values, nested, odd_text
 
 FUZZ = settings(
     max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck)
@@ -84,12 +84,12 @@ def test_a_deep_manifest_is_reported_and_the_others_still_work(
 ) -> None:
     from sightline.core import Core
     from tests.effective_config import effective
+    from tests.extensions_util import make_extension
     from tests.fake_editor import FakeEditor
-    from tests.test_fuzz_rpc import make_extension
 
     user = tmp_path / "xdg" / "data" / "sightline" / "extensions"
-    make_extension(user, "good")
-    deep = make_extension(user, "deep")
+    make_extension(user, "good", "good things")
+    deep = make_extension(user, "deep", "deep things")
     (deep / extensions.MANIFEST_FILE).write_text("[" * 50_000 + "]" * 50_000)
     too_deep = "sightline-extension.json is nested deeper than 32 levels"
     dirs = extensions.ExtensionDirs.default()

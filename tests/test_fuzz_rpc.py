@@ -8,7 +8,6 @@ outside the test's tmp dirs while the fuzz runs.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -27,7 +26,13 @@ from sightline.agent.gate import DECISIONS
 from sightline.agent.session import MODES
 from sightline.core import Core
 from tests.effective_config import EFFECTIVE, effective, merged
+from tests.extensions_util import make_extension
 from tests.fake_editor import FakeEditor
+from tests.strategies import (
+    anything,
+    config_values,
+    odd_text,
+)
 
 # -- writes outside the sandbox ----------------------------------------------------------------
 
@@ -105,11 +110,11 @@ class World:
         self.other = root / "other"
         self.other.mkdir()
         user_exts = root / "xdg" / "data" / "sightline" / "extensions"
-        self.good = make_extension(user_exts, "good")
-        self.deep = make_extension(user_exts, "deep")
+        self.good = make_extension(user_exts, "good", "good things")
+        self.deep = make_extension(user_exts, "deep", "deep things")
         deep_manifest = "[" * 50_000 + "]" * 50_000
         (self.deep / extensions.MANIFEST_FILE).write_text(deep_manifest)
-        self.source = make_extension(root / "src-exts", "fresh")
+        self.source = make_extension(root / "src-exts", "fresh", "fresh things")
         self.editor = FakeEditor()
         self.core = Core(self.editor)
         self.core.configure(effective())  # as the Lua side's core.init does first
@@ -121,15 +126,6 @@ class World:
         deadline = time.monotonic() + 5
         while self.core.session.turn is not None and time.monotonic() < deadline:
             time.sleep(0.005)
-
-
-def make_extension(root: Path, name: str) -> Path:
-    folder = root / name
-    folder.mkdir(parents=True)
-    manifest = {"name": name, "version": "1.0.0", "description": f"{name} things"}
-    (folder / extensions.MANIFEST_FILE).write_text(json.dumps(manifest))
-    (folder / "SIGHTLINE.md").write_text(f"{name} knows things.\n")
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -153,40 +149,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 # -- generated params -------------------------------------------------------------------------
-
-surrogates = st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1)
-odd_text = st.one_of(
-    st.text(max_size=40),
-    st.text(st.characters(max_codepoint=0x7F), max_size=40),
-    st.builds(lambda a, b: a + "\0" + b, st.text(max_size=8), st.text(max_size=8)),
-    st.builds(lambda a, s: a + s, st.text(max_size=8), surrogates),
-    st.sampled_from([4097, 5000, 70_000, (1 << 20) + 1, (1 << 22) + 1]).map(lambda n: "x" * n),
-)
-
-
-def nested(depth: int) -> Any:
-    value: Any = []
-    for i in range(depth):
-        value = [value] if i % 2 else {"k": value}
-    return value
-
-
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(),
-    st.floats(),
-    odd_text,
-    st.binary(max_size=16),
-)
-json_like = st.recursive(
-    scalars,
-    lambda kids: (
-        st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4)
-    ),
-    max_leaves=12,
-)
-anything = st.one_of(json_like, st.sampled_from([100, 5000, 50_000]).map(nested))
 
 
 def path_values(w: World) -> st.SearchStrategy[Any]:
@@ -219,40 +181,6 @@ def sane_dir(w: World, value: Any) -> Any:
         except (OSError, ValueError):
             pass
     return value
-
-
-def config_values() -> st.SearchStrategy[Any]:
-    provider = st.fixed_dictionaries(
-        {},
-        optional={
-            "name": st.sampled_from(["echo", "nope", ""]) | anything,
-            "model": st.sampled_from(["m"]) | anything,
-            "max_tokens": st.sampled_from([1, 8192, 0, -1, 1.5, 2**60]) | anything,
-            "base_url": anything,
-            "api_key_cmd": st.sampled_from(["true", ["echo", "k"], []]) | anything,
-            "timeout_ms": st.sampled_from([1, 0.5, 1e300, float("nan"), 2**40]) | anything,
-            "retries": st.integers(-2, 12) | anything,
-        },
-    )
-    section = st.dictionaries(
-        st.sampled_from(
-            ["max_file_bytes", "max_total_bytes", "max_iterations", "command_timeout_ms"]
-        ),
-        st.integers(-1, 1 << 20) | anything,
-    )
-    config = st.fixed_dictionaries(
-        {},
-        optional={
-            "provider": provider | anything,
-            "mentions": section | anything,
-            "tools": section | anything,
-            "autoaccept": st.booleans() | anything,
-            "pane": anything,
-        },
-    )
-    # The Lua side sends the whole effective config: mostly that with fuzzed values over it
-    # (so valid configs are reached), and sometimes keys missing or anything at all.
-    return config.map(lambda over: merged(EFFECTIVE, over)) | config | anything
 
 
 def param_values(w: World, name: str) -> st.SearchStrategy[Any]:

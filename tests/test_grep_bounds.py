@@ -24,7 +24,7 @@ from tests.agent_util import claude, idle, send, tool_results
 from tests.conftest import status, wait_for
 from tests.fake_editor import FakeEditor
 from tests.fakeapi import FakeAnthropic, fake_api, reply, text, tool_use
-from tests.test_command import processes_with
+from tests.processes import processes_with
 
 __all__ = ["fake_api"]
 

@@ -28,7 +28,7 @@ from tests.agent_util import (
 )
 from tests.conftest import capture_notify, status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
-from tests.test_command import processes_with
+from tests.processes import processes_with
 
 __all__ = ["fake_api"]
 

@@ -11,8 +11,8 @@ import pytest
 
 from sightline import extensions
 from tests.conftest import transcript, wait_for, wait_idle
+from tests.extensions_util import make_extension
 from tests.fakeapi import FakeAnthropic, fake_api, text
-from tests.test_complete_nvim import make_extension
 
 __all__ = ["fake_api"]
 

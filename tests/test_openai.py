@@ -28,7 +28,7 @@ from sightline.providers.openai_api import OpenAIProvider, chat_request
 from tests import fakeopenai as fo
 from tests.effective_config import provider_config
 from tests.fakeopenai import FakeOpenAI, fake_openai, validation_error
-from tests.test_history_validity import PROMPT, RECORD, turns
+from tests.history_strategies import PROMPT, RECORD, turns
 
 __all__ = ["fake_openai"]
 

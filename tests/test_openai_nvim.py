@@ -14,9 +14,9 @@ import pytest
 
 from tests import fakeopenai as fo
 from tests.agent_util import TURN_TIMEOUT_S, decide, idle, lines, send, wait_pending
+from tests.change_util import SCOPED_TOOLS, scoped_send
 from tests.conftest import status, transcript, wait_for
 from tests.fakeopenai import FakeOpenAI
-from tests.test_change_gate import SCOPED_TOOLS, scoped_send
 
 KEY = "sk-openai-e2e-5151"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from mcp import ClientSession
 
-from tests.test_mcp import listening, server_params, text_of, with_session
+from tests.mcp_util import listening, server_params, text_of, with_session
 
 __all__ = ["listening"]
 

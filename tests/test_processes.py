@@ -15,7 +15,7 @@ import pytest
 from tests.agent_util import TURN_TIMEOUT_S, claude, decide, send, wait_pending
 from tests.conftest import wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
-from tests.test_command import processes_with
+from tests.processes import processes_with
 
 __all__ = ["fake_api"]
 

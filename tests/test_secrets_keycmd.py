@@ -10,7 +10,7 @@ from typing import Any
 from tests.agent_util import API_KEY, TURN_TIMEOUT_S, idle, send
 from tests.conftest import status, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text
-from tests.test_command import processes_with
+from tests.processes import processes_with
 
 __all__ = ["fake_api"]
 

@@ -8,7 +8,7 @@ from typing import Any
 from tests.agent_util import claude, edit, idle, send, tool_names, tool_results
 from tests.conftest import status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, reply, text, tool_use
-from tests.test_tools_pure import expected
+from tests.tool_policy import expected
 
 __all__ = ["fake_api"]
 

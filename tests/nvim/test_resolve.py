@@ -5,7 +5,6 @@ Every case runs after an edit above the code moved it away from the lines the ag
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -478,16 +477,3 @@ def test_a_broken_query_file_is_named_and_changes_nothing(files: Any, tmp_path: 
     assert res.startswith("OK (queries/c/sightline.scm does not parse: "), res
     assert res.endswith("; showed lines 8–8)")
     assert nvim.exec_lua(LAST) == [8, 8]
-
-
-def test_every_step_kind_in_the_queries_is_one_the_core_offers() -> None:
-    """The core tells the model which kinds exist (the tool schema); a query that marks
-    another kind would mark steps no request can name."""
-    from sightline.tools.view import KINDS
-
-    files = sorted((ROOT / "queries").glob("*/sightline.scm"))
-    assert len(files) >= 4
-    used: set[str] = set()
-    for f in files:
-        used |= set(re.findall(r"@scope\.(\w+)", f.read_text()))
-    assert used - {"none"} == set(KINDS)

@@ -14,7 +14,7 @@ from tests.fakeapi import FakeAnthropic, fake_api, http_error, text
 
 __all__ = ["fake_api"]
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.child import ROOT
 
 
 def sightline(

@@ -10,6 +10,7 @@ import pytest
 
 from sightline import extensions
 from tests.conftest import capture_notify, wait_for
+from tests.docs_util import DOC
 from tests.extensions_util import make_extension
 
 FILES = ["README.md", "src/app.py", "src/browser.py", "docs/browse.md", "lib/bro/x.txt"]
@@ -411,7 +412,7 @@ def type_each(nv: Any, text: str) -> None:
 
 def help_blink_snippet() -> str:
     """The manual blink.cmp configuration exactly as the help shows it."""
-    text = (Path(__file__).resolve().parent.parent / "doc" / "sightline.txt").read_text()
+    text = DOC.read_text()
     section = text[text.index("*sightline-completion-blink*") :]
     block = section[section.index(">lua\n") + 5 : section.index("\n<\n")]
     return "\n".join(line[4:] for line in block.splitlines())

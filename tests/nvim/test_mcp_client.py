@@ -26,14 +26,15 @@ from tests.agent_util import (
     tool_names,
     wait_pending,
 )
+from tests.child import ROOT
 from tests.conftest import capture_notify, status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
 from tests.processes import processes_with
 
 __all__ = ["fake_api"]
 
-DEMO = Path(__file__).parent / "mcp_servers" / "demo.py"
-RAW = Path(__file__).parent / "mcp_servers" / "raw.py"
+DEMO = ROOT / "tests" / "mcp_servers" / "demo.py"
+RAW = ROOT / "tests" / "mcp_servers" / "raw.py"
 DEMO_TOOLS = ["lookup", "touch", "env_value", "slow", "crash", "picture", "flood"]
 
 

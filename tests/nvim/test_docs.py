@@ -7,9 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import ROOT
-
-DOC = ROOT / "doc" / "sightline.txt"
+from tests.docs_util import DOC, section
 
 
 def links_outside_examples(text: str) -> set[str]:
@@ -26,39 +24,6 @@ def links_outside_examples(text: str) -> set[str]:
             in_example = True
     return links
 
-
-def test_helptags_and_links(nvim: Any, tmp_path: Path) -> None:
-    doc = tmp_path / "doc"
-    doc.mkdir()
-    shutil.copy(DOC, doc / "sightline.txt")
-    err = nvim.exec_lua(
-        "local ok, e = pcall(vim.cmd.helptags, ...) return ok and '' or tostring(e)", str(doc)
-    )
-    assert err == ""
-    ours = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
-    runtime = Path(nvim.eval("$VIMRUNTIME")) / "doc" / "tags"
-    builtin = {line.split("\t")[0] for line in runtime.read_text().splitlines()}
-    missing = sorted(links_outside_examples(DOC.read_text()) - ours - builtin)
-    assert missing == [], f"unresolved |links|: {missing}"
-
-
-def test_every_public_name_has_a_tag() -> None:
-    text = DOC.read_text()
-    tags = set(re.findall(r"\*([^*\s]+)\*", text))
-    subcommands = ["chat", "stop", "reset", "restart", "history", "plan", "autoaccept"]
-    subcommands += ["accept", "reject", "extensions", "extension"]
-    functions = ["setup", "chat", "send", "stop", "reset", "decide", "status", "plan"]
-    functions += ["extensions"]
-    expected = {f":Sightline-{s}" for s in subcommands} | {f"sightline.{f}()" for f in functions}
-    expected |= {"SightlineTurnStart", "SightlineTurnEnd", "<Plug>(sightline-chat)"}
-    expected |= {"<Plug>(sightline-change)", "SightlineUser", "SightlineError", "g:sightline"}
-    expected |= {"sightline-mentions", "sightline-extensions", "sightline-completion"}
-    expected |= {"sightline-cli"}
-    assert expected - tags == set()
-
-
-# The options, highlight groups and events sections checked against what the code defines,
-# so the help cannot drift from the schema and the tables.
 
 SCHEMA = r"""
 local config = require('sightline.config')
@@ -92,13 +57,6 @@ return { leaves = leaves, defaults_match = vim.deep_equal(documented, config.def
 """
 
 
-def section(text: str, tag: str) -> str:
-    """The text of a numbered section from its tag to the next ==== line."""
-    start = text.index(f"*{tag}*")
-    end = text.find("\n=====", start)
-    return text[start : end if end >= 0 else len(text)]
-
-
 def defaults_block(text: str) -> str:
     start = text.index("Defaults: >lua\n") + len("Defaults: >lua\n")
     return text[start : text.index("\n<\n", start)]
@@ -119,6 +77,34 @@ def option_entries(text: str) -> dict[str, str]:
         ]
         entries[m.group(1)] = text[m.end() : min(ends)]
     return entries
+
+
+HIGHLIGHTS = r"""
+require('sightline.highlights').apply()
+require('sightline.reveal').setup_highlights()
+local out = {}
+for name in pairs(vim.api.nvim_get_hl(0, {})) do
+  if name:match('^Sightline') then
+    out[name] = vim.api.nvim_get_hl(0, { name = name, link = true }).link or ''
+  end
+end
+return out
+"""
+
+
+def test_helptags_and_links(nvim: Any, tmp_path: Path) -> None:
+    doc = tmp_path / "doc"
+    doc.mkdir()
+    shutil.copy(DOC, doc / "sightline.txt")
+    err = nvim.exec_lua(
+        "local ok, e = pcall(vim.cmd.helptags, ...) return ok and '' or tostring(e)", str(doc)
+    )
+    assert err == ""
+    ours = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    runtime = Path(nvim.eval("$VIMRUNTIME")) / "doc" / "tags"
+    builtin = {line.split("\t")[0] for line in runtime.read_text().splitlines()}
+    missing = sorted(links_outside_examples(DOC.read_text()) - ours - builtin)
+    assert missing == [], f"unresolved |links|: {missing}"
 
 
 def test_options_match_the_schema(nvim: Any) -> None:
@@ -152,19 +138,6 @@ def test_options_match_the_schema(nvim: Any) -> None:
     assert stale == set(), f"help tags for options that do not exist: {stale}"
 
 
-HIGHLIGHTS = r"""
-require('sightline.highlights').apply()
-require('sightline.reveal').setup_highlights()
-local out = {}
-for name in pairs(vim.api.nvim_get_hl(0, {})) do
-  if name:match('^Sightline') then
-    out[name] = vim.api.nvim_get_hl(0, { name = name, link = true }).link or ''
-  end
-end
-return out
-"""
-
-
 def test_every_highlight_group_is_documented(nvim: Any) -> None:
     text = DOC.read_text()
     groups: dict[str, str] = nvim.exec_lua(HIGHLIGHTS)
@@ -176,38 +149,3 @@ def test_every_highlight_group_is_documented(nvim: Any) -> None:
         if link:
             line = next(ln for ln in listed.splitlines() if f"*{group}*" in ln)
             assert f"`{link}`" in line or f"|hl-{link}|" in line, f"{group}: say it links to {link}"
-
-
-def fired_events() -> set[str]:
-    """User events the code fires: the core's ui.event(...) and Lua's nvim_exec_autocmds."""
-    names: set[str] = set()
-    for f in (ROOT / "python").rglob("*.py"):
-        names |= set(re.findall(r"\.event\(\s*\"(Sightline\w+)\"", f.read_text()))
-    for f in (ROOT / "lua").rglob("*.lua"):
-        found = re.findall(
-            r"nvim_exec_autocmds\(\s*'User',\s*\{\s*pattern = '(Sightline\w+)'", f.read_text()
-        )
-        names |= set(found)
-    return names
-
-
-def test_every_event_is_documented() -> None:
-    text = DOC.read_text()
-    events = fired_events()
-    assert {"SightlineTurnStart", "SightlineTurnEnd", "SightlineProposal"} <= events
-    listed = section(text, "sightline-events")
-    for event in sorted(events):
-        assert f"*{event}*" in text, f"event {event} has no help tag"
-        assert f"*{event}*" in listed or f"|{event}|" in listed, f"{event} missing from 7."
-    documented = set(re.findall(r"\*(Sightline[A-Z]\w*)\*", listed))
-    assert documented <= events, f"documented events nobody fires: {documented - events}"
-
-
-def test_luacats_classes_are_declared_once() -> None:
-    """One name, one meaning: a class declared in two files is two types under one name."""
-    seen: dict[str, list[str]] = {}
-    for f in sorted((ROOT / "lua").rglob("*.lua")):
-        for name in re.findall(r"^---@class\s+([\w.]+)", f.read_text(), re.M):
-            seen.setdefault(name, []).append(str(f.relative_to(ROOT)))
-    assert len(seen) > 10
-    assert {n: fs for n, fs in seen.items() if len(fs) > 1} == {}

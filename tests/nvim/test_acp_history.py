@@ -8,11 +8,9 @@ from typing import Any
 
 import pytest
 
-from sightline.config import ConfigError
 from tests.acp_util import acp_nvim, agent_cmd
 from tests.agent_util import edit, idle, send
 from tests.conftest import transcript, wait_for
-from tests.effective_config import core_config
 
 
 def test_prompt_is_text_then_selection_then_mentions_as_embedded_resources(
@@ -103,17 +101,6 @@ def test_the_agent_dies_with_the_core(nvim_factory: Any, tmp_path: Path) -> None
     nv.command("Sightline restart")
     wait_for(lambda: not alive(pid), 30, "the old agent to exit")
     assert entry
-
-
-def test_config_agent_presets_and_commands() -> None:
-    cfg = core_config(provider={"name": "acp", "agent": "codex"})
-    assert cfg.provider.agent is not None and cfg.provider.agent.preset == "codex"
-    cfg = core_config(provider={"name": "acp", "agent": {"cmd": ["a", "b"], "env": {"K": "v"}}})
-    agent = cfg.provider.agent
-    assert agent is not None and agent.cmd == ("a", "b") and agent.env == (("K", "v"),)
-    for bad in ("vim", {"cmd": []}, {"cmd": "a b"}, {"cmd": ["a"], "env": {"K": 1}}, 3):
-        with pytest.raises(ConfigError, match=r"provider\.agent"):
-            core_config(provider={"name": "acp", "agent": bad})
 
 
 def test_setup_validates_the_agent_in_lua(nvim_factory: Any, tmp_path: Path) -> None:

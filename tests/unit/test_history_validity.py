@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,11 +20,8 @@ from sightline.agent.wire import ABANDONED, SUMMARY_INTRO, unanswered, wire_mess
 from sightline.providers.anthropic_api import AnthropicProvider
 from sightline.providers.base import Request
 from sightline.transcript import Transcript
-from tests import fakeapi as fa
-from tests.agent_util import TURN_TIMEOUT_S, claude, idle, only_result, send
-from tests.conftest import transcript
 from tests.effective_config import provider_config
-from tests.fakeapi import FakeAnthropic, fake_api, validation_error
+from tests.fakeapi import fake_api, validation_error
 from tests.history_strategies import (
     PROMPT,
     RECORD,
@@ -211,58 +207,3 @@ def test_validator_rejects_what_the_api_rejects() -> None:
 
 
 # -- end to end: the real SDK against the loopback server ----------------------------------------
-
-
-def accepted(server: FakeAnthropic, n: int) -> list[dict[str, Any]]:
-    """The first `n` requests, each one the server (like the real API) accepted."""
-    reqs = server.wait_for_requests(n, TURN_TIMEOUT_S)
-    for req in reqs:
-        assert validation_error(req.body) is None, validation_error(req.body)
-    return [req.body for req in reqs]
-
-
-@pytest.mark.parametrize("bad", [[1, 2], "hello", 5, None, True])
-def test_non_object_input_is_answered_with_an_error_and_the_next_turn_works(
-    nvim_factory: Any, fake_api: FakeAnthropic, bad: Any
-) -> None:
-    fake_api.script(
-        fa.reply(fa.tool_use("read_file", bad, id="toolu_bad")),
-        fa.text("sorry"),
-        fa.text("fine"),
-    )
-    nv = claude(nvim_factory, fake_api)
-    send(nv, "read it")
-    idle(nv)
-    result = only_result(fake_api, 1)
-    assert result["tool_use_id"] == "toolu_bad" and result["is_error"] is True
-    assert "must be a JSON object" in result["content"]
-    assert "refused tool read_file" in "\n".join(transcript(nv))
-    send(nv, "again")
-    idle(nv)
-    assert "fine" in "\n".join(transcript(nv))
-    accepted(fake_api, 3)
-
-
-def test_duplicate_ids_run_once_and_the_conversation_stays_valid(
-    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
-) -> None:
-    (isolated_env / "a.txt").write_text("alpha\n")
-    fake_api.script(
-        fa.reply(
-            fa.tool_use("read_file", {"path": "a.txt"}, id="toolu_dup"),
-            fa.tool_use("read_file", {"path": "a.txt"}, id="toolu_dup"),
-        ),
-        fa.text("read"),
-        fa.text("next"),
-    )
-    nv = claude(nvim_factory, fake_api)
-    send(nv, "read twice")
-    idle(nv)
-    send(nv, "and now")
-    idle(nv)
-    bodies = accepted(fake_api, 3)
-    calls = [b for b in bodies[2]["messages"][1]["content"] if b["type"] == "tool_use"]
-    assert len({c["id"] for c in calls}) == 2
-    results = bodies[1]["messages"][-1]["content"]
-    assert "alpha" in str(results[0]["content"]) and not results[0].get("is_error")
-    assert results[1]["is_error"] is True and "same id" in results[1]["content"]

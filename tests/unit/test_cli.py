@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from sightline.cli import main
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.child import ROOT
 
 
 def make_source(root: Path, name: str, description: str | None = "Helps with things") -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -20,7 +19,6 @@ from sightline.mcp_client import config as mcfg
 from sightline.mcp_client import tools as mtools
 from sightline.mcp_mentions import parse
 from sightline.tools.base import Kind, allowed_kinds, tools_for
-from tests.conftest import capture_notify
 from tests.effective_config import core_config
 
 API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -259,33 +257,3 @@ def test_results_are_summarised_bounded_and_redacted() -> None:
 def test_mcp_mentions_parse_like_ext_mentions() -> None:
     text = "see @mcp:fs:file:///a.txt, (@mcp:web:demo://x) a@mcp:no:x @mcp:fs:file:///a.txt"
     assert parse(text) == [("fs", "file:///a.txt"), ("web", "demo://x")]
-
-
-@pytest.mark.parametrize(
-    ("opts", "message"),
-    [
-        ("{mcp = {servers = {fs = {command = 3}}}}", "sightline.mcp.servers.fs.command:"),
-        ("{mcp = {servers = {fs = {}}}}", "sightline.mcp.servers.fs: expected either command"),
-        ("{mcp = {servers = {'x'}}}", "sightline.mcp.servers: expected a table of named"),
-        ("{mcp = {servers = {fs = {url = 'http://h', kind = 'rw'}}}}", "servers.fs.kind:"),
-        ("{mcp = {servers = {fs = {command = 'x', headers = {A = 1}}}}}", "fs.headers:"),
-    ],
-)
-def test_setup_names_a_bad_server_by_its_path(nvim: Any, opts: str, message: str) -> None:
-    capture_notify(nvim)
-    err = nvim.exec_lua(f"return select(2, require('sightline').setup({opts}))")
-    assert err.startswith(message) or message in err, err
-
-
-def test_setup_never_shows_a_header_value(nvim: Any) -> None:
-    capture_notify(nvim)
-    opts = "{mcp = {servers = {fs = {url = 'http://h', headers = {A = 'Bearer shh', B = 2}}}}}"
-    err = nvim.exec_lua(f"return select(2, require('sightline').setup({opts}))")
-    assert "fs.headers" in err and "shh" not in err
-
-
-def test_a_good_server_config_reaches_the_core(nvim_factory: Any) -> None:
-    server = {"command": sys.executable, "args": ["x.py"], "tools": {"t": "read"}}
-    nv = nvim_factory({"provider": {"name": "echo"}, "mcp": {"servers": {"demo": server}}})
-    (listed,) = nv.exec_lua("return require('sightline.mcp_client').list()")
-    assert listed["name"] == "demo" and listed["state"] == "stopped"

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from sightline import extensions
 from sightline.composer import ComposerCompletion
 from sightline.mentions import mention_at_end
+from tests.child import ROOT
 
 
 def make_ws(root: Path, files: list[str]) -> Path:
@@ -138,5 +139,5 @@ def test_completion_on_a_long_line_takes_bounded_time(unit: str, size: int, head
             assert result["start"] == len(before[: found[0]].encode())
 
 
-COMP_WS = Path(__file__).resolve().parent.parent  # the repository: a real git listing
+COMP_WS = ROOT  # the repository: a real git listing
 COMP = ComposerCompletion(extensions.ExtensionDirs(Path("/nonexistent/e"), Path("/nonexistent/s")))

@@ -159,16 +159,22 @@ def bench_typing(keys: int = 300, tokens: int = 5000) -> list[Row]:
             for k in range(keys):
                 if len(typed) >= 50:  # a fresh line, not timed
                     nv.input("<C-u>")
-                    screen.wait_for(
-                        lambda s, old=typed: not s.row(0).startswith(old), what="cleared"
-                    )
+
+                    def cleared(s: Screen, old: str = typed) -> bool:
+                        return not s.row(0).startswith(old)
+
+                    screen.wait_for(cleared, what="cleared")
                     typed = ""
                 char = "abcdefghijklmnopqrstuvwxyz"[k % 26]
                 typed += char
                 want = typed
                 t0 = time.perf_counter()
                 nv.input(char)
-                screen.wait_for(lambda s, w=want: s.row(0).startswith(w), what=f"{want!r} typed")
+
+                def shown(s: Screen, w: str = want) -> bool:
+                    return s.row(0).startswith(w)
+
+                screen.wait_for(shown, what=f"{want!r} typed")
                 samples.append((time.perf_counter() - t0) * 1000)
             streaming = not nv.exec_lua("return _G.bench_stream_done")
         finally:

@@ -66,6 +66,9 @@ def _run(kind: str, runs: int) -> list[dict[str, Any]]:
         )
         cwd = os.getcwd()
         os.chdir(ws)
+        # Each provider's fake has its own reply types; the script goes to that fake only.
+        reply: fo.Text | fakeapi.TextBlock
+        scoped: fo.ToolCall | fakeapi.ToolUseBlock
         try:
             if kind == "openai":
                 server: Any = fo.FakeOpenAI()

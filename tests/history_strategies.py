@@ -119,7 +119,7 @@ def turns() -> st.SearchStrategy[list[dict[str, Any]]]:
         for _ in range(draw(st.integers(0, 4))):
             out.append({**PROMPT, "content": [{"type": "text", "text": draw(TEXT) or "p"}]})
             for _ in range(draw(st.integers(0, 3))):
-                calls = []
+                calls: list[dict[str, Any]] = []
                 for _ in range(draw(st.integers(0, 3))):
                     n += 1
                     same = draw(st.booleans()) and calls

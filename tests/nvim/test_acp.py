@@ -22,7 +22,7 @@ def test_stream_reaches_the_pane_and_the_session_gets_cwd_and_mcp(
     nvim_factory: Any, tmp_path: Path, isolated_env: Path
 ) -> None:
     (isolated_env / "app.py").write_text("a = 1\nb = 2\n")
-    turn = [
+    turn: list[dict[str, Any]] = [
         {"think": "Let me look.\nAt the file."},
         {"say": "Hello from the agent", "chunks": 4},
         {
@@ -124,7 +124,7 @@ def test_reads_come_from_the_buffer_and_stay_in_the_workspace(
     path.write_text("on disk\nline 2\nline 3\n")
     secret = tmp_path / "secret.txt"
     secret.write_text("top secret")
-    turn = [
+    turn: list[dict[str, Any]] = [
         {"read": "app.py"},
         {"read": "app.py", "line": 2, "limit": 1},
         {"read": str(secret)},

@@ -83,7 +83,7 @@ def test_plan_mode_sets_the_read_only_mode_and_refuses_writes_and_permissions(
 ) -> None:
     path = isolated_env / "app.py"
     path.write_text("x\n")
-    turn = [EXECUTE, EDIT_PERM, {"write": "app.py", "content": "pwned\n"}]
+    turn: list[dict[str, Any]] = [EXECUTE, EDIT_PERM, {"write": "app.py", "content": "pwned\n"}]
     nv, log = acp_nvim(
         nvim_factory, tmp_path, [turn, [{"say": "ok"}]], caps={"modes": ["default", "plan"]}
     )
@@ -106,7 +106,7 @@ def test_stop_sends_cancel_and_rejects_the_pending_write(
 ) -> None:
     path = isolated_env / "app.py"
     path.write_text("x\n")
-    turn = [{"write": "app.py", "content": "y\n"}, {"wait_cancel": True}]
+    turn: list[dict[str, Any]] = [{"write": "app.py", "content": "y\n"}, {"wait_cancel": True}]
     nv, log = acp_nvim(nvim_factory, tmp_path, [turn])
     send(nv, "go")
     wait_pending(nv)
@@ -194,7 +194,7 @@ def test_scoped_write_inside_the_selection_is_accepted_outside_refused(
 ) -> None:
     path = isolated_env / "app.py"
     path.write_text(SCOPED)
-    turn = [
+    turn: list[dict[str, Any]] = [
         {"write": "app.py", "content": "HEADER\ndef f():\n    return 1\nfooter\n"},
         {"write": "other.py", "content": "new\n"},
         EXECUTE,

@@ -52,7 +52,7 @@ def test_without_embedded_context_a_mention_is_a_text_part(
 def test_history_reopens_with_session_load_or_a_new_session(
     nvim_factory: Any, tmp_path: Path, load: bool
 ) -> None:
-    turns = [
+    turns: list[list[dict[str, Any]]] = [
         [
             {"say": "first answer"},
             {"tool": {"id": "t1", "title": "Look around", "kind": "read", "status": "completed"}},

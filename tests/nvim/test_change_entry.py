@@ -19,10 +19,11 @@ def setup_file(nv: Any, ws: Path) -> None:
 
 
 def dialog_win(nv: Any) -> int | None:
-    return nv.exec_lua(
+    win: int | None = nv.exec_lua(
         "for _, w in ipairs(vim.api.nvim_list_wins()) do "
         "if vim.w[w].sightline_role == 'dialog' then return w end end return nil"
     )
+    return win
 
 
 def test_mapping_opens_dialog_naming_selection_and_sends(
@@ -126,7 +127,11 @@ def test_popup_absent_with_echo_or_option_off(
     for nv in (nvim, claude(nvim_factory, fake_api, selection_menu=False)):
         nv.api.buf_set_lines(0, 0, -1, False, ["a", "b"])
         nv.input("Vj")
-        wait_for(lambda nv=nv: nv.api.get_mode()["mode"] == "V")
+
+        def visual(nv: Any = nv) -> bool:
+            return bool(nv.api.get_mode()["mode"] == "V")
+
+        wait_for(visual)
         assert "Change with Agent…" not in popup_items(nv)
 
 

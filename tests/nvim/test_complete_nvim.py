@@ -119,7 +119,11 @@ def test_omnifunc_completes_each_mode(nvim: Any, workspace: Path) -> None:
         nvim.api.buf_set_lines(cbuf, 0, -1, False, [text])
         nvim.command("startinsert!")
         nvim.input("<C-x><C-o>")
-        wait_for(lambda e=expected: words(nvim) == e and menu(nvim)["mode"] == "omni", 10, text)
+
+        def offered(e: list[str] = expected) -> bool:
+            return bool(words(nvim) == e and menu(nvim)["mode"] == "omni")
+
+        wait_for(offered, 10, text)
 
 
 def test_a_file_with_a_space_is_inserted_escaped(nvim: Any, workspace: Path) -> None:
@@ -407,7 +411,11 @@ def type_each(nv: Any, text: str) -> None:
     for char in text:
         before = line(nv)
         nv.input(char)
-        wait_for(lambda b=before, c=char: line(nv) == b + c, 10, f"{char!r} typed")
+
+        def typed(b: str = before, c: str = char) -> bool:
+            return bool(line(nv) == b + c)
+
+        wait_for(typed, 10, f"{char!r} typed")
 
 
 def help_blink_snippet() -> str:
@@ -574,9 +582,12 @@ def test_typing_on_a_long_pasted_token_stays_fast(nvim: Any, workspace: Path) ->
     for key in "ab":
         nvim.input(key)
         token += key
-        got = wait_for(
-            lambda t=token: (ll := nvim.exec_lua(LAST_LIST)) and ll["token"] == t and ll, 10, key
-        )
+
+        def listed(t: str = token) -> dict[str, Any] | None:
+            ll = nvim.exec_lua(LAST_LIST)
+            return dict(ll) if ll and ll["token"] == t else None
+
+        got = wait_for(listed, 10, key)
         assert got["count"] == 0 and got["cpu_ms"] < 200  # (was 100 s before the cap)
 
 

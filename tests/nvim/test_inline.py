@@ -209,7 +209,7 @@ def test_user_edits_while_hunks_wait_are_followed_or_refused(
     screen: Screen = screen_factory(nv, 80, 30)
     # An edit above the hunks: the drawing follows it (extmarks), the apply re-anchors.
     nv.api.buf_set_lines(buf, 0, 0, False, ["new top"])
-    screen.wait_for(lambda s: s.find("line 2 CHANGED") and s.find("line 2 CHANGED")[0] == 3)
+    screen.wait_for(lambda s: (pos := s.find("line 2 CHANGED")) is not None and pos[0] == 3)
     assert [h["start"] for h in shown(nv)["hunks"]] == [2, 6, 10]
     nv.api.win_set_cursor(0, [1, 0])
     nv.input("]h")

@@ -143,7 +143,11 @@ def test_composer_recalls_sent_prompts(nvim: Any) -> None:
     nvim.command("Sightline chat")
     for text in ("first prompt", "second prompt"):
         nvim.input(text + "<C-s>")
-        wait_for(lambda t=text: f"echo: {t}" in transcript(nvim))
+
+        def echoed(t: str = text) -> bool:
+            return f"echo: {t}" in transcript(nvim)
+
+        wait_for(echoed)
         wait_idle(nvim)
     nvim.input("<Esc>")
     wait_for(lambda: nvim.api.get_mode()["mode"] == "n")

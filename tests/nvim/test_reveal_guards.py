@@ -81,7 +81,12 @@ def test_a_buffer_holding_the_key_is_never_shown(
 def test_the_lua_side_drops_a_call_past_its_deadline(nvim: Any) -> None:
     # Every port call carries its deadline (the core's worker threads, the MCP server's calls)
     args = {"file_path": "x", "line": 1}
-    call = (editor_mod.PORT_CALL, "go_to_position", args, [])
+    call: tuple[str, str, dict[str, Any], list[Any]] = (
+        editor_mod.PORT_CALL,
+        "go_to_position",
+        args,
+        [],
+    )
     late = nvim.exec_lua(call[0], time.time() - 1, *call[1:])
     assert late == editor_mod.EXPIRED
     assert nvim.exec_lua(call[0], time.time() + 30, *call[1:]) != editor_mod.EXPIRED

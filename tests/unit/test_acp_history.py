@@ -14,6 +14,13 @@ def test_config_agent_presets_and_commands() -> None:
     cfg = core_config(provider={"name": "acp", "agent": {"cmd": ["a", "b"], "env": {"K": "v"}}})
     agent = cfg.provider.agent
     assert agent is not None and agent.cmd == ("a", "b") and agent.env == (("K", "v"),)
-    for bad in ("vim", {"cmd": []}, {"cmd": "a b"}, {"cmd": ["a"], "env": {"K": 1}}, 3):
+    bads: tuple[object, ...] = (
+        "vim",
+        {"cmd": []},
+        {"cmd": "a b"},
+        {"cmd": ["a"], "env": {"K": 1}},
+        3,
+    )
+    for bad in bads:
         with pytest.raises(ConfigError, match=r"provider\.agent"):
             core_config(provider={"name": "acp", "agent": bad})

@@ -26,7 +26,7 @@ from sightline.completion import (
     list_workspace_files,
     walk_files,
 )
-from sightline.mentions import escape_path
+from sightline.mentions import escape_path, unescape_path
 
 EXTS = [
     ("browser-tools", "Drive a \x1b[1mbrowser\x1b[0m\nfrom tests"),
@@ -460,7 +460,7 @@ def test_long_tokens_are_matched_by_their_capped_start_in_bounded_work(
             assert cpu < 2.0, f"{cpu:.2f} s of CPU for a {len(typed)}-character token"
             query = comp.matched_query(typed)
             assert len(query) <= comp.MAX_QUERY_CHARS
-            assert query == comp.unescape_path(typed)[: comp.MAX_QUERY_CHARS]
+            assert query == unescape_path(typed)[: comp.MAX_QUERY_CHARS]
             # exactly what the capped start gives, computed the slow, obvious way
             exts = [i.word for i in complete(query, EXTS, None)] if "\n" not in query else []
             if query.startswith("ext:"):
@@ -482,7 +482,12 @@ def test_a_query_longer_than_every_path_matches_nothing_at_once(
     assert [i.word for i in session.complete("src/app.py")] == ["@src/app.py"]
     steps: list[str] = []
     narrow = comp._narrow
-    monkeypatch.setattr(comp, "_narrow", lambda p, q, **kw: steps.append(q) or narrow(p, q, **kw))
+
+    def counted(parent: Any, q: str, **kw: Any) -> Any:
+        steps.append(q)
+        return narrow(parent, q, **kw)
+
+    monkeypatch.setattr(comp, "_narrow", counted)
     assert session.complete("src/app.pyx") == []  # one character longer than any path
     assert session.complete("x" * 100_000) == []
     assert steps == []  # no per-path work at all

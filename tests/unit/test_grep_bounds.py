@@ -8,7 +8,6 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sightline import context
+from sightline.agent.session import Session, Turn
 from sightline.errors import Refused
 from sightline.tools import read, workspace
 from sightline.tools.base import ToolResult
 from tests.conftest import wait_for
+from tests.effective_config import core_config
 from tests.fake_editor import FakeEditor
 from tests.fakeapi import fake_api
 from tests.grep_util import CATASTROPHIC
@@ -29,32 +30,17 @@ from tests.processes import processes_with
 __all__ = ["fake_api"]
 
 
-class FakeTurn:
-    """What the read tools use of a turn."""
-
-    def __init__(self, ws: Path):
-        self.workspace = str(ws)
-        self.editor = FakeEditor(buffers={})  # no buffer is loaded: the tools read the disk
-        self._cancelled = threading.Event()
-        self._callbacks: list[Callable[[], None]] = []
-
-    def cancelled(self) -> bool:
-        return self._cancelled.is_set()
-
-    def on_cancel(self, callback: Callable[[], None]) -> None:
-        self._callbacks.append(callback)
-
-    def cancel(self) -> None:
-        self._cancelled.set()
-        for callback in self._callbacks:
-            callback()
+def turn_in(ws: Path) -> Turn:
+    """A turn of a session on the in-memory editor; no buffer is loaded: the tools read the disk."""
+    session = Session(FakeEditor(buffers={}), core_config(), str(ws), [], ws / "history")
+    return Turn(1, session)
 
 
 def grep(ws: Path, pattern: str, glob: str | None = None) -> ToolResult:
     args: dict[str, Any] = {"pattern": pattern}
     if glob:
         args["glob"] = glob
-    return read.grep(FakeTurn(ws), args)
+    return read.grep(turn_in(ws), args)
 
 
 def test_catastrophic_line_is_skipped_and_named_and_the_rest_is_searched(tmp_path: Path) -> None:
@@ -80,7 +66,12 @@ def test_the_core_keeps_running_while_a_catastrophic_grep_matches(tmp_path: Path
     """The GIL is never held by the matcher: the calling process keeps ticking."""
     (tmp_path / "log.txt").write_text(("=" * 40 + "\n") * 3)
     done = threading.Event()
-    worker = threading.Thread(target=lambda: (grep(tmp_path, CATASTROPHIC), done.set()))
+
+    def search() -> None:
+        grep(tmp_path, CATASTROPHIC)
+        done.set()
+
+    worker = threading.Thread(target=search)
     worker.start()
     gaps, last = [], time.perf_counter()
     while not done.is_set():
@@ -96,7 +87,7 @@ def test_the_core_keeps_running_while_a_catastrophic_grep_matches(tmp_path: Path
 def test_cancelling_the_turn_kills_the_matcher_at_once(tmp_path: Path) -> None:
     # Each line costs a few ms (under the line budget): the search would take many seconds.
     (tmp_path / "log.txt").write_text(("=" * 14 + "\n") * 3000)
-    turn = FakeTurn(tmp_path)
+    turn = turn_in(tmp_path)
     out: list[ToolResult] = []
     worker = threading.Thread(target=lambda: out.append(read.grep(turn, {"pattern": CATASTROPHIC})))
     worker.start()
@@ -148,7 +139,7 @@ def test_fifos_and_devices_are_never_opened(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     (tmp_path / "stdin").symlink_to("/dev/stdin")
     (tmp_path / "ok.txt").write_text("pipe\n")
-    turn = FakeTurn(tmp_path)
+    turn = turn_in(tmp_path)
     done: list[Any] = []
 
     def attempts() -> None:
@@ -169,7 +160,7 @@ def test_fifos_and_devices_are_never_opened(tmp_path: Path) -> None:
 
 
 def test_system_files_are_refused_even_in_a_workspace_at_the_root() -> None:
-    turn = FakeTurn(Path("/"))
+    turn = turn_in(Path("/"))
     for path in ("/proc/self/environ", "proc/self/environ", "/sys/kernel/hostname", "/dev/null"):
         with pytest.raises(Refused, match="system file"):
             workspace.resolve("/", path)

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from sightline import history
-from sightline.agent.session import render_records, wire_messages
+from sightline.agent.session import render_records
+from sightline.agent.wire import wire_messages
 from sightline.transcript import Transcript
 from tests.history_files import CORRUPT, write_conv
 

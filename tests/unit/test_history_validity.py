@@ -168,7 +168,11 @@ def test_non_object_inputs_go_out_as_objects() -> None:
 
 def test_surrogates_become_replacement_characters_on_the_wire_only() -> None:
     text = "fix caf\udce9 \udcff"
-    record = {"type": "message", "role": "user", "content": [{"type": "text", "text": text}]}
+    record: dict[str, Any] = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+    }
     messages = wire_messages([record])
     assert messages[0]["content"][0]["text"] == "fix caf\ufffd \ufffd"
     assert record["content"][0]["text"] == text  # history keeps the original
@@ -187,7 +191,7 @@ def test_validator_rejects_what_the_api_rejects() -> None:
         return validation_error(body(list(messages)))
 
     user = {"role": "user", "content": "hi"}
-    use = {
+    use: dict[str, Any] = {
         "role": "assistant",
         "content": [{"type": "tool_use", "id": "t1", "name": "n", "input": {}}],
     }

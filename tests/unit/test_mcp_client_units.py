@@ -172,7 +172,7 @@ def fake_tool(name: str, schema: Any, read_only: bool | None = None) -> Any:
     if read_only is not None:
         from mcp.types import ToolAnnotations
 
-        hints = ToolAnnotations(readOnlyHint=read_only)
+        hints = ToolAnnotations(read_only_hint=read_only)
     return SimpleNamespace(
         name=name, input_schema=schema, annotations=hints, description="d", title=None
     )
@@ -231,14 +231,14 @@ def test_results_are_summarised_bounded_and_redacted() -> None:
     result = CallToolResult(
         content=[
             TextContent(type="text", text="has result-secret-42"),
-            ImageContent(type="image", data="AAAA", mimeType="image/png"),
+            ImageContent(type="image", data="AAAA", mime_type="image/png"),
             EmbeddedResource(
                 type="resource",
                 resource=TextResourceContents(uri="file:///a.txt", text="small text"),
             ),
             EmbeddedResource(
                 type="resource",
-                resource=BlobResourceContents(uri="file:///b.bin", blob="AAAA", mimeType="x/y"),
+                resource=BlobResourceContents(uri="file:///b.bin", blob="AAAA", mime_type="x/y"),
             ),
         ]
     )

@@ -116,7 +116,7 @@ def test_short_output_is_not_folded_and_no_output_adds_nothing() -> None:
 
 def test_a_reopened_conversation_shows_failed_calls_and_output() -> None:
     t = Transcript()
-    records = [
+    records: list[dict[str, Any]] = [
         {"type": "message", "role": "user", "content": "go", "visible": "go"},
         {
             "type": "message",

@@ -85,13 +85,13 @@ def test_the_budget_goes_on_top_of_max_tokens_and_an_effort_means_a_budget() -> 
 
 def test_a_tool_turn_without_its_thinking_block_goes_without_thinking() -> None:
     # A history written with thinking off: its last call has no thinking block to send back.
-    plain = [USER, {"role": "assistant", "content": [CALL]}, RESULT]
+    plain: list[dict[str, Any]] = [USER, {"role": "assistant", "content": [CALL]}, RESULT]
     assert not thinking_allowed(plain)
     assert "thinking" not in params(8000, plain)
     assert validation_error(params(8000, plain)) is None
     signed = fa.thinking("I will read a.")
     block = {"type": "thinking", "thinking": signed.thinking, "signature": signed.signature}
-    kept = [USER, {"role": "assistant", "content": [block, CALL]}, RESULT]
+    kept: list[dict[str, Any]] = [USER, {"role": "assistant", "content": [block, CALL]}, RESULT]
     assert params(8000, kept)["thinking"]["budget_tokens"] == 8000
     assert validation_error(params(8000, kept)) is None
 

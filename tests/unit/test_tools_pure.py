@@ -10,6 +10,7 @@ import pytest
 from sightline.errors import Refused
 from sightline.tools import workspace
 from sightline.tools.base import Kind, allowed_kinds, call_label, tools_for
+from sightline.tools.globs import glob_match
 from sightline.tools.output import Bounded, HeadTail
 from sightline.tools.plan import checklist
 from sightline.tools.registry import default_registry
@@ -97,7 +98,7 @@ def test_symlink_leading_out_is_refused(ws: Path) -> None:
     ],
 )
 def test_glob(glob: str, path: str, hit: bool) -> None:
-    assert workspace.glob_match(glob, path) is hit
+    assert glob_match(glob, path) is hit
 
 
 def test_listing_skips_tool_dirs_and_links_out(ws: Path) -> None:

@@ -49,8 +49,8 @@ luacheck-installed:
 lint: $(STAMP) $(TOOLS)/.stylua-$(STYLUA_VERSION) luacheck-installed
 	$(VENV)/bin/ruff check python tests rplugin
 	$(VENV)/bin/ruff format --check python tests rplugin
-	$(STYLUA) --check lua plugin
-	luacheck -q lua plugin
+	$(STYLUA) --check lua plugin tests/lua
+	luacheck -q lua plugin tests/lua
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
@@ -74,7 +74,7 @@ run: $(STAMP) helptags
 
 # The help lint the tests run: every tag defined once, every |link| resolves.
 doccheck: $(STAMP)
-	$(PY) -m pytest -n 0 -q tests/test_docs.py
+	$(PY) -m pytest -n 0 -q tests/unit/test_docs.py tests/nvim/test_docs.py
 
 bench: $(STAMP)
 	$(PY) -m tests.bench

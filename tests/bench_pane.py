@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from sightline.transcript import Transcript  # noqa: E402
 from tests.benchutil import child  # noqa: E402
+from tests.lua_helper import lua_helper  # noqa: E402
 
 Row = dict[str, Any]
 LENGTHS = (100, 10_000, 100_000)
@@ -75,18 +76,6 @@ def stream(t: Transcript, count: int, offset: int = 0) -> tuple[list[dict[str, A
     return deltas, costs
 
 
-APPLY_LUA = """
-local pane, deltas = require('sightline.pane'), ...
-local out = {}
-for i, d in ipairs(deltas) do
-  local t = vim.uv.hrtime()
-  pane.apply(d)
-  out[i] = (vim.uv.hrtime() - t) / 1e6
-end
-return out
-"""
-
-
 def _flat(rows: list[Row], side: str, medians: dict[int, float]) -> None:
     ratio = medians[LENGTHS[-1]] / max(medians[LENGTHS[0]], 1e-9)
     shown = " · ".join(f"{n}: {medians[n] * 1000:.0f} µs" for n in LENGTHS)
@@ -113,29 +102,13 @@ def bench_delta_cost() -> list[Row]:
                 nv.exec_lua("require('sightline.pane').apply(...)", t.full())
                 deltas, costs = stream(t, DELTAS)
                 core[n] = statistics.median(costs)
-                pane[n] = statistics.median(nv.exec_lua(APPLY_LUA, deltas))
+                pane[n] = statistics.median(lua_helper(nv, "bench.pane_apply", deltas))
             finally:
                 nv.close()
     rows: list[Row] = []
     _flat(rows, "core (append_text + take_delta)", core)
     _flat(rows, "pane (pane.apply in Neovim)", pane)
     return rows
-
-
-STREAM_LUA = """
-local pane, deltas = require('sightline.pane'), ...
-local i, timer = 0, vim.uv.new_timer()
-_G.bench_stream_done = false
-timer:start(0, 2, vim.schedule_wrap(function()
-  i = i + 1
-  if i > #deltas then
-    if not timer:is_closing() then timer:stop(); timer:close() end
-    _G.bench_stream_done = true
-    return
-  end
-  pane.apply(deltas[i])
-end))
-"""
 
 
 def bench_typing(keys: int = 300, tokens: int = 5000) -> list[Row]:
@@ -153,7 +126,7 @@ def bench_typing(keys: int = 300, tokens: int = 5000) -> list[Row]:
             deltas, _ = stream(t, tokens)
             nv.command("startinsert")
             screen.wait_for(lambda s: s.mode == "insert", what="Insert mode")
-            nv.exec_lua(STREAM_LUA, deltas)
+            lua_helper(nv, "bench.pane_stream", deltas)
             samples: list[float] = []
             typed = ""
             for k in range(keys):

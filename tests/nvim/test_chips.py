@@ -9,19 +9,9 @@ from sightline.chips import attachment_id
 from tests.agent_util import claude, idle, only_result, tool_names
 from tests.conftest import transcript, wait_for, wait_idle
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
+from tests.lua_helper import lua_helper
 
 __all__ = ["fake_api"]
-
-REVEAL_MARKS = """
-local buf = vim.fn.bufnr(...)
-if buf < 0 then return {} end
-local ns = vim.api.nvim_create_namespace('sightline.reveal')
-local out = {}
-for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, {details = true})) do
-  if m[4].hl_group == 'SightlineReveal' then table.insert(out, {m[2], m[4].end_row}) end
-end
-return out
-"""
 
 
 def chip_rows(nv: Any, needle: str) -> int:
@@ -49,7 +39,7 @@ def test_cr_on_agent_reference_reveals_without_moving_the_cursor(
     col = transcript(nv)[row - 1].index("app.py")
     nv.api.win_set_cursor(twin, (row, col))
     nv.input("<CR>")
-    marks = wait_for(lambda: nv.exec_lua(REVEAL_MARKS, "app.py"), what="the reveal band")
+    marks = wait_for(lambda: lua_helper(nv, "marks.band", "app.py"), what="the reveal band")
     assert marks[0][0] == 29
     assert nv.api.win_get_cursor(editor) == cursor
     assert nv.api.get_current_win().handle == twin
@@ -72,18 +62,8 @@ def test_selection_chip_follows_later_edits(
     nv.api.set_current_win(twin)
     nv.api.win_set_cursor(twin, (chip_rows(nv, "about m.py:3"), 0))
     nv.input("<CR>")
-    marks = wait_for(lambda: nv.exec_lua(REVEAL_MARKS, "m.py"), what="the reveal band")
+    marks = wait_for(lambda: lua_helper(nv, "marks.band", "m.py"), what="the reveal band")
     assert marks[0][0] == 4
-
-
-SELECTION_BAND = """
-local ns = vim.api.nvim_create_namespace('sightline.reveal')
-local out = {}
-for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {details = true})) do
-  if m[4].hl_group == 'SightlineReveal' then table.insert(out, {m[2], m[4].end_row}) end
-end
-return out
-"""
 
 
 def test_model_reveals_the_selection_chip_by_its_id(
@@ -110,7 +90,7 @@ def test_model_reveals_the_selection_chip_by_its_id(
     assert any(f"attachment_id: {aid} = the selection" in b.get("text", "") for b in first)
     result = only_result(fake_api)
     assert result == {**result, "content": "OK"} and not result.get("is_error")
-    assert nv.exec_lua(SELECTION_BAND) == [[40, 42]]
+    assert lua_helper(nv, "marks.band") == [[40, 42]]
     assert nv.api.win_get_cursor(0) == [1, 0]
     assert nv.api.buf_get_var(0, "changedtick") == tick
     assert nv.api.get_mode()["mode"] == "n"

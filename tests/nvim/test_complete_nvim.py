@@ -12,6 +12,7 @@ from sightline import extensions
 from tests.conftest import capture_notify, wait_for
 from tests.docs_util import DOC
 from tests.extensions_util import make_extension
+from tests.lua_helper import lua_helper
 
 FILES = ["README.md", "src/app.py", "src/browser.py", "docs/browse.md", "lib/bro/x.txt"]
 
@@ -143,161 +144,12 @@ def test_the_menu_starts_at_the_at_after_multibyte_text(nvim: Any, workspace: Pa
 
 # --- the engines' sources -----------------------------------------------------------------
 
-# nvim-cmp a1d5048 as sightline sees it: `cmp.setup(config)` (a callable table, as the real
-# one) sets the global configuration whose `sources` get_config() returns (none by default).
-FAKE_CMP = """
-_G.fake_cmp = { sources = {}, buffer = {}, global = { sources = {} } }
-package.preload['cmp'] = function()
-  local cmp = { config = { compare = { order = 'order-comparator' } } }
-  cmp.setup = setmetatable({
-    buffer = function(config) _G.fake_cmp.buffer[vim.api.nvim_get_current_buf()] = config end,
-  }, { __call = function(_, config) _G.fake_cmp.global = config end })
-  function cmp.register_source(name, source)
-    _G.fake_cmp.sources[name] = source
-    return 7
-  end
-  function cmp.get_config() return _G.fake_cmp.global end
-  return cmp
-end
-"""
 SETUP_CMP = "require('cmp').setup({ sources = { { name = 'buffer' } } })"
 SETUP_BLINK = "require('blink.cmp').setup({})"
 
-# A stand-in for blink.cmp 73ea297b, faithful where sightline depends on it: setup() merges
-# the user's `sources` and loads `blink.cmp.completion`; add_source_provider asserts as the
-# real one does; providers are built with `require(module).new(opts, config)`; the trigger
-# rule of completion/trigger/init.lua (a trigger character opens a fresh context, a keyword
-# character continues it, any other character hides the menu) and the rule of
-# completion/init.lua that hides a trigger-character menu when no source defining that
-# character returned items; the `omni` provider (sources/complete_func.lua) reads
-# 'omnifunc' and is enabled whenever it is set.
-FAKE_BLINK = """
-local config = { sources = {
-  default = { 'lsp', 'path', 'snippets', 'buffer', 'omni' },
-  per_filetype = {},
-  providers = { omni = { module = 'fake_blink.omni' } },
-} }
-_G.fake_blink = { config = config, filetypes = {}, menu = nil, calls = 0 }
-package.preload['blink.cmp.config'] = function() return config end
-package.preload['blink.cmp'] = function()
-  local blink = {}
-  function blink.setup(opts)
-    config.sources = vim.tbl_deep_extend('force', config.sources, (opts or {}).sources or {})
-    require('blink.cmp.completion')
-  end
-  function blink.add_source_provider(id, provider)
-    assert(config.sources.providers[id] == nil, 'Provider with id ' .. id .. ' already exists')
-    assert(type(provider.module) == 'string', 'module must be a string')
-    config.sources.providers[id] = provider
-  end
-  function blink.add_filetype_source(ft, id) table.insert(_G.fake_blink.filetypes, { ft, id }) end
-  return blink
-end
-package.preload['fake_blink.omni'] = function()
-  local omni = {}
-  function omni.new() return setmetatable({}, { __index = omni }) end
-  function omni:enabled() return vim.bo.omnifunc ~= '' and vim.api.nvim_get_mode().mode == 'i' end
-  function omni:get_completions(ctx, resolve)
-    local func = vim.bo.omnifunc:match('^v:lua%.(.+)')
-    local start = vim.fn.luaeval(func .. '(_A[1], _A[2])', { 1, '' })
-    local base = ctx.line:sub(start + 1, ctx.cursor[2])
-    local words = vim.fn.luaeval(func .. '(_A[1], _A[2])', { 0, base })
-    local items = {}
-    for _, w in ipairs(type(words) == 'table' and words or {}) do
-      table.insert(items, { label = w.abbr or w.word, textEdit = { newText = w.word } })
-    end
-    resolve({ items = items, is_incomplete_forward = true, is_incomplete_backward = true })
-  end
-  return omni
-end
-package.preload['blink.cmp.completion'] = function()
-  local instances = {}
-  local function provider(id)
-    local cfg = config.sources.providers[id]
-    if not cfg then return nil end
-    instances[id] = instances[id] or require(cfg.module).new(cfg.opts or {}, cfg)
-    return instances[id]
-  end
-  local function enabled()
-    local ids = vim.list_extend({}, config.sources.default)
-    for _, pair in ipairs(_G.fake_blink.filetypes) do
-      if pair[1] == vim.bo.filetype then table.insert(ids, pair[2]) end
-    end
-    local out, seen = {}, {}
-    for _, id in ipairs(ids) do
-      local p = not seen[id] and provider(id)
-      seen[id] = true
-      if p and (p.enabled == nil or p:enabled()) then out[id] = p end
-    end
-    return out
-  end
-  local function keyword(c) return c == '-' or c:match('^[%w_]$') ~= nil or c:byte() >= 128 end
-  local function show(char)
-    local line = vim.api.nvim_get_current_line()
-    local cursor = vim.api.nvim_win_get_cursor(0)
-    local kw = line:sub(1, cursor[2]):match('[%w_%-\\128-\\255]*$')
-    local bounds = { line_number = cursor[1], start_col = cursor[2] - #kw + 1, length = #kw }
-    local ctx = { bufnr = 0, line = line, cursor = cursor, bounds = bounds }
-    local menu, from_trigger = {}, false
-    for id, p in pairs(enabled()) do
-      p:get_completions(ctx, function(r)
-        _G.fake_blink.calls = _G.fake_blink.calls + 1
-        for _, item in ipairs(r.items) do table.insert(menu, item.textEdit.newText) end
-        local triggers = p.get_trigger_characters and p:get_trigger_characters() or {}
-        if char and #r.items > 0 and vim.tbl_contains(triggers, char) then from_trigger = true end
-      end)
-    end
-    table.sort(menu)
-    _G.fake_blink.menu = (not char or from_trigger) and menu or nil
-  end
-  local typed
-  vim.api.nvim_create_autocmd('InsertCharPre', { callback = function() typed = vim.v.char end })
-  vim.api.nvim_create_autocmd('TextChangedI', { callback = function()
-    local c = typed
-    typed = nil
-    if not c or vim.b.completion == false then return end
-    local triggers = {}
-    for _, p in pairs(enabled()) do
-      if p.get_trigger_characters then vim.list_extend(triggers, p:get_trigger_characters()) end
-    end
-    if vim.tbl_contains(triggers, c) and not c:match('%a') and not c:match('%s') then
-      show(c)
-    elseif keyword(c) then
-      show(nil)
-    else
-      _G.fake_blink.menu = nil
-    end
-  end })
-  return {}
-end
-"""
-
-CMP_COMPLETE = """
-local source = _G.fake_cmp.sources.sightline
-local before = ...
--- nvim-cmp's cmp.SourceCompletionApiParams: offset and a cmp.Context
-local params = {
-  offset = #before,
-  context = { bufnr = 0, cursor_before_line = before, cursor_line = before,
-              cursor = { row = 1, col = #before + 1, line = 0 } },
-  completion_context = { triggerKind = 2, triggerCharacter = '@' },
-}
-local response
-source:complete(params, function(r) response = r end)
-return { response = response, available = source:is_available(),
-         pattern = source:get_keyword_pattern(), triggers = source:get_trigger_characters(),
-         encoding = source:get_position_encoding_kind() }
-"""
-
-
-KEYWORD_AT_END = r"""
-local pattern = _G.fake_cmp.sources.sightline:get_keyword_pattern()
-return vim.fn.matchstr(..., '\\%(' .. pattern .. '\\)$')
-"""
-
 
 def test_cmp_source(nvim: Any, workspace: Path) -> None:
-    nvim.exec_lua(FAKE_CMP)
+    lua_helper(nvim, "engines.fake_cmp")
     nvim.exec_lua(SETUP_CMP)
     open_composer(nvim)
     cbuf = nvim.exec_lua("return require('sightline.pane').buffers().composer")
@@ -312,14 +164,16 @@ def test_cmp_source(nvim: Any, workspace: Path) -> None:
     assert nvim.exec_lua(native, cbuf) == 0
     before = "see @bro"
     got = wait_for(
-        lambda: (r := nvim.exec_lua(CMP_COMPLETE, before))["response"]["items"][1:] and r,
+        lambda: (
+            (r := lua_helper(nvim, "engines.cmp_complete", before))["response"]["items"][1:] and r
+        ),
         10,
         "cmp items with files",
     )
     assert got["available"] and got["encoding"] == "utf-8"
     assert {"@", ":", "/", ".", "~", "\\"} <= set(got["triggers"])
     # cmp finds the start of the menu with the keyword pattern: the whole token, escapes too
-    assert nvim.exec_lua(KEYWORD_AT_END, "x @a\\ b.md") == "@a\\ b.md"
+    assert lua_helper(nvim, "engines.cmp_keyword_at_end", "x @a\\ b.md") == "@a\\ b.md"
     response = got["response"]
     assert response["isIncomplete"] is True
     items = response["items"]
@@ -334,28 +188,17 @@ def test_cmp_source(nvim: Any, workspace: Path) -> None:
         "end": {"line": 0, "character": 8},
     }
     assert items[1]["label"] == "docs/browse.md" and items[1]["kind"] == 17
-    assert nvim.exec_lua(CMP_COMPLETE, "a@b")["response"] == {"items": [], "isIncomplete": True}
+    assert lua_helper(nvim, "engines.cmp_complete", "a@b")["response"] == {
+        "items": [],
+        "isIncomplete": True,
+    }
     # elsewhere the source is not available
     nvim.command("new")
     assert nvim.exec_lua("return _G.fake_cmp.sources.sightline:is_available()") is False
 
 
-BLINK_COMPLETE = """
-local blink = require('sightline.complete.blink')
-local line, keyword_start = ...
-local source = blink.new({})
--- blink.cmp's context: 1-based row, 0-based byte column, the keyword's bounds
-local bounds = { line_number = 1, start_col = keyword_start, length = #line - keyword_start + 1 }
-local ctx = { bufnr = 0, line = line, cursor = { 1, #line }, bounds = bounds }
-local response
-local cancel = source:get_completions(ctx, function(r) response = r end)
-return { response = response, enabled = source:enabled(),
-         triggers = source:get_trigger_characters(), cancel = type(cancel) }
-"""
-
-
 def test_blink_source(nvim: Any, workspace: Path) -> None:
-    nvim.exec_lua(FAKE_BLINK)
+    lua_helper(nvim, "engines.fake_blink")
     nvim.exec_lua(SETUP_BLINK)
     open_composer(nvim)
     assert nvim.exec_lua("return _G.fake_blink.config.sources.providers.sightline") == {
@@ -365,7 +208,10 @@ def test_blink_source(nvim: Any, workspace: Path) -> None:
     assert nvim.exec_lua("return _G.fake_blink.filetypes") == [["markdown", "sightline"]]
     line_text = "é @src/br"  # é is two bytes: columns are bytes
     got = wait_for(
-        lambda: (r := nvim.exec_lua(BLINK_COMPLETE, line_text, 9))["response"]["items"] and r,
+        lambda: (
+            (r := lua_helper(nvim, "engines.blink_complete", line_text, 9))["response"]["items"]
+            and r
+        ),
         10,
         "blink items",
     )
@@ -430,8 +276,8 @@ def test_blink_set_up_keeps_its_menu_inside_a_mention(
     nvim: Any, workspace: Path, screen: Any
 ) -> None:
     # blink set up, nvim-cmp merely installed (on the runtimepath, loadable): blink completes
-    nvim.exec_lua(FAKE_CMP)
-    nvim.exec_lua(FAKE_BLINK)
+    lua_helper(nvim, "engines.fake_cmp")
+    lua_helper(nvim, "engines.fake_blink")
     nvim.exec_lua(SETUP_BLINK)
     notes = capture_notify(nvim)
     open_composer(nvim)
@@ -461,7 +307,7 @@ def test_blink_set_up_keeps_its_menu_inside_a_mention(
 def test_the_help_snippet_for_blink_works_with_a_blink_that_registers_itself(
     nvim: Any, workspace: Path
 ) -> None:
-    nvim.exec_lua(FAKE_BLINK)
+    lua_helper(nvim, "engines.fake_blink")
     nvim.exec_lua(help_blink_snippet())
     notes = capture_notify(nvim)
     open_composer(nvim)
@@ -474,7 +320,7 @@ def test_the_help_snippet_for_blink_works_with_a_blink_that_registers_itself(
 def test_a_failed_registration_is_reported_and_the_built_in_menu_completes(
     nvim: Any, workspace: Path, screen: Any
 ) -> None:
-    nvim.exec_lua(FAKE_BLINK)
+    lua_helper(nvim, "engines.fake_blink")
     nvim.exec_lua(SETUP_BLINK)
     nvim.exec_lua("package.loaded['blink.cmp'].add_source_provider = nil")  # an old blink.cmp
     notes = capture_notify(nvim)
@@ -492,9 +338,9 @@ def test_the_configured_engine_wins(
     nvim_factory: Any, workspace: Path, screen_factory: Any
 ) -> None:
     nv = nvim_factory({"provider": {"name": "echo"}, "completion": {"engine": "cmp"}})
-    nv.exec_lua(FAKE_BLINK)
+    lua_helper(nv, "engines.fake_blink")
     nv.exec_lua(SETUP_BLINK)
-    nv.exec_lua(FAKE_CMP)
+    lua_helper(nv, "engines.fake_cmp")
     nv.exec_lua("package.loaded['cmp'] = require('cmp')")  # loaded, not set up: still asked for
     open_composer(nv)
     assert nv.exec_lua(ENGINE) == "cmp"
@@ -506,7 +352,7 @@ def test_native_turns_the_engines_off_in_the_composer(
     nvim_factory: Any, workspace: Path, screen_factory: Any
 ) -> None:
     nv = nvim_factory({"provider": {"name": "echo"}, "completion": {"engine": "native"}})
-    nv.exec_lua(FAKE_BLINK)
+    lua_helper(nv, "engines.fake_blink")
     nv.exec_lua(SETUP_BLINK)
     screen = screen_factory(nv)
     open_composer(nv)
@@ -539,7 +385,7 @@ def test_a_bad_engine_is_refused(nvim: Any) -> None:
 
 def test_an_engine_set_up_on_the_first_insert_takes_over(nvim: Any, workspace: Path) -> None:
     # lazy.nvim's `event = 'InsertEnter'`: blink.cmp is set up after the composer was made
-    nvim.exec_lua(FAKE_BLINK)
+    lua_helper(nvim, "engines.fake_blink")
     nvim.exec_lua(
         "vim.api.nvim_create_autocmd('InsertEnter', { once = true, callback = function() "
         + SETUP_BLINK
@@ -560,7 +406,7 @@ def test_an_engine_set_up_on_the_first_insert_takes_over(nvim: Any, workspace: P
 def test_with_cmp_other_menus_in_the_composer_insert_nothing(
     nvim: Any, workspace: Path, screen: Any
 ) -> None:
-    nvim.exec_lua(FAKE_CMP)
+    lua_helper(nvim, "engines.fake_cmp")
     nvim.exec_lua(SETUP_CMP)
     open_composer(nvim)
     assert nvim.exec_lua(ENGINE) == "cmp"

@@ -16,7 +16,7 @@ import pytest
 
 from tests import child
 from tests.conftest import ROOT, capture_notify
-from tests.lua_values import BAD_VALUES, LEAKS
+from tests.lua_helper import lua_helper
 from tests.screen import Screen
 
 
@@ -100,46 +100,10 @@ def test_checkhealth_never_shows_the_key(nvim_factory: Any) -> None:
 
 # -- setup() never throws ------------------------------------------------------------------
 
-SETUP_EACH_BAD_VALUE = (
-    BAD_VALUES
-    + LEAKS
-    + r"""
-local sl, config = require('sightline'), require('sightline.config')
-local out = {}
-for _, v in ipairs(_G.sightline_bad) do
-  local label, value = v[1], v[2]
-  local before = vim.deepcopy(config.get())
-  local ok, res, err = pcall(sl.setup, value)
-  local bad
-  if not ok then
-    bad = 'threw: ' .. tostring(res)
-  elseif value == nil or (type(value) == 'table' and next(value) == nil) then
-    bad = res ~= true and 'refused a valid call: ' .. tostring(err) or nil
-  elseif res ~= nil then
-    -- Tables of unknown keys are accepted with a warning; anything else must be refused.
-    bad = type(value) ~= 'table' and 'accepted' or nil
-  elseif type(value) ~= 'table'
-      and not err:find('^sightline: expected a table of options, got ') then
-    bad = 'unclear: ' .. err
-  else
-    bad = _G.sightline_leak(err)
-    if not bad and not vim.deep_equal(config.get(), before) then
-      bad = 'a refused setup() changed the config'
-    end
-  end
-  if bad then
-    out[#out + 1] = label .. ': ' .. bad
-  end
-  sl.setup({ provider = { name = 'echo' } })
-end
-return out
-"""
-)
-
 
 def test_setup_with_any_value_returns_true_or_nil_and_a_message(nvim: Any) -> None:
     capture_notify(nvim)
-    assert nvim.exec_lua(SETUP_EACH_BAD_VALUE) == []
+    assert lua_helper(nvim, "fuzz.setup_each_bad_value") == []
 
 
 @pytest.mark.parametrize(
@@ -160,83 +124,9 @@ def test_setup_of_a_non_table_is_refused_not_thrown(nvim: Any, lua: str, shown: 
     assert notes() == [{"msg": err, "level": 4}]  # shown once, as an error
 
 
-# Every leaf of the schema, given every bad value: refused naming its path (config unchanged),
-# or accepted and then exactly what the config holds.
-EACH_LEAF = (
-    BAD_VALUES
-    + LEAKS
-    + r"""
-local sl, config = require('sightline'), require('sightline.config')
-local leaves = {}
-local entry_of = {} -- leaf path → the map entry it belongs to (mcp.servers.<name>)
-local function walk(node, path, in_map)
-  for key, sub in pairs(node) do
-    local here = vim.list_extend(vim.deepcopy(path), { key })
-    if sub.map_of then
-      -- A map of names the user chooses: each entry's fields, under one sample name.
-      walk(sub.map_of, vim.list_extend(here, { 'sample' }), true)
-    elseif sub[1] ~= nil then
-      leaves[#leaves + 1] = here
-      entry_of[#leaves] = in_map or nil
-    else
-      walk(sub, here, in_map)
-    end
-  end
-end
-walk(config.schema, {})
-local out = {}
-for index, keys in ipairs(leaves) do
-  local dotted = 'sightline.' .. table.concat(keys, '.')
-  local field = keys[#keys]
-  for _, v in ipairs(_G.sightline_bad) do
-    -- nil (unset) leaves a map entry without command or url: refused as a whole entry.
-    if entry_of[index] and v[2] == nil then
-      goto next_value
-    end
-    local opts = {}
-    local node = opts
-    for i = 1, #keys - 1 do
-      node[keys[i]] = {}
-      node = node[keys[i]]
-    end
-    if entry_of[index] and field ~= 'command' and field ~= 'url' then
-      node.command = 'server' -- an entry needs a command or a url to be whole
-    end
-    node[field] = v[2]
-    sl.setup({})
-    local before = vim.deepcopy(config.get())
-    local ok, res, err = pcall(sl.setup, opts)
-    local bad
-    if not ok then
-      bad = 'threw ' .. tostring(res)
-    elseif res then
-      local got = vim.tbl_get(config.get(), unpack(keys))
-      if v[2] ~= nil and not vim.deep_equal(got, v[2]) then
-        bad = 'accepted but holds ' .. vim.inspect(got)
-      end
-    elseif not vim.startswith(err, dotted .. ': expected ') then
-      bad = 'message does not name the path: ' .. err
-    else
-      bad = _G.sightline_leak(err)
-      if not bad and not vim.deep_equal(config.get(), before) then
-        bad = 'a refused setup() changed the config'
-      end
-    end
-    if bad then
-      out[#out + 1] = dotted .. ' = ' .. v[1] .. ': ' .. bad
-    end
-    ::next_value::
-  end
-end
-sl.setup({ provider = { name = 'echo' } })
-return { #leaves, out }
-"""
-)
-
-
 def test_every_option_refuses_every_bad_value_naming_its_path(nvim: Any) -> None:
     capture_notify(nvim)
-    count, problems = nvim.exec_lua(EACH_LEAF)
+    count, problems = lua_helper(nvim, "fuzz.each_leaf")
     assert count >= 20
     assert problems == []
 

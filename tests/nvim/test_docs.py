@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.docs_util import DOC, section
+from tests.lua_helper import lua_helper
 
 
 def links_outside_examples(text: str) -> set[str]:
@@ -23,38 +24,6 @@ def links_outside_examples(text: str) -> set[str]:
         if line.rstrip().endswith(">") or re.search(r">\w+$", line.rstrip()):
             in_example = True
     return links
-
-
-SCHEMA = r"""
-local config = require('sightline.config')
-local leaves = {}
-local function walk(node, path)
-  for key, sub in pairs(node) do
-    local name = path == '' and key or path .. '.' .. key
-    if sub.map_of then
-      -- A map of names the user chooses (mcp.servers): its entries' fields, under its path.
-      walk(sub.map_of, name)
-    elseif type(sub[1]) == 'function' or type(sub[1]) == 'string' then
-      -- The validator's own words for what it takes: 'one of a, b' names the choices.
-      local err = config.check_leaf(name, {}, sub[1], false)
-        or config.check_leaf(name, 0, sub[1], false)
-      local expected = err:match('expected (.-), got')
-      local choices = expected:match('^one of ([%w_, ]+)$')
-      leaves[#leaves + 1] = {
-        path = name,
-        choices = choices and vim.split(choices, ', ', { plain = true }) or {},
-        is_key = expected:match('^key ') ~= nil,
-      }
-    else
-      walk(sub, name)
-    end
-  end
-end
-walk(config.schema, '')
-local documented = assert(loadstring('return ' .. ...))()
-return { leaves = leaves, defaults_match = vim.deep_equal(documented, config.defaults),
-         documented = vim.inspect(documented), defaults = vim.inspect(config.defaults) }
-"""
 
 
 def defaults_block(text: str) -> str:
@@ -79,19 +48,6 @@ def option_entries(text: str) -> dict[str, str]:
     return entries
 
 
-HIGHLIGHTS = r"""
-require('sightline.highlights').apply()
-require('sightline.reveal').setup_highlights()
-local out = {}
-for name in pairs(vim.api.nvim_get_hl(0, {})) do
-  if name:match('^Sightline') then
-    out[name] = vim.api.nvim_get_hl(0, { name = name, link = true }).link or ''
-  end
-end
-return out
-"""
-
-
 def test_helptags_and_links(nvim: Any, tmp_path: Path) -> None:
     doc = tmp_path / "doc"
     doc.mkdir()
@@ -109,7 +65,7 @@ def test_helptags_and_links(nvim: Any, tmp_path: Path) -> None:
 
 def test_options_match_the_schema(nvim: Any) -> None:
     text = DOC.read_text()
-    got = nvim.exec_lua(SCHEMA, defaults_block(text))
+    got = lua_helper(nvim, "schema.leaves", defaults_block(text))
     assert got["defaults_match"], (
         f"the Defaults block differs from config.lua:\n{got['documented']}\n{got['defaults']}"
     )
@@ -140,7 +96,7 @@ def test_options_match_the_schema(nvim: Any) -> None:
 
 def test_every_highlight_group_is_documented(nvim: Any) -> None:
     text = DOC.read_text()
-    groups: dict[str, str] = nvim.exec_lua(HIGHLIGHTS)
+    groups: dict[str, str] = lua_helper(nvim, "schema.highlight_links")
     assert {"SightlineUser", "SightlineReveal", "SightlineRevealBar"} <= set(groups)
     listed = section(text, "sightline-highlights")
     for group, link in sorted(groups.items()):

@@ -15,21 +15,13 @@ from mcp import ClientSession
 from tests.agent_util import API_KEY, TURN_TIMEOUT_S, claude, idle, only_result, wait_pending
 from tests.conftest import transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, hold, reply, text, tool_use
+from tests.lua_helper import lua_helper
 from tests.mcp_util import listening, server_params, text_of, with_session
 from tests.screen import Screen
 
 __all__ = ["fake_api", "listening"]
 
 SOURCE = "".join(f"line {i} of the source\n" for i in range(1, 41))
-
-STATE = r"""
-local api = vim.api
-local buf = vim.fn.bufnr(...)
-return {
-  win = api.nvim_get_current_win(), mode = api.nvim_get_mode().mode,
-  tick = api.nvim_buf_get_changedtick(buf), lines = api.nvim_buf_get_lines(buf, 0, -1, true),
-}
-"""
 
 
 def composer_text(nv: Any) -> list[str]:
@@ -64,7 +56,7 @@ def test_go_to_position_while_typing_in_the_composer_keeps_focus_and_mode(
     composer = nv.api.get_current_win().handle
     nv.input("show me<C-s>")
     fake_api.wait_for_requests(1)
-    before = nv.exec_lua(STATE, "src.txt")
+    before = lua_helper(nv, "windows.buffer_state", "src.txt")
     # The user starts the next message while the model is still answering.
     nv.input("and then")
     wait_for(lambda: composer_text(nv) == ["and then"], what="the first typed words")
@@ -73,7 +65,7 @@ def test_go_to_position_while_typing_in_the_composer_keeps_focus_and_mode(
     nv.input(" keep going")
     wait_for(lambda: composer_text(nv) == ["and then keep going"], what="the rest of the words")
     idle(nv)
-    after = nv.exec_lua(STATE, "src.txt")
+    after = lua_helper(nv, "windows.buffer_state", "src.txt")
     # Where the keys go did not change: the window, the mode, the file.
     assert after == before and after["win"] == composer and after["mode"] == "i"
     assert after["lines"] == SOURCE.splitlines()

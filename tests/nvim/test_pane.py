@@ -5,22 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from tests.conftest import capture_notify, status, transcript, wait_for, wait_idle
+from tests.lua_helper import lua_helper
 from tests.screen import Screen
 
 
 def pane_windows(nv: Any) -> dict[str, int]:
-    return dict(
-        nv.exec_lua(
-            """
-            local out = {}
-            for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-              local b = vim.api.nvim_win_get_buf(w)
-              if vim.b[b].sightline_role then out[vim.b[b].sightline_role] = w end
-            end
-            return out
-            """
-        )
-    )
+    return dict(lua_helper(nv, "windows.pane_roles"))
 
 
 def test_chat_opens_pane_with_composer_focused_in_insert_mode(nvim: Any) -> None:

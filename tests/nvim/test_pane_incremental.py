@@ -7,25 +7,13 @@ import random
 from typing import Any
 
 from sightline.transcript import Transcript
+from tests.lua_helper import lua_helper
 
 REPLY = (
     "# Title\n\nSome **bold** and `code` here,\nstill the same paragraph.\n\n"
     "- one *item*\n- two `items`\n\n> a quote with **bold**\n\n"
     "```lua\nlocal x = 1\n\nlocal y = 2\n```\n\nplain prose\n\nmore plain\nand _end_ here\n"
 )
-
-MARKS_LUA = """
-local buf = require('sightline.pane').buffers().transcript
-local ns = vim.api.nvim_create_namespace('sightline.markdown')
-local out = {}
-for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
-  local d = m[4]
-  table.insert(out, table.concat({ m[2], m[3], d.end_row or -1, d.end_col or -1,
-    d.hl_group or '', d.conceal or '', d.priority or 0 }, ':'))
-end
-table.sort(out)
-return out
-"""
 
 
 def test_streamed_markdown_paints_what_a_whole_render_paints(nvim: Any) -> None:
@@ -43,7 +31,7 @@ def test_streamed_markdown_paints_what_a_whole_render_paints(nvim: Any) -> None:
             t.append_text(REPLY[i : i + n])
             i += n
             nvim.exec_lua("require('sightline.pane').apply(...)", t.take_delta())
-        streamed = nvim.exec_lua(MARKS_LUA)
+        streamed = lua_helper(nvim, "marks.markdown")
         nvim.exec_lua("require('sightline.pane').apply(...)", t.full())
-        assert streamed == nvim.exec_lua(MARKS_LUA), seed
+        assert streamed == lua_helper(nvim, "marks.markdown"), seed
         assert any("strong" in m for m in streamed)

@@ -14,24 +14,14 @@ from typing import Any
 from tests.agent_util import TURN_TIMEOUT_S, claude, idle, send, wait_pending
 from tests.conftest import status, transcript, wait_for, wait_idle
 from tests.fakeapi import FakeAnthropic, fake_api, hold, text, tool_use
+from tests.lua_helper import lua_helper
 from tests.screen import Screen
 
 __all__ = ["fake_api"]
 
 
 def pane_wins(nv: Any) -> dict[str, int]:
-    return dict(
-        nv.exec_lua(
-            """
-            local out = {}
-            for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-              local role = vim.b[vim.api.nvim_win_get_buf(w)].sightline_role
-              if role then out[role] = w end
-            end
-            return out
-            """
-        )
-    )
+    return dict(lua_helper(nv, "windows.pane_roles"))
 
 
 def composer_lines(nv: Any) -> list[str]:

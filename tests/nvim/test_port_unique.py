@@ -10,15 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sightline import diff
-
-FIND = """
-local out = {}
-for i, case in ipairs(...) do
-  local count, row, col, err = require('sightline.unique').find(case[1], case[2], case[3])
-  out[i] = { count or vim.NIL, row or vim.NIL, col or vim.NIL, err or vim.NIL }
-end
-return out
-"""
+from tests.lua_helper import lua_helper
 
 texts = st.text(alphabet="ab\n", max_size=12)
 
@@ -46,12 +38,14 @@ def expected(lines: list[str], needle: str) -> tuple[int, int | None, int | None
     )
 )
 def test_counts_match_the_joined_text(nvim: Any, cases: list[tuple[list[str], str]]) -> None:
-    got = nvim.exec_lua(FIND, [[lines, needle] for lines, needle in cases])
+    got = lua_helper(nvim, "probes.unique_find", [[lines, needle] for lines, needle in cases])
     for (lines, needle), (count, row, col, err) in zip(cases, got, strict=True):
         assert err is None
         assert (count, row, col) == expected(lines, needle), (lines, needle)
 
 
 def test_a_limit_stops_counting_and_an_empty_needle_is_refused(nvim: Any) -> None:
-    got = nvim.exec_lua(FIND, [[["aaaa"], "a", 2], [["x"], ""], [["ab", "ab"], "b\na", None]])
+    got = lua_helper(
+        nvim, "probes.unique_find", [[["aaaa"], "a", 2], [["x"], ""], [["ab", "ab"], "b\na", None]]
+    )
     assert got == [[2, 0, 0, None], [None, None, None, "empty_needle"], [1, 0, 1, None]]

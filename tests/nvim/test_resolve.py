@@ -15,6 +15,7 @@ import pytest
 from sightline import editor
 from sightline.tools import view
 from tests.conftest import ROOT, wait_for
+from tests.lua_helper import lua_helper
 
 
 def reveal(nvim: Any, args: dict[str, Any]) -> Any:
@@ -147,15 +148,6 @@ CASES = [
     ),
 ]
 
-# No Lua the core calls may call the core: a core request during a reveal fails the test.
-HOST_STUB = r"""
-package.loaded['sightline.host'] = {
-  request = function(method)
-    error('a reveal called the core: ' .. tostring(method))
-  end,
-}
-"""
-
 
 @pytest.fixture
 def files(nvim: Any, isolated_env: Path) -> Any:
@@ -163,7 +155,7 @@ def files(nvim: Any, isolated_env: Path) -> Any:
     (isolated_env / "a.lua").write_text(LUA_SRC)
     (isolated_env / "a.py").write_text(PY_SRC)
     nvim.command("filetype on")
-    nvim.exec_lua(HOST_STUB)
+    lua_helper(nvim, "lsp.stub_host")
     return nvim
 
 
@@ -261,40 +253,6 @@ def test_unsupported_filetype_says_why(files: Any, isolated_env: Path) -> None:
     assert res.startswith("cannot resolve member_key 'x' in notes.txt")
 
 
-# An in-process language server (vim.lsp.start accepts a function as cmd) whose symbols
-# disagree with tree-sitter on purpose: the answer shows which source won.
-FAKE_LSP = r"""
-local buf, symbols = ...
-local function server(dispatchers)
-  local closing = false
-  return {
-    request = function(method, params, callback)
-      vim.schedule(function()
-        if method == 'initialize' then
-          callback(nil, {capabilities = {documentSymbolProvider = true}})
-        elseif method == 'textDocument/documentSymbol' then
-          callback(nil, symbols)
-        else
-          callback(nil, vim.NIL)
-        end
-      end)
-      return true, 1
-    end,
-    notify = function(method)
-      if method == 'exit' then dispatchers.on_exit(0, 15) end
-      return true
-    end,
-    is_closing = function() return closing end,
-    terminate = function() closing = true end,
-  }
-end
-vim.lsp.start({name = 'fake', cmd = server, root_dir = vim.fn.getcwd()}, {bufnr = buf})
-return vim.wait(2000, function()
-  return #vim.lsp.get_clients({bufnr = buf, method = 'textDocument/documentSymbol'}) > 0
-end)
-"""
-
-
 def rng(a: int, b: int) -> dict[str, Any]:
     return {"start": {"line": a, "character": 0}, "end": {"line": b, "character": 1}}
 
@@ -319,7 +277,9 @@ def test_lsp_document_symbols_come_first(files: Any) -> None:
             ],
         }
     ]
-    assert nvim.exec_lua(FAKE_LSP, nvim.api.get_current_buf().handle, symbols) is True
+    assert (
+        lua_helper(nvim, "lsp.fake_in_process", nvim.api.get_current_buf().handle, symbols) is True
+    )
     assert (
         reveal(nvim, {"file_path": "a.c", "member_key": "Outer.process", "start_line": 6}) == "OK"
     )
@@ -350,7 +310,9 @@ def test_lsp_symbol_information_with_container(files: Any) -> None:
             "location": {"uri": uri, "range": rng(8, 9)},
         },
     ]
-    assert nvim.exec_lua(FAKE_LSP, nvim.api.get_current_buf().handle, symbols) is True
+    assert (
+        lua_helper(nvim, "lsp.fake_in_process", nvim.api.get_current_buf().handle, symbols) is True
+    )
     assert reveal(nvim, {"file_path": "a.c", "member_key": "Task.run"}) == "OK"
     assert nvim.exec_lua(LAST) == [9, 10]
 
@@ -370,18 +332,6 @@ def test_real_core_resolves_python(nvim: Any, isolated_env: Path) -> None:
     wait_for(lambda: nvim.exec_lua(LAST) == [18, 20])
 
 
-# A real language server process (tests/fake_lsp.py over stdio) that answers documentSymbol
-# only after `delay` seconds, as a cold server does right after attaching.
-SLOW_LSP = r"""
-local buf, python, script, symbols_file, delay = ...
-vim.lsp.start({name = 'slow', cmd = {python, script, symbols_file, delay},
-  root_dir = vim.fn.getcwd()}, {bufnr = buf})
-return vim.wait(5000, function()
-  return #vim.lsp.get_clients({bufnr = buf, method = 'textDocument/documentSymbol'}) > 0
-end)
-"""
-
-
 def test_slow_language_server_never_blocks_a_reveal(files: Any, tmp_path: Path) -> None:
     """Issue 9 item 17: the reveal falls back to tree-sitter at once instead of waiting for
     the server, Neovim answers RPC meanwhile, and the late answer serves the next reveal."""
@@ -392,7 +342,7 @@ def test_slow_language_server_never_blocks_a_reveal(files: Any, tmp_path: Path) 
     sym_file.write_text(json.dumps(symbols))
     script = str(ROOT / "tests" / "fake_lsp.py")
     buf = nvim.api.get_current_buf().handle
-    assert nvim.exec_lua(SLOW_LSP, buf, sys.executable, script, str(sym_file), "2") is True
+    assert lua_helper(nvim, "lsp.slow", buf, sys.executable, script, str(sym_file), "2") is True
     t0 = time.monotonic()
     assert reveal(nvim, {"file_path": "a.c", "member_key": "process"}) == "OK"
     assert time.monotonic() - t0 < 0.2  # was 0.5 s: request_sync's timeout

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import wait_for
+from tests.lua_helper import lua_helper
 
 REVEAL = "return require('sightline.reveal').reveal(...)"
 GOTO = "return require('sightline.reveal').go_to_position(...)"
@@ -31,58 +32,6 @@ def band_rgb(nvim: Any) -> int:
     return blend(ACCENT, normal.get("bg", 0))
 
 
-# Everything the user could lose: every window's cursor, view and jumplist, the mode, the
-# visual marks and the live selection, every buffer's changedtick. Sightline's peek excluded.
-SNAPSHOT = r"""
-local api = vim.api
-local s = {mode = api.nvim_get_mode().mode, v = vim.fn.getpos('v'), wins = {}, bufs = {}}
-for _, w in ipairs(api.nvim_list_wins()) do
-  if vim.w[w].sightline_role == nil then
-    local info = vim.fn.getwininfo(w)[1]
-    s.wins[tostring(w)] = {
-      cursor = api.nvim_win_get_cursor(w), buf = api.nvim_win_get_buf(w),
-      topline = info.topline, jumps = vim.fn.getjumplist(w),
-    }
-  end
-end
-for _, b in ipairs(api.nvim_list_bufs()) do
-  s.bufs[tostring(b)] = {
-    tick = api.nvim_buf_get_changedtick(b), lt = api.nvim_buf_get_mark(b, '<'),
-    gt = api.nvim_buf_get_mark(b, '>'), listed = vim.bo[b].buflisted,
-    loaded = api.nvim_buf_is_loaded(b),
-  }
-end
-return s
-"""
-
-MARKS = r"""
-local ns = require('sightline.reveal').ns
-local out = {}
-for _, b in ipairs(vim.api.nvim_list_bufs()) do
-  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, {details = true})) do
-    local d = m[4]
-    out[#out + 1] = {buf = b, row = m[2], col = m[3], end_row = d.end_row, end_col = d.end_col,
-      hl_group = d.hl_group, hl_eol = d.hl_eol, sign_text = d.sign_text,
-      sign_hl_group = d.sign_hl_group, number_hl_group = d.number_hl_group}
-  end
-end
-return out
-"""
-
-PEEKS = r"""
-local out = {}
-for _, w in ipairs(vim.api.nvim_list_wins()) do
-  if vim.w[w].sightline_role == 'reveal_peek' then
-    local c = vim.api.nvim_win_get_config(w)
-    out[#out + 1] = {win = w, buf = vim.api.nvim_win_get_buf(w), config = c,
-      topline = vim.fn.getwininfo(w)[1].topline, number = vim.wo[w].number,
-      cursor = vim.api.nvim_win_get_cursor(w)}
-  end
-end
-return out
-"""
-
-
 def write_code(ws: Path, name: str = "code.txt", n: int = 300) -> Path:
     """n lines; every 7th is empty, so the band must cover empty lines too."""
     p = ws / name
@@ -99,11 +48,11 @@ def reveal(nvim: Any, start: int, end: int | None = None, **extra: Any) -> str:
 
 
 def marks(nvim: Any) -> list[dict[str, Any]]:
-    return list(nvim.exec_lua(MARKS))
+    return list(lua_helper(nvim, "marks.reveal"))
 
 
 def peeks(nvim: Any) -> list[dict[str, Any]]:
-    return list(nvim.exec_lua(PEEKS))
+    return list(lua_helper(nvim, "windows.peeks"))
 
 
 def assert_painted(nvim: Any, buf: int, s: int, e: int, signs: bool = False) -> None:
@@ -157,10 +106,10 @@ def test_display_case_keeps_everything(editor: Any, case: str, mode: str) -> Non
     nvim = editor
     enter_mode(nvim, mode)
     s, e = CASES[case]
-    before = nvim.exec_lua(SNAPSHOT)
+    before = lua_helper(nvim, "windows.snapshot")
     res = reveal(nvim, s, e, duration_ms=150)
     assert res == "OK"
-    after = nvim.exec_lua(SNAPSHOT)
+    after = lua_helper(nvim, "windows.snapshot")
     last = nvim.exec_lua("return require('sightline.reveal').last")
     assert last["case"] == case
     cur = nvim.api.get_current_win().handle
@@ -186,7 +135,7 @@ def test_display_case_keeps_everything(editor: Any, case: str, mode: str) -> Non
     else:
         assert ps == []
     wait_for(lambda: gone(nvim), what="highlight and peek gone")
-    assert nvim.exec_lua(SNAPSHOT) == after
+    assert lua_helper(nvim, "windows.snapshot") == after
 
 
 def test_band_and_bar_on_exact_lines_of_a_window_with_signs(editor: Any) -> None:
@@ -334,10 +283,12 @@ def test_invalid_argument_changes_nothing(
     nvim: Any, isolated_env: Path, args: dict[str, Any], error: str
 ) -> None:
     write_code(isolated_env, "code.txt")
-    before = nvim.exec_lua(SNAPSHOT)
+    before = lua_helper(nvim, "windows.snapshot")
     res = nvim.exec_lua(REVEAL, args)
     assert error in res and not res.startswith("OK")
-    assert nvim.exec_lua(SNAPSHOT) == before  # also: the file loaded for checking is gone again
+    assert (
+        lua_helper(nvim, "windows.snapshot") == before
+    )  # also: the file loaded for checking is gone again
     assert marks(nvim) == [] and peeks(nvim) == []
 
 
@@ -589,10 +540,10 @@ def test_go_to_position_records_a_jump(editor: Any) -> None:
 )
 def test_go_to_position_invalid(editor: Any, args: dict[str, Any], error: str) -> None:
     nvim = editor
-    before = nvim.exec_lua(SNAPSHOT)
+    before = lua_helper(nvim, "windows.snapshot")
     res = nvim.exec_lua(GOTO, args)
     assert error in res
-    assert nvim.exec_lua(SNAPSHOT) == before
+    assert lua_helper(nvim, "windows.snapshot") == before
 
 
 # --- :Sightline reveal -----------------------------------------------------------------------

@@ -7,17 +7,9 @@ from typing import Any
 
 from tests.agent_util import claude, idle, only_result, send
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
+from tests.lua_helper import lua_helper
 
 __all__ = ["fake_api"]
-
-BAND = """
-local ns = vim.api.nvim_create_namespace('sightline.reveal')
-local out = {}
-for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {details = true})) do
-  if m[4].hl_group == 'SightlineReveal' then table.insert(out, {m[2], m[4].end_row}) end
-end
-return out
-"""
 
 
 def test_model_reveals_a_range_without_moving_anything(
@@ -33,7 +25,7 @@ def test_model_reveals_a_range_without_moving_anything(
     send(nv, "show me")
     idle(nv)
     assert only_result(fake_api)["content"].startswith("OK")
-    assert nv.exec_lua(BAND) == [[119, 125]]
+    assert lua_helper(nv, "marks.band") == [[119, 125]]
     assert nv.api.win_get_cursor(0) == [5, 0]
     assert nv.api.buf_get_var(0, "changedtick") == tick
     assert nv.api.get_mode()["mode"] == "n"

@@ -20,18 +20,11 @@ from tests.agent_util import (
 )
 from tests.conftest import capture_notify, status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
+from tests.lua_helper import lua_helper
 
 __all__ = ["fake_api"]
 
 SOURCE = "# café\ndef total(xs):\n    return sum(xs)\n\nprint(total([1, 2]))\n"
-
-RECORD_EVENTS = """
-_G.proposals = {}
-vim.api.nvim_create_autocmd('User', {
-  pattern = 'SightlineProposal',
-  callback = function(ev) table.insert(_G.proposals, ev.data) end,
-})
-"""
 
 
 def propose(path: str, old: str, new: str, **kw: Any) -> Any:
@@ -44,7 +37,7 @@ def test_accept_applies_one_ranged_change_saves_and_one_undo_restores(
     path = isolated_env / "app.py"
     path.write_text(SOURCE)
     nv = claude(nvim_factory, fake_api)
-    nv.exec_lua(RECORD_EVENTS)
+    lua_helper(nv, "probes.record_proposals")
     buf = edit(nv, path)
     # Marks and extmarks outside the change must stay put: no whole-buffer replace.
     ns = nv.exec_lua("return vim.api.nvim_create_namespace('test')")

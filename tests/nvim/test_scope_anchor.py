@@ -7,12 +7,7 @@ from typing import Any
 
 import pytest
 
-ANCHOR = """
-local r, text, watch = ...
-if watch then require('sightline.scope').watch(r.buffer) end
-local got, err = require('sightline.scope').anchor(r, text)
-return got or { error = err }
-"""
+from tests.lua_helper import lua_helper
 
 
 def setup_buf(nv: Any, lines: list[str]) -> int:
@@ -32,7 +27,7 @@ def test_moved_text_is_found_at_its_single_new_place(nvim: Any, watch: bool) -> 
     if watch:
         nvim.exec_lua("require('sightline.scope').watch(...)", buf)
     nvim.api.buf_set_lines(buf, 0, 0, False, ["# new", "# lines"])
-    got = nvim.exec_lua(ANCHOR, r, text, watch)
+    got = lua_helper(nvim, "probes.anchor", r, text, watch)
     assert got == rng(buf, 3, 4, 4, 8)
 
 
@@ -54,12 +49,14 @@ def test_changed_text_is_refused(nvim: Any, edit: str, why: str) -> None:
         nvim.api.buf_set_text(buf, 1, 0, 1, 6, ["TARGET"])
     else:
         nvim.api.buf_set_lines(buf, 1, 2, False, [])
-    assert nvim.exec_lua(ANCHOR, r, text, False)["error"] == why
+    assert lua_helper(nvim, "probes.anchor", r, text, False)["error"] == why
 
 
 def test_text_still_in_place_wins_even_if_repeated_elsewhere(nvim: Any) -> None:
     buf = setup_buf(nvim, ["same", "same"])
-    assert nvim.exec_lua(ANCHOR, rng(buf, 1, 0, 1, 4), "same", True) == rng(buf, 1, 0, 1, 4)
+    assert lua_helper(nvim, "probes.anchor", rng(buf, 1, 0, 1, 4), "same", True) == rng(
+        buf, 1, 0, 1, 4
+    )
 
 
 def test_mirror_tracks_random_edits(nvim: Any) -> None:

@@ -21,6 +21,11 @@ def test_a_unit_test_cannot_start_a_neovim_child(isolated_env: Path) -> None:
         child.start({"provider": {"name": "echo"}})
 
 
+def test_the_nvim_fixture_fails_a_unit_test(request: pytest.FixtureRequest) -> None:
+    with pytest.raises(FAILED, match="belongs in tests/nvim"):
+        request.getfixturevalue("nvim")
+
+
 def test_a_unit_test_cannot_run_the_nvim_binary_but_runs_other_programs() -> None:
     for argv in ([child.NVIM, "--version"], ["nvim", "--headless"], "nvim --version"):
         with pytest.raises(FAILED, match="belongs in tests/nvim"):

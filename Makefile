@@ -49,8 +49,8 @@ luacheck-installed:
 lint: $(STAMP) $(TOOLS)/.stylua-$(STYLUA_VERSION) luacheck-installed
 	$(VENV)/bin/ruff check python tests rplugin
 	$(VENV)/bin/ruff format --check python tests rplugin
-	$(STYLUA) --check lua plugin
-	luacheck -q lua plugin
+	$(STYLUA) --check lua plugin tests/lua
+	luacheck -q lua plugin tests/lua
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
@@ -61,7 +61,7 @@ EVERYTHING := @modelcontextprotocol/server-everything@2026.8.31
 tests/.npm/node_modules/.bin/mcp-server-everything:
 	npm install --prefix tests/.npm --no-save --no-audit --no-fund --loglevel=error $(EVERYTHING)
 
-# The real ACP agent driven end to end (tests/gemini_cli.py, tests/test_acp_real_agent.py),
+# The real ACP agent driven end to end (tests/gemini_cli.py, tests/nvim/test_acp_real_agent.py),
 # pinned, in a prefix of its own so installing it never prunes the package above.
 GEMINI_CLI := 0.61.0
 GEMINI_BIN := tests/.npm/gemini-cli-$(GEMINI_CLI)/node_modules/.bin/gemini
@@ -82,7 +82,7 @@ run: $(STAMP) helptags
 
 # The help lint the tests run: every tag defined once, every |link| resolves.
 doccheck: $(STAMP)
-	$(PY) -m pytest -n 0 -q tests/test_docs.py
+	$(PY) -m pytest -n 0 -q tests/unit/test_docs.py tests/nvim/test_docs.py
 
 bench: $(STAMP)
 	$(PY) -m tests.bench

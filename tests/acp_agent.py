@@ -41,6 +41,8 @@ from acp.helpers import (
 )
 from acp.schema import (
     AgentCapabilities,
+    ContentToolCallContent,
+    FileEditToolCallContent,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -51,9 +53,14 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
+    StopReason,
+    TerminalToolCallContent,
     ToolCallLocation,
     ToolCallUpdate,
 )
+
+# What a tool call's content may hold (the SDK's helpers return one kind each).
+ToolContent = list[ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent]
 
 
 def _dump(value: Any) -> Any:
@@ -158,7 +165,7 @@ class ScriptedAgent:
     async def say(self, sid: str, text: str) -> None:
         await self.conn.session_update(sid, update_agent_message_text(text))
 
-    async def _step(self, sid: str, step: dict[str, Any]) -> str | None:
+    async def _step(self, sid: str, step: dict[str, Any]) -> StopReason | None:
         conn = self.conn
         if "say" in step:
             text, n = step["say"], max(1, int(step.get("chunks", 1)))
@@ -172,7 +179,7 @@ class ScriptedAgent:
                 await conn.session_update(sid, update_agent_thought_text(text[i : i + size]))
         elif "tool" in step:
             t = step["tool"]
-            content = (
+            content: ToolContent | None = (
                 [tool_diff_content(d["path"], d["new"], d.get("old")) for d in [t["diff"]]]
                 if t.get("diff")
                 else None

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import status, wait_for, wait_idle
-from tests.fakeapi import FakeAnthropic
+from tests.fakeapi import FakeAnthropic, validation_error
 
 # The first turn of a core waits for the SDK import (~2 s of CPU); on a loaded machine with
 # parallel workers that takes a while, so waits here are generous (they return at once).
@@ -70,3 +70,15 @@ def edit(nv: Any, path: Path) -> int:
 
 def lines(nv: Any, buf: int) -> list[str]:
     return list(nv.api.buf_get_lines(buf, 0, -1, False))
+
+
+def accepted(server: FakeAnthropic, n: int) -> list[dict[str, Any]]:
+    """The first `n` requests, each one the server (like the real API) accepted."""
+    reqs = server.wait_for_requests(n, TURN_TIMEOUT_S)
+    for req in reqs:
+        assert validation_error(req.body) is None, validation_error(req.body)
+    return [req.body for req in reqs]
+
+
+def texts(message: dict[str, Any]) -> list[str]:
+    return [b["text"] for b in message["content"] if b.get("type") == "text"]

@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 NVIM = str(Path(sys.executable).parent / "nvim")
 
 from tests.benchutil import child, wait  # noqa: E402
+from tests.lua_helper import lua_helper  # noqa: E402
 
 Row = dict[str, Any]
 
@@ -236,26 +237,13 @@ def bench_memory(turns: int = 200) -> list[Row]:
     return rows
 
 
-STOP_LUA = """
-local t = vim.uv.hrtime()
-vim.cmd('Sightline stop')
-vim.wait(5000, function() return require('sightline').status().state == 'idle' end, 1)
-return (vim.uv.hrtime() - t) / 1e6
-"""
-STATUS_LUA = """
-local t = vim.uv.hrtime()
-require('sightline.host').request('agent.status')
-return (vim.uv.hrtime() - t) / 1e6
-"""
-
-
 def bench_stop_during_grep(runs: int = 7) -> list[Row]:
     """Issue 10: `:Sightline stop` → idle, and a synchronous request's round trip, while the
     model's grep runs a catastrophic pattern (`(=+)+y`: 40 `=`, then many shorter lines that
     keep the matcher busy for seconds)."""
     from tests.agent_util import API_KEY
     from tests.fakeapi import FakeAnthropic, tool_use
-    from tests.test_command import processes_with
+    from tests.processes import processes_with
 
     worker = str(ROOT / "python" / "sightline" / "tools" / "grep_worker.py")
     stops, requests = [], []
@@ -270,8 +258,8 @@ def bench_stop_during_grep(runs: int = 7) -> list[Row]:
                 server.script(tool_use("grep", {"pattern": "(=+)+y"}))
                 nv.exec_lua("assert(require('sightline').send(...))", f"grep {i}")
                 wait(lambda: processes_with(worker))
-                requests.append(max(nv.exec_lua(STATUS_LUA) for _ in range(5)))
-                stops.append(nv.exec_lua(STOP_LUA))
+                requests.append(max(lua_helper(nv, "bench.status") for _ in range(5)))
+                stops.append(lua_helper(nv, "bench.stop"))
                 wait(lambda: not processes_with(worker))
         finally:
             nv.exec_lua("require('sightline.host').shutdown()")

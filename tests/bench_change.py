@@ -19,26 +19,9 @@ sys.path.insert(0, str(ROOT))
 
 from tests.benchutil import child, wait  # noqa: E402
 from tests.fakeapi import FakeAnthropic, text, tool_use  # noqa: E402
+from tests.lua_helper import lua_helper  # noqa: E402
 
 TARGET_MS = 50.0
-
-SETUP = """
-local lines = {}
-for i = 1, 200000 do
-  lines[i] = ('line %06d: some text to make the buffer about ten megabytes'):format(i)
-end
-vim.api.nvim_buf_set_lines(0, 0, -1, false, lines)
-_G.bench = {}
-vim.api.nvim_buf_attach(0, false, { on_lines = function()
-  if _G.bench.t0 and not _G.bench.t1 then _G.bench.t1 = vim.uv.hrtime() end
-end })
-return vim.api.nvim_buf_get_offset(0, vim.api.nvim_buf_line_count(0))
-"""
-
-ACCEPT = """
-_G.bench = { t0 = vim.uv.hrtime() }
-assert(require('sightline').decide('accept'))
-"""
 
 
 def _state(nv: Any) -> str:
@@ -51,7 +34,7 @@ def bench(runs: int = 7) -> list[dict[str, Any]]:
         provider = {"name": "anthropic", "base_url": server.base_url, "retries": 0}
         nv = child(tmp, {"provider": provider}, ANTHROPIC_API_KEY="bench-key")
         try:
-            size = nv.exec_lua(SETUP)
+            size = lua_helper(nv, "bench.change_setup")
             for i in range(runs):
                 row = 150_000 + i * 10
                 line = nv.api.buf_get_lines(0, row, row + 1, False)[0]
@@ -66,7 +49,7 @@ def bench(runs: int = 7) -> list[dict[str, Any]]:
                 assert nv.exec_lua("return {require('sightline').send(...)}", "go", rng) == [True]
                 wait(lambda: _state(nv) == "awaiting_decision")
                 nv.api.buf_set_lines(0, 0, 0, False, ["moved by an edit above"])
-                nv.exec_lua(ACCEPT)
+                lua_helper(nv, "bench.change_accept")
                 dt = wait(
                     lambda: nv.exec_lua("local b = _G.bench return b.t1 and (b.t1 - b.t0) / 1e6")
                 )

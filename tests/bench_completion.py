@@ -28,6 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
 from sightline.mentions.completion import CompletionSession, FileIndex, FileListCache
+from tests.lua_helper import lua_helper
 
 Row = dict[str, Any]
 
@@ -194,20 +195,6 @@ def make_tree(root: Path, paths: list[str]) -> None:
         os.close(os.open(root / rel, os.O_CREAT | os.O_WRONLY, 0o644))
 
 
-# Installed in the child: when each key was typed (before Neovim handles it).
-_ON_KEY = """
-_G.bench_key_at = 0
-vim.on_key(function() _G.bench_key_at = vim.uv.hrtime() end)
-"""
-# A long token comes back as its length and end: copying 50 kB on every poll would steal
-# the time being measured from Neovim's loop.
-_LAST = """
-local l = require('sightline.complete').last_list or { at = 0, token = false }
-local token = l.token and #l.token > 200 and (#l.token .. ':' .. l.token:sub(-20)) or l.token
-return { _G.bench_key_at, l.at, token, l.cpu_ms or 0 }
-"""
-
-
 def _short(token: str) -> str:
     return f"{len(token)}:{token[-20:]}" if len(token) > 200 else token
 
@@ -215,11 +202,11 @@ def _short(token: str) -> str:
 def _key_to_list(nv: Any, key: str, token: str, timeout: float = 10) -> tuple[float, float]:
     """(ms from typing `key` to the composer's list for `token` being handed to Neovim,
     the core's CPU ms for that list)."""
-    before = nv.exec_lua(_LAST)[0]
+    before = lua_helper(nv, "bench.completion_last")[0]
     nv.input(key)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        key_at, list_at, listed, cpu_ms = nv.exec_lua(_LAST)
+        key_at, list_at, listed, cpu_ms = lua_helper(nv, "bench.completion_last")
         if key_at > before and list_at > key_at and listed == _short(token):
             return float(list_at - key_at) / 1e6, float(cpu_ms)
         time.sleep(0.001)
@@ -256,7 +243,7 @@ def bench_composer(n: int = N_PATHS, repeat: int = 3) -> list[Row]:
         for _ in range(repeat):
             nv = child(tmp, {"provider": {"name": "echo"}})
             try:
-                nv.exec_lua(_ON_KEY)
+                lua_helper(nv, "bench.completion_on_key")
                 nv.command(f"cd {workspace}")
                 nv.exec_lua("require('sightline.host').ensure()")
                 nv.exec_lua("return require('sightline.host').request('core.ping')")

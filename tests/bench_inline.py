@@ -17,21 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
 from sightline.domain import diff  # noqa: E402
+from tests.lua_helper import lua_helper  # noqa: E402
 
 HUNKS = 1000
 RUNS = 15
 TARGET_MS = 50.0
-
-TIMED = """
-local spec = ...
-local t0 = vim.uv.hrtime()
-assert(require('sightline.port').show_hunks(spec))
-vim.cmd('redraw')
-local ms = (vim.uv.hrtime() - t0) / 1e6
-require('sightline.port').clear_hunks(spec.id)
-vim.cmd('redraw')
-return ms
-"""
 
 
 def texts() -> tuple[str, str]:
@@ -69,8 +59,8 @@ def bench() -> list[dict[str, Any]]:
             nvim.command("edit big.py | setlocal number")
             spec["buffer"] = nvim.current.buffer.handle
             for _ in range(3):  # warm up: module loads, highlight groups
-                nvim.exec_lua(TIMED, spec)
-            times = [float(nvim.exec_lua(TIMED, spec)) for _ in range(RUNS)]
+                lua_helper(nvim, "bench.inline_timed", spec)
+            times = [float(lua_helper(nvim, "bench.inline_timed", spec)) for _ in range(RUNS)]
         finally:
             screen.close()
             nvim.close()

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from sightline.ui.transcript import Transcript  # noqa: E402
 from tests.benchutil import child, keystroke_latency, latency_row  # noqa: E402
+from tests.lua_helper import lua_helper  # noqa: E402
 
 Row = dict[str, Any]
 LENGTHS = (100, 10_000, 100_000)
@@ -79,18 +80,6 @@ def stream(t: Transcript, count: int, offset: int = 0) -> tuple[list[dict[str, A
     return deltas, costs
 
 
-APPLY_LUA = """
-local pane, deltas = require('sightline.ui.pane'), ...
-local out = {}
-for i, d in ipairs(deltas) do
-  local t = os.clock()  -- Neovim's CPU time
-  pane.apply(d)
-  out[i] = (os.clock() - t) * 1000
-end
-return out
-"""
-
-
 def _flat(rows: list[Row], side: str, medians: dict[int, float]) -> None:
     ratio = medians[LENGTHS[-1]] / max(medians[LENGTHS[0]], 1e-9)
     shown = " · ".join(f"{n}: {medians[n] * 1000:.0f} µs" for n in LENGTHS)
@@ -122,7 +111,7 @@ def bench_delta_cost() -> list[Row]:
                 for n in order:
                     deltas, costs = stream(transcripts[n], BATCH, r * BATCH)
                     core_ms[n] += costs
-                    pane_ms[n] += children[n].exec_lua(APPLY_LUA, deltas)
+                    pane_ms[n] += lua_helper(children[n], "bench.pane_apply", deltas)
         finally:
             for nv in children.values():
                 nv.close()
@@ -132,22 +121,6 @@ def bench_delta_cost() -> list[Row]:
     _flat(rows, "core (append_text + take_delta, thread CPU)", core)
     _flat(rows, "pane (pane.apply, Neovim CPU)", pane)
     return rows
-
-
-STREAM_LUA = """
-local pane, deltas = require('sightline.ui.pane'), ...
-local i, timer = 0, vim.uv.new_timer()
-_G.bench_stream_done = false
-timer:start(0, 2, vim.schedule_wrap(function()
-  i = i + 1
-  if i > #deltas then
-    if not timer:is_closing() then timer:stop(); timer:close() end
-    _G.bench_stream_done = true
-    return
-  end
-  pane.apply(deltas[i])
-end))
-"""
 
 
 def bench_typing(keys: int = 300, tokens: int = 5000) -> list[Row]:
@@ -163,7 +136,7 @@ def bench_typing(keys: int = 300, tokens: int = 5000) -> list[Row]:
             t.add_user("go on")
             nv.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
             deltas, _ = stream(t, tokens)
-            nv.exec_lua(STREAM_LUA, deltas)
+            lua_helper(nv, "bench.pane_stream", deltas)
             samples = keystroke_latency(nv, screen, keys)
             streaming = not nv.exec_lua("return _G.bench_stream_done")
         finally:

@@ -23,21 +23,11 @@ sys.path.insert(0, str(ROOT))
 from tests import fakeapi  # noqa: E402
 from tests import fakeopenai as fo  # noqa: E402
 from tests.benchutil import child, wait  # noqa: E402
+from tests.lua_helper import lua_helper  # noqa: E402
 
 TOKENS_TARGET = 2000
 OVERHEAD_TARGET_MS = 5.0
 
-WATCH = """
-_G.bench = {}
-local buf = require('sightline.ui.pane').buffers().transcript
-vim.api.nvim_buf_attach(buf, false, { on_lines = function()
-  if _G.bench.armed and not _G.bench.t then
-    for _, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
-      if l:find('BENCHTEXT', 1, true) then _G.bench.t = vim.uv.hrtime() / 1e9 break end
-    end
-  end
-end })
-"""
 
 # The anthropic fake has no hook for the first content byte: note it as it is written.
 _anthropic_first: list[float] = []
@@ -66,6 +56,9 @@ def _run(kind: str, runs: int) -> list[dict[str, Any]]:
         )
         cwd = os.getcwd()
         os.chdir(ws)
+        # Each provider's fake has its own reply types; the script goes to that fake only.
+        reply: fo.Text | fakeapi.TextBlock
+        scoped: fo.ToolCall | fakeapi.ToolUseBlock
         try:
             if kind == "openai":
                 server: Any = fo.FakeOpenAI()
@@ -111,7 +104,7 @@ def _run(kind: str, runs: int) -> list[dict[str, Any]]:
             tokens = len(json.dumps(body, ensure_ascii=False)) // 4
             # Overhead: first content byte written → the text in the transcript buffer.
             nv.command("Sightline chat")
-            nv.exec_lua(WATCH)
+            lua_helper(nv, "bench.provider_watch")
             samples = []
             for _ in range(runs):
                 nv.exec_lua("_G.bench = { armed = true }")

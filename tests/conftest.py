@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
 from tests import child  # noqa: E402
+from tests.lua_helper import lua_helper  # noqa: E402
 from tests.screen import Screen  # noqa: E402
 
 NVIM = child.NVIM
@@ -106,18 +107,10 @@ def screen(nvim: Any, screen_factory: Callable[..., Screen]) -> Screen:
     return screen_factory(nvim)
 
 
-CAPTURE_NOTIFY = """
-_G.sightline_test_notes = {}
-vim.notify = function(msg, level)
-  table.insert(_G.sightline_test_notes, { msg = msg, level = level or vim.log.levels.INFO })
-end
-"""
-
-
 def capture_notify(nv: Any) -> Callable[[], list[dict[str, Any]]]:
     """Record vim.notify calls in the child; returns a getter for what was shown."""
-    nv.exec_lua(CAPTURE_NOTIFY)
-    return lambda: list(nv.exec_lua("return _G.sightline_test_notes"))
+    lua_helper(nv, "notes.capture")
+    return lambda: list(lua_helper(nv, "notes.taken"))
 
 
 def transcript(nv: Any) -> list[str]:

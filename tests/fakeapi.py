@@ -623,7 +623,7 @@ def _check_thinking(body: JSON) -> None:
     enabled = isinstance(config, dict) and config.get("type") == "enabled"
     if config is not None and not enabled and config != {"type": "disabled"}:
         raise _Invalid("thinking: Input tag does not match 'enabled' or 'disabled'")
-    if enabled:
+    if isinstance(config, dict) and enabled:
         budget = config.get("budget_tokens")
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024:
             raise _Invalid(

@@ -477,6 +477,7 @@ class FakeOpenAI:
             return fail(404, f"Invalid URL ({h.command} {url.path})")
         if problem := validation_error(body):
             return fail(400, problem)
+        assert isinstance(body, dict)  # validation_error refuses anything but an object
         if body.get("tools") and body["model"] in self.no_tools_models:
             return fail(
                 400, f"registry.ollama.ai/library/{body['model']}:latest does not support tools"

@@ -108,7 +108,7 @@ class Screen:
             if len(cell) > 1:
                 hl = cell[1]
             repeat = cell[2] if len(cell) > 2 else 1
-            for _ in range(repeat):
+            for _n in range(repeat):
                 if col < self.width:
                     self.rows[row][col] = Cell(text, hl)
                 col += 1
@@ -124,8 +124,8 @@ class Screen:
 
     def _ev_hl_attr_define(self, hl_id: int, rgb: dict[str, Any], _cterm: Any, info: Any) -> None:
         self.attrs[hl_id] = dict(rgb)
-        names = [i.get("hi_name") or i.get("ui_name") for i in info or [] if isinstance(i, dict)]
-        names = [n for n in names if n]
+        found = (i.get("hi_name") or i.get("ui_name") for i in info or [] if isinstance(i, dict))
+        names = [str(n) for n in found if n]
         if names:
             self.groups[hl_id] = names[-1]
 

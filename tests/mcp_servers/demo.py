@@ -22,7 +22,7 @@ server = MCPServer("demo")
 OUT = os.environ.get("DEMO_OUT", "")
 
 
-@server.tool(annotations=ToolAnnotations(readOnlyHint=True), description="Look a word up.")
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), description="Look a word up.")
 def lookup(word: str) -> str:
     return f"definition of {word}: a demo word"
 
@@ -38,7 +38,7 @@ def env_value(name: str) -> str:
     return f"{name}={os.environ.get(name, '')}"
 
 
-@server.tool(annotations=ToolAnnotations(readOnlyHint=True), description="Sleep for a while.")
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), description="Sleep for a while.")
 def slow(seconds: float) -> str:
     time.sleep(seconds)
     return "slept"
@@ -49,12 +49,12 @@ def crash() -> str:
     os._exit(3)
 
 
-@server.tool(annotations=ToolAnnotations(readOnlyHint=True), description="A tiny image.")
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), description="A tiny image.")
 def picture() -> list[TextContent | ImageContent]:
     data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 24).decode()
     return [
         TextContent(type="text", text="here it is"),
-        ImageContent(type="image", data=data, mimeType="image/png"),
+        ImageContent(type="image", data=data, mime_type="image/png"),
     ]
 
 

@@ -1,0 +1,6 @@
+"""Patterns for the grep bounds tests."""
+
+from __future__ import annotations
+
+# Nested quantifiers: backtracking is exponential in the length of a line of `=` without a `y`.
+CATASTROPHIC = "(=+)+y"

@@ -1,0 +1,29 @@
+"""The design's tool policy table: which tools each mode and scope offers."""
+
+from __future__ import annotations
+
+from sightline.tools.registry import default_registry
+
+# DESIGN.md, "Tools and the policy that picks them": tool → (normal, plan, scoped, scoped+plan).
+TABLE = {
+    "read_file": (1, 1, 1, 1),
+    "list_files": (1, 1, 1, 1),
+    "grep": (1, 1, 1, 1),
+    "get_diagnostics": (1, 1, 1, 1),
+    "propose_edit": (1, 0, 0, 0),
+    "propose_create": (1, 0, 0, 0),
+    "run_command": (1, 0, 0, 0),
+    "replace_selection": (0, 0, 1, 0),
+    "update_plan": (0, 1, 0, 1),
+    "reveal_editor_range": (1, 1, 1, 1),
+    "reveal_attachment": (1, 1, 1, 1),
+    "go_to_position": (1, 0, 0, 0),
+}
+
+
+COLUMNS = [("normal", False), ("plan", False), ("normal", True), ("plan", True)]
+
+
+def expected(column: int) -> set[str]:
+    registered = {t.name for t in default_registry()}
+    return {name for name, cols in TABLE.items() if cols[column] and name in registered}

@@ -1,0 +1,260 @@
+"""The MCP client's pure parts: config (setup() and .mcp.json), tool names, kinds, schemas,
+results, `@mcp:` mentions; and setup()'s validation in a child Neovim."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sightline.domain import mcp_config as mcfg
+from sightline.domain import secrets
+from sightline.domain.config import ConfigError
+from sightline.gate.policy import Kind, allowed_kinds
+from sightline.mcp_client import tools as mtools
+from sightline.mentions.mcp_resources import parse
+from sightline.tools.base import tools_for
+from tests.effective_config import core_config
+
+API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+FUZZ = settings(
+    max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+)
+# Config values of every Lua shape, small (tests/test_fuzz_rpc.py covers the huge ones).
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda kids: (
+        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def servers(raw: Any) -> tuple[mcfg.ServerConfig, ...]:
+    return core_config(mcp={"servers": raw}).mcp_servers
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"fs": {"command": 3}}, "mcp.servers.fs.command: expected a non-empty string"),
+        ({"fs": {}}, "mcp.servers.fs: expected either command (stdio) or url (HTTP)"),
+        ({"fs": {"command": "x", "url": "http://h"}}, "mcp.servers.fs: expected either"),
+        ({"fs": {"url": "ftp://h"}}, "mcp.servers.fs.url: expected an http:// or https:// URL"),
+        ({"fs": {"command": "x", "args": "a b"}}, "mcp.servers.fs.args: expected a list"),
+        ({"fs": {"command": "x", "env": {"A": 1}}}, "mcp.servers.fs.env.A: expected a string"),
+        ({"fs": {"command": "x", "kind": "write"}}, "mcp.servers.fs.kind: expected 'read'"),
+        ({"fs": {"command": "x", "tools": {"t": "rw"}}}, "mcp.servers.fs.tools.t: expected"),
+        ({"fs": {"command": "x", "trust_annotations": 1}}, "trust_annotations: expected true"),
+        ({"fs": {"command": "x", "type": "sse"}}, "sse is not supported"),
+        (["fs"], "mcp.servers: expected a table of named servers"),
+        ({"": {"command": "x"}}, "mcp.servers: expected server names of 1 to 64 printable"),
+    ],
+)
+def test_a_bad_server_entry_is_named_by_its_path(raw: Any, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        servers(raw)
+    assert message in str(err.value)
+
+
+def test_a_good_server_entry() -> None:
+    (fs,) = servers(
+        {"fs": {"command": "x", "args": ["-y"], "kind": "read", "tools": {"w": "exec"}}}
+    )
+    assert fs.command == "x" and fs.args == ("-y",) and fs.transport == "stdio"
+    assert fs.declared_kind("w") == "exec" and fs.declared_kind("r") == "read"
+    (web,) = servers({"web": {"url": "https://h/mcp", "headers": {"A": "b"}}})
+    assert web.transport == "http" and web.headers == (("A", "b"),)
+    assert servers(None) == () and servers([]) == ()
+
+
+@FUZZ
+@given(
+    raw=st.dictionaries(
+        st.text(max_size=70) | st.integers() | st.sampled_from(["fs", "web"]),
+        st.fixed_dictionaries(
+            {},
+            optional={
+                k: VALUES | st.sampled_from(["x", "read", "http://h", ["a"], {"A": "b"}])
+                for k in ("command", "args", "env", "url", "headers", "kind", "tools", "type")
+            },
+        )
+        | VALUES,
+        max_size=3,
+    )
+    | VALUES
+)
+def test_mcp_servers_raise_only_config_error(raw: Any) -> None:
+    try:
+        parsed = servers(raw)
+    except ConfigError as err:
+        assert str(err).startswith("mcp.servers") and "expected" in str(err)
+        assert "\n" not in str(err)
+    else:
+        for cfg in parsed:
+            assert (cfg.command is None) != (cfg.url is None)
+
+
+def test_mcp_json_servers_cannot_choose_their_kind(tmp_path: Path) -> None:
+    entry = {"command": "x", "kind": "read", "tools": {"t": "read"}, "trust_annotations": True}
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"repo": entry, "bad": {"command": 1}}})
+    )
+    carried = mcfg.read_mcp_json(tmp_path)
+    repo, bad = carried.servers
+    assert repo.source == "workspace" and repo.kind is None and repo.tools == ()
+    assert not repo.trust_annotations
+    assert bad.error is not None and "mcpServers.bad.command" in bad.error
+    (tmp_path / ".mcp.json").write_text("{nope")
+    assert "not valid JSON" in (mcfg.read_mcp_json(tmp_path).error or "")
+
+
+def test_workspace_servers_are_off_until_enabled_for_that_workspace(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    repo = mcfg.ServerConfig(name="repo", source="workspace", command="x")
+    mine = mcfg.ServerConfig(name="mine", command="x")
+    other = tmp_path / "other"
+    other.mkdir()
+    assert not mcfg.is_enabled(repo, isolated_env) and mcfg.is_enabled(mine, isolated_env)
+    mcfg.set_enabled(repo, True, isolated_env)
+    assert mcfg.is_enabled(repo, isolated_env) and not mcfg.is_enabled(repo, other)
+    mcfg.set_enabled(mine, False, isolated_env)
+    assert not mcfg.is_enabled(mine, other)  # a setup() server: for the user everywhere
+
+
+def test_env_references_are_resolved_and_registered_as_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MCP_UNIT_TOKEN", "tok-unit-123456")
+    cfg = mcfg.ServerConfig(
+        name="s",
+        command="x",
+        env=(("T", "${env:MCP_UNIT_TOKEN}"), ("PLAIN", "visible-value")),
+        headers=(("Authorization", "Bearer hdr-secret-987"),),
+    )
+    assert mcfg.resolved_env(cfg) == {"T": "tok-unit-123456", "PLAIN": "visible-value"}
+    mcfg.resolved_headers(cfg)
+    shown = secrets.redact("tok-unit-123456 visible-value hdr-secret-987")
+    assert shown == "[REDACTED] visible-value [REDACTED]"
+    missing = mcfg.ServerConfig(name="s", command="x", env=(("T", "${env:MCP_UNIT_NOPE}"),))
+    monkeypatch.delenv("MCP_UNIT_NOPE", raising=False)
+    with pytest.raises(mcfg.ServerConfigError, match="MCP_UNIT_NOPE is not set"):
+        mcfg.resolved_env(missing)
+
+
+@FUZZ
+@given(server=st.text(min_size=1, max_size=64), tool=st.lists(st.text(max_size=120), max_size=6))
+def test_tool_names_always_fit_the_api_and_never_collide(server: str, tool: list[str]) -> None:
+    taken: set[str] = set()
+    for name in tool:
+        api = mtools.tool_name(server, name, taken)
+        assert API_NAME.match(api), api
+        assert api not in taken
+        taken.add(api)
+
+
+def test_tool_names_are_namespaced_and_cut_stably() -> None:
+    assert mtools.tool_name("fs", "read_file", set()) == "mcp__fs__read_file"
+    assert mtools.tool_name("my.server", "a b", set()) == "mcp__my_server__a_b"
+    long = mtools.tool_name("srv", "t" * 100, set())
+    assert len(long) == 64 and long == mtools.tool_name("srv", "t" * 100, set())
+    assert mtools.tool_name("s", "a.b", {"mcp__s__a_b"}) != "mcp__s__a_b"
+
+
+def fake_tool(name: str, schema: Any, read_only: bool | None = None) -> Any:
+    hints = None
+    if read_only is not None:
+        from mcp.types import ToolAnnotations
+
+        hints = ToolAnnotations(read_only_hint=read_only)
+    return SimpleNamespace(
+        name=name, input_schema=schema, annotations=hints, description="d", title=None
+    )
+
+
+OBJECT = {"type": "object", "properties": {}}
+
+
+def test_kinds_come_from_the_user_and_annotations_only_when_trusted() -> None:
+    listed = [fake_tool("r", OBJECT, True), fake_tool("w", OBJECT, False), fake_tool("n", OBJECT)]
+    plain = mcfg.ServerConfig(name="s", command="x")
+    assert [t.kind for t in mtools.listed_tools(plain, listed)] == [Kind.EXEC] * 3
+    trusting = mcfg.ServerConfig(name="s", command="x", trust_annotations=True)
+    kinds = [t.kind for t in mtools.listed_tools(trusting, listed)]
+    assert kinds == [Kind.READ, Kind.EXEC, Kind.EXEC]
+    declared = mcfg.ServerConfig(
+        name="s", command="x", kind="read", tools=(("w", "exec"),), trust_annotations=True
+    )
+    kinds = [t.kind for t in mtools.listed_tools(declared, listed)]
+    assert kinds == [Kind.READ, Kind.EXEC, Kind.READ]
+
+
+def test_mcp_tools_are_placed_by_the_ordinary_policy() -> None:
+    cfg = mcfg.ServerConfig(name="s", command="x", tools=(("r", "read"),))
+    listed = mtools.listed_tools(cfg, [fake_tool("r", OBJECT), fake_tool("w", OBJECT)])
+    tools = [mtools.as_tool(cfg, t, lambda *a: None) for t in listed]
+    for mode, scoped in (("plan", False), ("normal", True), ("plan", True)):
+        assert [t.name for t in tools_for(tools, mode, scoped)] == ["mcp__s__r"]
+    assert len(tools_for(tools, "normal", False)) == 2
+    assert mtools.could_offer(cfg, allowed_kinds("plan", False))
+    assert not mtools.could_offer(
+        mcfg.ServerConfig(name="s", command="x"), allowed_kinds("plan", False)
+    )
+
+
+@pytest.mark.parametrize(
+    "schema", [None, [], {"type": "string"}, {"properties": {}}, {"type": "array"}]
+)
+def test_a_tool_whose_schema_is_not_an_object_schema_is_refused(schema: Any) -> None:
+    cfg = mcfg.ServerConfig(name="s", command="x")
+    (listed,) = mtools.listed_tools(cfg, [fake_tool("t", schema)])
+    assert listed.refused == "its input schema is not an object schema"
+
+
+def test_results_are_summarised_bounded_and_redacted() -> None:
+    from mcp.types import (
+        BlobResourceContents,
+        CallToolResult,
+        EmbeddedResource,
+        ImageContent,
+        TextContent,
+        TextResourceContents,
+    )
+
+    secrets.register("result-secret-42")
+    result = CallToolResult(
+        content=[
+            TextContent(type="text", text="has result-secret-42"),
+            ImageContent(type="image", data="AAAA", mime_type="image/png"),
+            EmbeddedResource(
+                type="resource",
+                resource=TextResourceContents(uri="file:///a.txt", text="small text"),
+            ),
+            EmbeddedResource(
+                type="resource",
+                resource=BlobResourceContents(uri="file:///b.bin", blob="AAAA", mime_type="x/y"),
+            ),
+        ]
+    )
+    out = mtools.format_result(result)
+    assert out.content.splitlines() == [
+        "has [REDACTED]",
+        "[image: image/png, 3 bytes]",
+        "[resource: file:///a.txt]",
+        "small text",
+        "[resource: file:///b.bin, x/y, 3 bytes]",
+    ]
+    big = CallToolResult(content=[TextContent(type="text", text="x" * 10 + "\n" * 100_000)])
+    assert len(mtools.format_result(big).content.encode()) < 40_000
+
+
+def test_mcp_mentions_parse_like_ext_mentions() -> None:
+    text = "see @mcp:fs:file:///a.txt, (@mcp:web:demo://x) a@mcp:no:x @mcp:fs:file:///a.txt"
+    assert parse(text) == [("fs", "file:///a.txt"), ("web", "demo://x")]

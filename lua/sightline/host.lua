@@ -129,7 +129,7 @@ function M.ensure()
     pythonpath = pythonpath .. ':' .. vim.env.PYTHONPATH
   end
   S.stderr = {}
-  local ok, job = pcall(vim.fn.jobstart, { python, '-m', 'sightline.entry.host' }, {
+  local ok, job = pcall(vim.fn.jobstart, { python, '-m', 'sightline.host' }, {
     rpc = true,
     env = { PYTHONPATH = pythonpath },
     on_stderr = on_stderr,

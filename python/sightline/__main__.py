@@ -1,4 +1,4 @@
-"""`python -m sightline`: the command line (the core itself is `python -m sightline.entry.host`)."""
+"""`python -m sightline`: the command line (the core itself is `python -m sightline.host`)."""
 
 import sys
 

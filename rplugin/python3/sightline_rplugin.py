@@ -1,4 +1,4 @@
-"""Classic remote-plugin adapter: the same requests as `python -m sightline.entry.host`.
+"""Classic remote-plugin adapter: the same requests as `python -m sightline.host`.
 
 For people who register remote plugins with :UpdateRemotePlugins. It only translates:
 `SightlineRequest(method, params)` → rpc.dispatch.

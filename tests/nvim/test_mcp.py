@@ -135,7 +135,7 @@ def test_no_address_starts_and_explains_on_each_call() -> None:
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "sightline.entry.mcp"],
+        args=["-m", "sightline.mcp"],
         env={**env, "PYTHONPATH": str(ROOT / "python")},
     )
     tools, result = with_session(params, body)

@@ -75,6 +75,39 @@ def test_e_file_in_the_pane_is_refused_and_chat_never_types_into_that_file(
     assert other.read_text() == "keep me\n"
 
 
+def test_a_window_split_off_the_pane_shows_a_new_buffer_with_the_users_options(
+    nvim: Any, screen: Screen
+) -> None:
+    nvim.command("set number")  # the user's own choice in the editor
+    nvim.input(":Sightline chat<CR>")
+    screen.wait_for(lambda s: s.mode == "insert", what="the composer in Insert mode")
+    normal(nvim)
+    wins = pane_wins(nvim)
+    for role in ("transcript", "composer"):
+        nvim.api.set_current_win(wins[role])
+        nvim.input(":vnew<CR>")
+        wait_for(lambda: nvim.api.get_current_win().handle not in wins.values(), what=":vnew")
+        nvim.input("ione<CR>two<CR>three<Esc>")
+        screen.wait_text("three")
+        opts = {
+            name: nvim.eval("&" + name)
+            for name in ("foldmethod", "foldenable", "winbar", "winfixbuf", "conceallevel")
+        }
+        assert opts == {
+            "foldmethod": "manual",
+            "foldenable": 1,
+            "winbar": "",
+            "winfixbuf": 0,
+            "conceallevel": 0,
+        }, role
+        assert nvim.eval("&number") == 1 and nvim.call("foldclosed", 1) == -1
+        nvim.input(":q!<CR>")
+        wait_for(lambda: nvim.api.get_current_win().handle in wins.values(), what="back")
+    # The pane's own windows keep theirs.
+    assert nvim.api.win_get_option(wins["transcript"], "foldmethod") == "expr"
+    assert nvim.api.win_get_option(wins["transcript"], "winfixbuf") is True
+
+
 # -- item 6: the terminal size ----------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from sightline.providers.acp import MCP_MAIN, mcp_running
 from sightline.providers.acp.client import MCP_SERVER, OWN_TOOLS, own_tool
+from sightline.tools import view
 from tests.conftest import ROOT, wait_for
 from tests.fakegemini import FakeGemini, call, reply, text, validation_error
 from tests.gemini_cli import VERSION
@@ -130,6 +131,13 @@ def test_the_pin_is_the_same_in_the_makefile_and_the_tests() -> None:
 
 
 # -- sightline's own MCP tools in a permission request -----------------------------------
+
+
+def test_the_acp_client_knows_our_mcp_tools_by_the_kinds_tools_view_gives_them() -> None:
+    # providers/acp may not import tools (tests/unit/test_package_layers.py), so it keeps the
+    # names and kinds as data; this holds them to the definitions the MCP server serves.
+    served = {t.name: t.kind for t in (view.REVEAL, view.ATTACHMENT, view.GO_TO)}
+    assert served == OWN_TOOLS
 
 
 @pytest.mark.parametrize("name", sorted(OWN_TOOLS))

@@ -349,7 +349,9 @@ end
 
 local function style(win, role, buf)
   vim.w[win].sightline_role = role
-  local wo = vim.wo[win]
+  -- Local to the pane's buffer in that window (`:setlocal`): a window split off the pane
+  -- and given another buffer gets the user's options, not the pane's folds and bars.
+  local wo = vim.wo[win][0]
   wo.number, wo.relativenumber, wo.signcolumn = false, false, 'no'
   wo.wrap, wo.linebreak, wo.foldenable = true, true, false
   wo.winfixwidth = true
@@ -434,7 +436,7 @@ local function open_windows()
   S.cwin = api.nvim_open_win(S.cbuf, false, { split = 'below', win = S.twin, height = composer_height() })
   style(S.twin, 'pane', S.tbuf)
   style(S.cwin, 'pane', S.cbuf)
-  vim.wo[S.cwin].winfixheight = true
+  vim.wo[S.cwin][0].winfixheight = true
   M.on_state(require('sightline.host').status())
   local last = api.nvim_buf_line_count(S.tbuf)
   api.nvim_win_set_cursor(S.twin, { last, 0 })
@@ -882,9 +884,9 @@ render_bar = function()
   if valid_win(S.twin) then
     local width = api.nvim_win_get_width(S.twin)
     local top, keys = winbar_text(require('sightline.host').status(), width)
-    vim.wo[S.twin].winbar = top
-    if valid_win(S.cwin) and vim.wo[S.cwin].winbar ~= (keys or '') then
-      vim.wo[S.cwin].winbar = keys or ''
+    vim.wo[S.twin][0].winbar = top
+    if valid_win(S.cwin) and vim.wo[S.cwin][0].winbar ~= (keys or '') then
+      vim.wo[S.cwin][0].winbar = keys or ''
     end
   end
 end

@@ -11,6 +11,7 @@ import os
 import subprocess
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NoReturn
 
 import pynvim
@@ -18,6 +19,7 @@ import pytest
 
 from tests import child
 
+HERE = Path(__file__).resolve().parent
 ADVICE = "tests/unit runs without Neovim; a test that needs a child Neovim belongs in tests/nvim"
 
 
@@ -65,6 +67,9 @@ def no_neovim() -> Iterator[None]:
 def pytest_runtest_protocol(
     item: pytest.Item, nextitem: pytest.Item | None
 ) -> Generator[None, object, object]:
-    # Only items under this directory reach this hook (pytest filters conftest hooks by path).
+    # pytest calls this hook through config.hook, for every item of the session, not only
+    # for those under this directory: the guard is for unit tests alone.
+    if not item.path.is_relative_to(HERE):
+        return (yield)
     with no_neovim():
         return (yield)

@@ -40,6 +40,29 @@ def test_a_unit_test_cannot_attach_to_a_listening_neovim(tmp_path: Path) -> None
         pynvim.attach("socket", path=str(tmp_path / "nvim.sock"))
 
 
+def test_the_guard_leaves_the_tests_of_tests_nvim_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pytest runs pytest_runtest_protocol hooks for every item, whatever the conftest's
+    # directory: in one session of both layers (make test), tests/nvim must still attach.
+    from types import SimpleNamespace
+
+    import pynvim
+
+    from tests.unit import conftest as guard
+
+    def outside(*args: object, **kw: object) -> None:
+        raise AssertionError("never called")
+
+    monkeypatch.setattr(pynvim, "attach", outside)  # what a test of tests/nvim would find
+    for where, seen in (("nvim", outside), ("unit", guard.refused_attach)):
+        item = SimpleNamespace(path=guard.HERE.parent / where / "test_x.py")
+        run = guard.pytest_runtest_protocol(item, None)  # type: ignore[arg-type]
+        next(run)
+        assert pynvim.attach is seen, where
+        with pytest.raises(StopIteration):
+            run.send(None)
+        assert pynvim.attach is outside
+
+
 def test_every_test_module_is_in_a_layer() -> None:
     loose = sorted(p.name for p in TESTS.glob("test_*.py"))
     assert loose == [], f"move {loose} into tests/unit (no Neovim) or tests/nvim (a child)"

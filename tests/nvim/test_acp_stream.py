@@ -78,12 +78,14 @@ def test_thought_chunks_stream_into_a_closed_thinking_fold_and_reopen_the_same(
     screen = screen_factory(nv, 120, 40)
     type_message(nv, screen, "what is in app.py?")
     wait_pending(nv)
-    # Streamed: the fold is there, closed, while the agent still waits for the permission.
+    # Streamed while the composer is in Insert mode: Neovim computes no folds there, so the
+    # thought shows whole, dimmed; leaving Insert mode folds it, while the agent still waits.
+    assert screen.group_at(*screen.wait_text("I will read it first.")) == "Comment"
+    assert "▸ thinking" not in transcript(nv)  # not the old muted note
+    to_normal(nv)
     row, col = screen.wait_text(FOLD_SUMMARY)
     assert screen.group_at(row, col) == "Comment"  # SightlineThinking, dimmed
     assert screen.find("I will read it first.") is None
-    assert "▸ thinking" not in transcript(nv)  # not the old muted note
-    to_normal(nv)
     nv.input("ga")
     idle(nv)
     row, col = screen.wait_text("It defines")

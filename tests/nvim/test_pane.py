@@ -160,3 +160,36 @@ def test_typed_prompt_and_echo_reply_are_on_screen(nvim: Any, screen: Screen) ->
     nvim.input("hello from the keyboard<C-s>")
     screen.wait_text("echo: hello from the keyboard")
     assert screen.find("hello from the keyboard") is not None
+
+
+def test_a_fold_streamed_in_insert_mode_closes_when_insert_mode_ends(nvim: Any) -> None:
+    # Neovim computes no 'foldexpr' folds in Insert mode; the pane computes them when it
+    # ends. (Replacing the rows through `:normal` instead froze a Neovim without a UI:
+    # tests/nvim/test_complete_nvim.py::test_omnifunc_completes_each_mode hung there.)
+    from sightline.ui.transcript import Transcript
+
+    assert nvim.exec_lua("return require('sightline').chat()") is True
+    assert nvim.api.get_mode()["mode"] == "i"
+    t = Transcript()
+    t.add_user("think first")
+    t.append_thinking("step one\nstep two\nstep three\n")
+    t.append_text("done")
+    nvim.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
+    twin = nvim.exec_lua(
+        "return vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)"
+    )
+    header = 1 + nvim.exec_lua(
+        "local b = require('sightline.ui.pane').buffers().transcript;"
+        "for i, l in ipairs(vim.api.nvim_buf_get_lines(b, 0, -1, false)) do"
+        " if l:find('∴') == 1 then return i - 1 end end"
+    )
+
+    def closed() -> int:
+        code = "local w, r = ...; return vim.api.nvim_win_call(w, function()"
+        code += " return vim.fn.foldclosed(r) end)"
+        return int(nvim.exec_lua(code, twin, header))
+
+    assert nvim.api.get_mode() == {"mode": "i", "blocking": False}  # Neovim answers
+    nvim.input("<Esc>")
+    wait_for(lambda: nvim.api.get_mode()["mode"] == "n", what="Normal mode")
+    wait_for(lambda: closed() == header, what="the thinking folded")

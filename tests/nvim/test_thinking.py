@@ -83,8 +83,9 @@ def test_thinking_round_trips_through_a_tool_turn_and_shows_in_the_pane(
     # reports the group a link resolves to), unlike the reply's text.
     linked = nv.exec_lua(f"return vim.api.nvim_get_hl(0, {{name = '{THINKING_GROUP}'}}).link")
     assert linked == "Comment"
-    # Folded (closed) from its header on, though the composer is in Insert mode: the
-    # header's summary shows, the thought is behind `zo`.
+    # Folded (closed) from its header on once Insert mode ends (Neovim computes no folds
+    # in Insert mode): the header's summary shows, the thought is behind `zo`.
+    nv.input("<Esc>")
     assert screen.group_at(*screen.wait_text(f"{THINKING_HEADER}  ▸ ")) == linked
     assert screen.find("I should read it.") is None
     assert screen.group_at(*screen.wait_text("It says alpha.")) != linked

@@ -419,6 +419,16 @@ api.nvim_create_autocmd('VimResized', {
   desc = 'sightline: fit the pane to the terminal',
 })
 
+api.nvim_create_autocmd('ModeChanged', {
+  group = resize_group,
+  callback = function()
+    if S.folds_stale and not api.nvim_get_mode().mode:match('^[iR]') then
+      M.refresh_folds()
+    end
+  end,
+  desc = 'sightline: the transcript folds a delta brought in Insert mode',
+})
+
 api.nvim_create_autocmd('WinScrolled', {
   group = resize_group,
   callback = function()
@@ -555,33 +565,28 @@ end
 
 -- Transcript ----------------------------------------------------------------------------
 
--- Neovim does not update folds while Insert mode is on (the composer's usual state while
--- a reply streams), so a fold the delta brings would stay open until `zx`. Then the rows
--- are replaced from Normal mode: <Cmd> in `:normal` leaves the mode as it was and adds
--- nothing to history, and the folds of the changed rows only are updated, as always.
-local SET_PENDING = vim.keycode("<Cmd>lua require('sightline.ui.pane')._set_pending()<CR>")
-
----Set the rows `set_rows` deferred (run from Normal mode through `:normal`).
-function M._set_pending()
-  local p = S.pending_set
-  S.pending_set = nil
-  if p then
-    api.nvim_buf_set_lines(p[1], p[2], -1, false, p[3])
-  end
-end
-
+-- Neovim does not update 'foldexpr' folds while Insert mode is on (the composer's usual
+-- state while a reply streams), so a fold a delta brings in Insert mode (thinking, command
+-- output) is computed when Insert mode ends: see the ModeChanged autocommand. Replacing the
+-- rows through `:normal` instead froze a Neovim without a UI.
 local function set_rows(buf, start, lines)
-  if api.nvim_get_mode().mode:match('^[iR]') and valid_win(S.twin) then
-    S.pending_set = { buf, start, lines }
-    api.nvim_win_call(S.twin, function()
-      vim.cmd('noautocmd normal! ' .. SET_PENDING)
-    end)
-    if not S.pending_set then
-      return
-    end
-    S.pending_set = nil -- :normal did not run it (it can refuse): set them as usual
+  if api.nvim_get_mode().mode:match('^[iR]') then
+    S.folds_stale = true
   end
   api.nvim_buf_set_lines(buf, start, -1, false, lines)
+end
+
+---Compute the transcript's folds again in every window showing it (after Insert mode):
+---setting 'foldmethod' recomputes them, keeps the state of folds the user opened or
+---closed, and closes new ones as 'foldlevel' says.
+function M.refresh_folds()
+  S.folds_stale = false
+  if not valid_buf(S.tbuf) then
+    return
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(S.tbuf)) do
+    vim.wo[win][0].foldmethod = 'expr'
+  end
 end
 
 ---The row after the last one a window whose first row is `top` can show: one screen row
@@ -741,7 +746,16 @@ function M.apply(delta)
   require('sightline.ui.chips').apply(buf, delta.start, delta.chips)
   render_notice()
   if follow then
-    api.nvim_win_set_cursor(S.twin, { api.nvim_buf_line_count(buf), 0 })
+    local last = api.nvim_buf_line_count(buf)
+    api.nvim_win_set_cursor(S.twin, { last, 0 })
+    if delta.start == 0 then
+      -- A whole transcript (opened, reopened after a restart) fills the window from the
+      -- end: the view of the longer text it replaced would hide its top behind blank rows.
+      local top = math.max(1, last - api.nvim_win_get_height(S.twin) + 1)
+      api.nvim_win_call(S.twin, function()
+        vim.fn.winrestview({ topline = top })
+      end)
+    end
   end
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     render_pending(buf, win, vim.fn.line('w0', win) - 1)

@@ -317,21 +317,6 @@ def test_lsp_symbol_information_with_container(files: Any) -> None:
     assert nvim.exec_lua(LAST) == [9, 10]
 
 
-def test_real_core_resolves_python(nvim: Any, isolated_env: Path) -> None:
-    """Through the real core once it routes `resolve.python` to pyresolve.resolve_request."""
-    (isolated_env / "a.py").write_text(PY_SRC)
-    res = nvim.exec_lua(
-        "return {require('sightline.host').request('resolve.python', ...)}",
-        {"text": PY_SRC, "member_key": "Other.parse_args"},
-    )
-    if res and isinstance(res[-1], str) and "unknown request" in res[-1]:
-        pytest.skip("the core does not route resolve.python yet")
-    assert res[0]["start_line"] == 18 and res[0]["end_line"] == 20
-    args = {"file_path": "a.py", "member_key": "Other.parse_args"}
-    assert reveal(nvim, args) == "OK"
-    wait_for(lambda: nvim.exec_lua(LAST) == [18, 20])
-
-
 def test_slow_language_server_never_blocks_a_reveal(files: Any, tmp_path: Path) -> None:
     """Issue 9 item 17: the reveal falls back to tree-sitter at once instead of waiting for
     the server, Neovim answers RPC meanwhile, and the late answer serves the next reveal."""

@@ -342,9 +342,9 @@ function M.foldtext()
   local n = vim.v.foldend - vim.v.foldstart + 1
   local first = vim.fn.getline(vim.v.foldstart)
   if vim.startswith(first, '∴') then -- the model's thinking, folded from its header on
-    return ('%s  ▸ %d lines (zo shows them)'):format(first, n - 1)
+    return ('%s  ▸ %d %s (zo shows them)'):format(first, n - 1, n - 1 == 1 and 'line' or 'lines')
   end
-  return ('  ▸ %d more lines of output (zo shows them)'):format(n)
+  return ('  ▸ %d more %s of output (zo shows them)'):format(n, n == 1 and 'line' or 'lines')
 end
 
 local function style(win, role, buf)

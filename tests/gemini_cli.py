@@ -9,15 +9,10 @@ never prunes another, and a version bump installs afresh.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
-from tests.mcp_servers.npm import CACHE, INSTALL_TIMEOUT_S
+from tests.mcp_servers.npm import CACHE, npm_installed
 
 VERSION = "0.61.0"
 PACKAGE = f"@google/gemini-cli@{VERSION}"
@@ -56,25 +51,8 @@ FOREIGN_ENV = (
 
 
 def gemini_bin_dir() -> Path:
-    """The directory holding the `gemini` command, installed if need be. A missing npm or a
-    failed install fails the test: it is never skipped."""
-    CACHE.mkdir(exist_ok=True)
-    with (CACHE / ".lock").open("w") as lock:  # parallel workers install once
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not GEMINI_BIN.exists():
-            npm = shutil.which("npm")
-            if npm is None or shutil.which("node") is None:
-                pytest.fail("node and npm are needed to install " + PACKAGE)
-            done = subprocess.run(
-                [npm, "install", "--prefix", str(PREFIX), "--no-audit", "--no-fund", PACKAGE],
-                capture_output=True,
-                text=True,
-                timeout=INSTALL_TIMEOUT_S,
-                check=False,
-            )
-            if done.returncode != 0 or not GEMINI_BIN.exists():
-                pytest.fail(f"npm install {PACKAGE} failed:\n{done.stderr[-2000:]}")
-    return BIN_DIR
+    """The directory holding the `gemini` command, installed if need be."""
+    return npm_installed(PREFIX, PACKAGE, GEMINI_BIN).parent
 
 
 def gemini_home(root: Path, trusted: Path | None) -> Path:

@@ -19,23 +19,28 @@ EVERYTHING_BIN = CACHE / "node_modules" / ".bin" / "mcp-server-everything"
 INSTALL_TIMEOUT_S = 600
 
 
-def everything_server() -> list[str]:
-    """The command line of the reference "everything" server (stdio), installed if need be.
-    A missing npm or a failed install fails the test: it is never skipped."""
+def npm_installed(prefix: Path, package: str, binary: Path) -> Path:
+    """`binary`, after `npm install --prefix prefix package` when it is missing. A missing npm
+    or a failed install fails the test: it is never skipped."""
     CACHE.mkdir(exist_ok=True)
     with (CACHE / ".lock").open("w") as lock:  # parallel workers install once
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not EVERYTHING_BIN.exists():
+        if not binary.exists():
             npm = shutil.which("npm")
             if npm is None or shutil.which("node") is None:
-                pytest.fail("node and npm are needed to install " + EVERYTHING)
+                pytest.fail("node and npm are needed to install " + package)
             done = subprocess.run(
-                [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", EVERYTHING],
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", package],
                 capture_output=True,
                 text=True,
                 timeout=INSTALL_TIMEOUT_S,
                 check=False,
             )
-            if done.returncode != 0 or not EVERYTHING_BIN.exists():
-                pytest.fail(f"npm install {EVERYTHING} failed:\n{done.stderr[-2000:]}")
-    return [str(EVERYTHING_BIN), "stdio"]
+            if done.returncode != 0 or not binary.exists():
+                pytest.fail(f"npm install {package} failed:\n{done.stderr[-2000:]}")
+    return binary
+
+
+def everything_server() -> list[str]:
+    """The command line of the reference "everything" server (stdio), installed if need be."""
+    return [str(npm_installed(CACHE, EVERYTHING, EVERYTHING_BIN)), "stdio"]

@@ -326,3 +326,23 @@ def test_cached_tokens_are_not_counted_twice(fake_openai: FakeOpenAI) -> None:
     )
     reply = run(provider(fake_openai))[-1]
     assert (reply.input_tokens, reply.cache_read_tokens, reply.output_tokens) == (200, 800, 5)
+
+
+@pytest.mark.parametrize("module", ["anthropic_api", "openai_api"])
+def test_api_key_cmd_runs_without_stdin_or_the_other_keys(
+    module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One runner for every provider: the core's stdin is its RPC channel to Neovim, and the
+    # command must not see the keys the core holds.
+    import importlib
+
+    resolve = importlib.import_module(f"sightline.providers.{module}").resolve_api_key
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-other-key-5678")
+    script = 'test -z "$OPENROUTER_API_KEY" && test -z "$(cat)" && echo sk-from-cmd-4321'
+    cfg = provider_config(
+        name="openai" if module == "openai_api" else "anthropic",
+        api_key_cmd=["sh", "-c", script],
+    )
+    assert resolve(cfg) == "sk-from-cmd-4321"

@@ -10,9 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
 import socket
-import subprocess
 import threading
 import time
 import weakref
@@ -31,6 +29,7 @@ from sightline.providers.base import (
     StreamEvent,
     TextDelta,
     ThinkingDelta,
+    key_from_cmd,
 )
 
 MAX_RETRY_AFTER_S = 30.0
@@ -94,22 +93,7 @@ def resolve_api_key(cfg: ProviderConfig, timeout_s: float = 10.0) -> str | None:
     """The key from $ANTHROPIC_API_KEY, else from running api_key_cmd once (off the UI thread)."""
     key = secrets.env_secret("ANTHROPIC_API_KEY")
     if not key and cfg.api_key_cmd:
-        argv = shlex.split(cfg.api_key_cmd) if isinstance(cfg.api_key_cmd, str) else cfg.api_key_cmd
-        try:
-            out = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-                check=True,
-                stdin=subprocess.DEVNULL,
-                env=secrets.scrubbed_env(dict(os.environ)),
-            ).stdout
-        except (OSError, subprocess.SubprocessError) as err:
-            raise ProviderError(
-                f"provider.api_key_cmd failed ({type(err).__name__}): check the command."
-            ) from None
-        key = out.strip() or None
+        key = key_from_cmd(cfg.api_key_cmd, timeout_s)
     secrets.register(key)
     return key
 

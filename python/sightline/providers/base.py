@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shlex
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -148,3 +151,25 @@ class AbortableStream:
             # Closing a half-read response from another thread may complain; it is closed anyway.
             with contextlib.suppress(Exception):
                 stream.close()
+
+
+def key_from_cmd(cmd: str | list[str], timeout_s: float) -> str | None:
+    """The key `provider.api_key_cmd` prints, run once: no stdin (the core's stdin is its RPC
+    channel to Neovim) and an environment without the keys the core knows. The caller
+    registers the key with the redactor."""
+    argv = shlex.split(cmd) if isinstance(cmd, str) else cmd
+    try:
+        out = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=True,
+            stdin=subprocess.DEVNULL,
+            env=secrets.scrubbed_env(dict(os.environ)),
+        ).stdout
+    except (OSError, subprocess.SubprocessError) as err:
+        raise ProviderError(
+            f"provider.api_key_cmd failed ({type(err).__name__}): check the command."
+        ) from None
+    return out.strip() or None

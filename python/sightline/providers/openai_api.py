@@ -26,8 +26,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shlex
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -48,6 +46,7 @@ from sightline.providers.base import (
     TextDelta,
     ThinkingDelta,
     Usage,
+    key_from_cmd,
 )
 
 MAX_RETRY_AFTER_S = 30.0
@@ -85,16 +84,7 @@ def resolve_api_key(cfg: ProviderConfig, timeout_s: float = 10.0) -> str | None:
     found = preset_of(cfg)
     key = secrets.env_secret(found.key_env) if found.key_env else None
     if not key and cfg.api_key_cmd:
-        argv = shlex.split(cfg.api_key_cmd) if isinstance(cfg.api_key_cmd, str) else cfg.api_key_cmd
-        try:
-            out = subprocess.run(
-                argv, capture_output=True, text=True, timeout=timeout_s, check=True
-            ).stdout
-        except (OSError, subprocess.SubprocessError) as err:
-            raise ProviderError(
-                f"provider.api_key_cmd failed ({type(err).__name__}): check the command."
-            ) from None
-        key = out.strip() or None
+        key = key_from_cmd(cfg.api_key_cmd, timeout_s)
     secrets.register(key)
     if not key and found.needs_key:
         where = f"${found.key_env} or " if found.key_env else ""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sightline.agent.session import Session
-from sightline.domain import history, paths, scope
+from sightline.domain import history, history_admin, paths, scope
 from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.errors import Refused
 from sightline.editor.port import Editor
@@ -223,7 +223,17 @@ class Core:
 
     def history_list(self) -> list[dict[str, Any]]:
         summaries = history.list_conversations(paths.history_dir(), self.session.workspace)
-        return [s.to_wire() for s in summaries]
+        names = history_admin.titles(paths.history_dir())
+        return [{**s.to_wire(), "title": names.get(s.path.stem, s.title)} for s in summaries]
+
+    def history_preview(self, path: str) -> list[str]:
+        return history_admin.preview(paths.history_dir(), path)
+
+    def history_rename(self, path: str, title: str) -> str:
+        return history_admin.rename(paths.history_dir(), path, title)
+
+    def history_delete(self, path: str) -> None:
+        history_admin.delete(paths.history_dir(), path)
 
     def history_open(self, path: str) -> dict[str, Any]:
         self.session.open(Path(path))

@@ -208,6 +208,26 @@ def _history_open(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.history_open(params["path"])}
 
 
+@method("history.preview", path=FilePath(required=True))
+def _history_preview(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"lines": core.history_preview(params["path"])}
+
+
+@method(
+    "history.rename",
+    path=FilePath(required=True),
+    title=Text(max_chars=MAX_NAME_CHARS, non_empty=True, required=True),
+)
+def _history_rename(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"title": core.history_rename(params["path"], params["title"])}
+
+
+@method("history.delete", path=FilePath(required=True))
+def _history_delete(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.history_delete(params["path"])
+    return {}
+
+
 @method("transcript.full")
 def _transcript(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"transcript": core.session.transcript.full()}

@@ -66,7 +66,7 @@ class FakeEditor:
     keep_updates: int = 50
     hunks: dict[int, HunkSpec] = field(default_factory=dict)  # drawn inline, by proposal id
     diagnostics_of: dict[str, list[Diagnostic]] = field(default_factory=dict)  # by path
-    editor_window: int | None = 1000  # the window id editor_win answers (shows `current`)
+    editor_window: int | None = 1000  # None: no editor window (else it shows `current`)
     server: str = "/tmp/fake-nvim.sock"
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -210,10 +210,6 @@ class FakeEditor:
             "filetype": buffer.filetype,
             "modified": buffer.modified,
         }
-
-    def editor_win(self) -> int | None:
-        self._note("editor_win")
-        return self.editor_window
 
     def find_unique(self, path: str, needle: str, context: int) -> Found:
         self._note("find_unique")

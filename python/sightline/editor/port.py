@@ -217,11 +217,6 @@ class Editor(Protocol):
         line), filetype; None when no window shows the user's editing."""
         ...
 
-    def editor_win(self) -> int | None:
-        """The editor window: the current one when it shows the user's editing, else the
-        previous one, else the last used one of the tab."""
-        ...
-
     def find_unique(self, path: str, needle: str, context: int) -> Found:
         """How often `needle` occurs in the buffer of `path` (loaded if needed); when once,
         the lines it spans with `context` lines around."""
@@ -335,9 +330,6 @@ class NvimEditor:
 
     def editor_buffer(self, max_bytes: int) -> EditorBuffer | None:
         return cast("EditorBuffer | None", self._call("editor_buffer", max_bytes))
-
-    def editor_win(self) -> int | None:
-        return cast("int | None", self._call("editor_win"))
 
     def find_unique(self, path: str, needle: str, context: int) -> Found:
         return cast(Found, self._call("find_unique", path, needle, context))

@@ -236,7 +236,7 @@ class FakeEditor:
             "modified": buffer.modified,
         }
 
-    def go_to_position(self, args: dict[str, Any], keys: list[str]) -> Any:
+    def go_to_position(self, args: dict[str, Any], keys: list[str]) -> str:
         self._note("go_to_position")
         self.views.append(("go_to_position", args))
         return "OK"
@@ -345,7 +345,7 @@ class FakeEditor:
         new_rng: FlatRange = {**rng, "end_row": er, "end_col": ec}
         return {"range": new_rng, "applied": self._save(buffer, was_modified)}
 
-    def reveal(self, args: dict[str, Any], keys: list[str], python: PythonResolution | None) -> Any:
+    def reveal(self, args: dict[str, Any], keys: list[str], python: PythonResolution | None) -> str:
         self._note("reveal")
         if python is not None and "version" in python:
             got = self.python_source(str(args.get("file_path")), 1 << 30)
@@ -355,7 +355,7 @@ class FakeEditor:
         self.views.append(("reveal", {**args, "python": python}))
         return "OK"
 
-    def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> Any:
+    def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> str:
         self._note("reveal_attachment")
         self.views.append(("reveal_attachment", args))
         return "OK"

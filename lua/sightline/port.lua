@@ -1,8 +1,14 @@
 ---@mod sightline.port  The only Lua the core calls: everything the core can do to Neovim.
----Mechanism only. Each function returns data and short codes (`missing`, `stale`, `gone`, …),
----never sentences: the core (python/sightline/editor/port.py mirrors this module method for method)
----words every message. Nothing here calls the core back. One function per port method,
----grouped by topic and alphabetical inside a group.
+---Mechanism only. Functions return data and short codes (`missing`, `stale`, `gone`, …) that the
+---core (python/sightline/editor/port.py mirrors this module method for method) words into its
+---messages. Text crosses in three places only, each worded here because a path with no core
+---shows it too: the view functions answer as the public `reveal()` does ('OK…' or what is
+---wrong, also what `:Sightline reveal` prints); a range check's `error` is port/scope.lua's, the
+---words of the Lua API's own range check; and a `detail` or an apply's `error` says why the
+---buffer or Neovim refused (port/buffers.lua, port/apply.lua, a failed :write), which the core
+---puts after its own words.
+---Nothing here calls the core back. One function per port method, grouped by topic and
+---alphabetical inside a group.
 local M = {}
 local api = vim.api
 

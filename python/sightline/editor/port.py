@@ -2,8 +2,11 @@
 
 `Editor` mirrors lua/sightline/port.lua method for method (tests/test_port_names.py checks
 the two lists); `NvimEditor` implements each method as one call of the port function by name.
-What crosses is data and short codes (`missing`, `stale`, `ambiguous`, …), never sentences:
-the core words every message. This module holds the only Lua source text in the core.
+What crosses is data and short codes (`missing`, `stale`, `ambiguous`, …) that the core words,
+except where port.lua's header says Lua words it: the view methods' answers ('OK…' or what is
+wrong, the public `reveal()` contract), a range check's `error`, and a `detail` or an apply's
+`error` (why the buffer or Neovim refused), shown after the core's own words. This module holds
+the only Lua source text in the core.
 
 pynvim's API may only be used on its event-loop thread. Worker threads go through
 async_call and wait for the result, so a turn can read and change buffers safely.

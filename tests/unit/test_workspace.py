@@ -212,3 +212,13 @@ def test_walk_outside_git_skips_ignored_folders_and_linked_folders(tmp_path: Pat
     # breadth-first: shallow files come first, and the walk is bounded
     assert last(iter_files(tmp_path))[:2] == ["a.py", "file-link.py"]
     assert len(last(iter_files(tmp_path, max_files=2))) == 2
+
+
+def test_a_workspace_git_ignores_is_walked(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("vendor/\n")
+    (tmp_path / "vendor" / "lib").mkdir(parents=True)
+    (tmp_path / "vendor" / "lib" / "x.py").write_text("")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".gitignore")
+    ws = tmp_path / "vendor"
+    assert model_sees(ws) == at_menu(ws) == ["lib/x.py"]

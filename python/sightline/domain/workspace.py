@@ -10,7 +10,8 @@ names (rules files, an extension's context files).
 
 Listing (what a user expects a project's files to be):
 * in git — the workspace, or any folder inside a repository (`git -C`) — git's view: tracked
-  files, then with the untracked ones its ignore rules let through, less those deleted;
+  files, then with the untracked ones its ignore rules let through, less those deleted (unless
+  git sees no file there at all: a folder it ignores is walked);
 * elsewhere a breadth-first walk (shallow files first, bounded) that skips VCS folders,
   dependencies, tool caches and build outputs (SKIP_DIRS) and never follows a linked folder.
 Either way only regular files whose real path stays in the workspace (outside the system
@@ -166,11 +167,17 @@ def iter_files(
     if tracked is None:
         yield from _walk_batches(root, max_files=max_files)
         return
-    yield tracked
+    if tracked:
+        yield tracked
     untracked = git_files(root, untracked=True, timeout=git_timeout) or []
-    deleted = set(_git(root, ["--deleted"], git_timeout) or ())
     extra = [n for n in untracked if _listable_untracked(root, n)]
-    if extra or deleted:
+    if not tracked and not extra:
+        # git sees no file here: a folder it ignores (a build or dependency folder made the
+        # workspace), or a repository with nothing in it yet.
+        yield from _walk_batches(root, max_files=max_files)
+        return
+    deleted = set(_git(root, ["--deleted"], git_timeout) or ())
+    if extra or deleted or not tracked:
         yield list(dict.fromkeys([n for n in tracked if n not in deleted] + extra))
 
 

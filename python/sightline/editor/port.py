@@ -1,6 +1,6 @@
 """The editor port: the one interface the core uses to touch Neovim.
 
-`Editor` mirrors lua/sightline/port.lua method for method (tests/test_port_names.py checks
+`Editor` mirrors lua/sightline/port.lua method for method (tests/unit/test_port.py checks
 the two lists); `NvimEditor` implements each method as one call of the port function by name.
 What crosses is data and short codes (`missing`, `stale`, `ambiguous`, …) that the core words,
 except where port.lua's header says Lua words it: the view methods' answers ('OK…' or what is

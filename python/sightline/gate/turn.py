@@ -1,7 +1,7 @@
 """The running turn as the tools, the gate, the MCP client and an ACP agent see it.
 
 agent/session.py's Turn and Session implement these Protocols; the code below the agent
-names only them, so it never imports the agent (tests/test_layers.py) and can be driven by
+names only them, so it never imports the agent (tests/unit/test_layers.py) and can be driven by
 a plain object in a test.
 """
 

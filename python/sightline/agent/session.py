@@ -23,10 +23,10 @@ from sightline.domain.presets import preset
 from sightline.domain.scope import Selection
 from sightline.domain.wire import ABANDONED, clean_text, is_compaction, unanswered, wire_messages
 from sightline.editor.port import Editor
-from sightline.gate import turn as turn_view
+from sightline.gate import turn_contract as turn_view
 from sightline.gate.decisions import Gate
 from sightline.gate.policy import Kind, allowed_kinds
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 from sightline.providers import make_provider
 from sightline.providers.base import (
     Notice,
@@ -954,7 +954,7 @@ def _utf8_len(text: str) -> int:
 
 
 if TYPE_CHECKING:
-    # The code below the agent sees a turn through gate/turn.py's Protocols: mypy checks
+    # The code below the agent sees a turn through gate/turn_contract.py's Protocols: mypy checks
     # here that the real ones fit them.
     def _fits(turn: Turn) -> turn_view.Turn:
         return turn

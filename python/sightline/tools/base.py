@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sightline.gate.policy import Kind, allowed_kinds
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 
 Handler = Callable[[Any, dict[str, Any]], ToolResult]
 

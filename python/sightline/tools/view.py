@@ -12,7 +12,7 @@ from typing import Any, Literal
 from sightline.domain import pyresolve, secrets
 from sightline.editor.port import Editor, EditorError, PythonResolution
 from sightline.gate.policy import Kind
-from sightline.gate.turn import ToolResult, Turn
+from sightline.gate.turn_contract import ToolResult, Turn
 from sightline.tools.base import Handler, Tool
 
 # Mirrors of the config schema (lua/sightline/config.lua SYNTAX_SCOPE_KINDS and

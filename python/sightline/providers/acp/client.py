@@ -53,7 +53,7 @@ from sightline.gate.selection import BYTES, lost, offset
 from sightline.mentions.parts import buffer_reader
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Session, Turn
+    from sightline.gate.turn_contract import Session, Turn
 
 log = logging.getLogger(__name__)
 

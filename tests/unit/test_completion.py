@@ -26,7 +26,7 @@ from sightline.mentions.completion import (
     list_workspace_files,
     walk_files,
 )
-from sightline.mentions.parse import escape_path, unescape_path
+from sightline.domain.mentions import escape_path, unescape_path
 
 EXTS = [
     ("browser-tools", "Drive a \x1b[1mbrowser\x1b[0m\nfrom tests"),

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sightline.domain import extensions
 from sightline.mentions.composer import ComposerCompletion
-from sightline.mentions.parse import mention_at_end
+from sightline.domain.mentions import mention_at_end
 from tests.child import ROOT
 
 

@@ -18,7 +18,7 @@ from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.text import clean_display_text
 from sightline.entry.params import Invalid, check_params
 from sightline.entry.rpc import SCHEMAS
-from sightline.mentions import parse as mentions
+from sightline.domain import mentions
 from tests.strategies import anything, config_values, nested, odd_text
 
 FUZZ = settings(

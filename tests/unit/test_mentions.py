@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sightline.domain.text import clean_display_text
-from sightline.mentions.parse import (
+from sightline.domain.mentions import (
     escape_path,
     extension_mentions,
     file_mentions,

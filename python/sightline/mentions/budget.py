@@ -25,7 +25,7 @@ from typing import Any
 from sightline.domain.errors import Refused
 from sightline.domain.extensions import Extension, format_capabilities, real_path
 from sightline.domain.workspace import resolve
-from sightline.mentions.parse import Mention, parse_mentions
+from sightline.domain.mentions import Mention, parse_mentions
 
 log = logging.getLogger(__name__)
 

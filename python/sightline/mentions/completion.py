@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from sightline.domain.text import clean_display_text
-from sightline.mentions.parse import escape_path, unescape_path
+from sightline.domain.mentions import escape_path, unescape_path
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from sightline.mentions.completion import (
     FileListCache,
     editor_items,
 )
-from sightline.mentions.parse import mention_at_end
+from sightline.domain.mentions import mention_at_end
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from sightline.mentions.budget import (
     build_parts_for_mentions,
     read_disk_file,
 )
-from sightline.mentions.parse import parse_mentions
+from sightline.domain.mentions import parse_mentions
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from sightline.domain.errors import Refused
 from sightline.domain.workspace import resolve
-from sightline.mentions.parse import parse_mentions
+from sightline.domain.mentions import parse_mentions
 
 REFERENCE = re.compile(
     r"(?<![\w/.@-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]+):(\d+)(?:[-–](\d+))?(?![\w])"

@@ -1,4 +1,4 @@
-"""Parsing `@ext:<name>` and `@<path>` mentions, and cleaning text for display.
+"""The mention grammar: `@ext:<name>`, `@mcp:<server>:<uri>` and `@<path>`, and cleaning text for display.
 
 The user's text is never rewritten: these helpers only find what it mentions.
 A mention starts a token: it follows the start of the text, whitespace or an

@@ -8,11 +8,13 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sightline.agent.session import Session
 from sightline.domain import history, paths, scope
+from sightline.domain import mentions as grammar
 from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.errors import Refused
 from sightline.editor.port import Editor
@@ -40,7 +42,6 @@ class Core:
         # The user's MCP servers: their tools join a turn's, their resources `@` mentions.
         self.mcp = Manager(self._mcp_note)
         self.session.extra_tools = self.mcp.turn_tools
-        self.session.late_parts = self._mcp_parts
         self.completion = ComposerCompletion(
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
         )
@@ -57,9 +58,21 @@ class Core:
         )
         self.session.ui.schedule()
 
-    def _mcp_parts(self, workspace: str, text: str, used: int) -> list[str]:
-        remaining = max(0, self.cfg.max_total_bytes - used)
-        return mcp_mentions.parts(self.mcp, workspace, text, self.cfg.max_file_bytes, remaining)
+    def _mcp_parts(self, found: list[grammar.Mention]) -> Callable[[int], list[str]] | None:
+        """The `@mcp:` resources' parts, read on the turn's worker (they wait on a server)."""
+        if not any(m.kind == "mcp" for m in found):
+            return None
+        workspace, max_file, max_total = (
+            self.session.workspace,
+            self.cfg.max_file_bytes,
+            self.cfg.max_total_bytes,
+        )
+
+        def late(used: int) -> list[str]:
+            remaining = max(0, max_total - used)
+            return mcp_mentions.parts(self.mcp, workspace, found, max_file, remaining)
+
+        return late
 
     def configure(self, raw: object, workspace: str | None = None) -> None:
         """Apply the Lua config table; a bad one is refused whole and changes nothing."""
@@ -176,14 +189,22 @@ class Core:
             note = f"about {selection.title}"
             chip = {**selection.flat(), "file_path": selection.name}
             chip["attachment_id"] = chips.attachment_id(chip, "sel")
-        extra.extend(self.mention_parts(text))
-        named = chips.attachment_part(text, self.session.workspace, chip)
+        found = grammar.parse_mentions(text)  # once per send: every part below reads these
+        extra.extend(self.mention_parts(found))
+        named = chips.attachment_part(found, self.session.workspace, chip)
         if named:
             extra.append(named)
-        turn = self.session.send(text, extra_parts=extra, scope=selection, note=note, chip=chip)
+        turn = self.session.send(
+            text,
+            extra_parts=extra,
+            scope=selection,
+            note=note,
+            chip=chip,
+            late=self._mcp_parts(found),
+        )
         return {"turn": turn.id, "status": self.session.status()}
 
-    def mention_parts(self, text: str) -> list[str]:
+    def mention_parts(self, text: str | list[grammar.Mention]) -> list[str]:
         """The parts `@ext:<name>` and `@path` mentions add for the model (after the
         selection block); a mentioned file comes from its buffer when one is loaded."""
         limits = ContextLimits(self.cfg.max_file_bytes, self.cfg.max_total_bytes)

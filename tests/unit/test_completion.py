@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sightline.domain.mentions import escape_path, unescape_path
 from sightline.mentions import completion as comp
 from sightline.mentions.completion import (
     CompletionSession,
@@ -26,7 +27,6 @@ from sightline.mentions.completion import (
     list_workspace_files,
     walk_files,
 )
-from sightline.domain.mentions import escape_path, unescape_path
 
 EXTS = [
     ("browser-tools", "Drive a \x1b[1mbrowser\x1b[0m\nfrom tests"),

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from sightline.domain import mcp_config as mcfg
 from sightline.domain import secrets
 from sightline.domain.config import ConfigError
+from sightline.domain.mentions import parse_mentions
 from sightline.gate.policy import Kind, allowed_kinds
 from sightline.mcp_client import tools as mtools
-from sightline.mentions.mcp_resources import parse
 from sightline.tools.base import tools_for
 from tests.effective_config import core_config
 
@@ -257,4 +257,7 @@ def test_results_are_summarised_bounded_and_redacted() -> None:
 
 def test_mcp_mentions_parse_like_ext_mentions() -> None:
     text = "see @mcp:fs:file:///a.txt, (@mcp:web:demo://x) a@mcp:no:x @mcp:fs:file:///a.txt"
-    assert parse(text) == [("fs", "file:///a.txt"), ("web", "demo://x")]
+    found = [(m.server, m.uri) for m in parse_mentions(text) if m.kind == "mcp"]
+    assert found == [("fs", "file:///a.txt"), ("web", "demo://x")]
+    # A resource mention is not also a file mention.
+    assert [m.kind for m in parse_mentions(text)] == ["mcp", "mcp"]

@@ -59,6 +59,9 @@ class Turn:
     # The user's message until it is recorded: by the worker once the key is known, or by
     # stop() if that comes first, so the history holds it before the stop.
     user: dict[str, Any] | None = None
+    # Parts that need a worker thread (MCP resources): given the bytes the parts so far
+    # hold, the parts to add after them.
+    late: Callable[[int], list[str]] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     _cancelled: threading.Event = field(default_factory=threading.Event)
     _on_cancel: list[Callable[[], None]] = field(default_factory=list)
@@ -118,10 +121,9 @@ class Session:
         self._turn_ids = 0
         self._status_seq = itertools.count(1)  # lets the Lua mirror drop out-of-order statuses
         self._lock = threading.RLock()
-        # Tools and mention parts from outside the registry (the MCP client; Core sets them).
-        # Asked on the turn's worker thread, the one place that may wait on a server.
+        # Tools from outside the registry (the MCP client; Core sets them). Asked on the
+        # turn's worker thread, the one place that may wait on a server.
         self.extra_tools: Callable[[str, frozenset[Kind]], list[Tool]] = lambda ws, kinds: []
-        self.late_parts: Callable[[str, str, int], list[str]] = lambda ws, text, used: []
 
     # -- status -------------------------------------------------------------------------------
 
@@ -251,8 +253,10 @@ class Session:
         scope: Selection | None = None,
         note: str | None = None,
         chip: dict[str, Any] | None = None,
+        late: Callable[[int], list[str]] | None = None,
     ) -> Turn:
-        """Start a turn; returns once it is accepted (the worker runs on its own thread)."""
+        """Start a turn; returns once it is accepted (the worker runs on its own thread).
+        `late` adds the parts that must wait on the worker (see Turn.late)."""
         with self._lock:
             if self.turn is not None:
                 raise Refused("a turn is already running: wait for it or :Sightline stop")
@@ -272,7 +276,7 @@ class Session:
             if note:  # display only: how the transcript labels the message when reopened
                 user.update(note=note, chip=chip)
             self._turn_ids += 1
-            turn = Turn(self._turn_ids, self, scope=scope, user=user)
+            turn = Turn(self._turn_ids, self, scope=scope, user=user, late=late)
             self.turn = turn
             self.turn_tokens, self.turn_spent, self.live = pricing.Tokens(), 0.0, pricing.Tokens()
         self.transcript.add_user(text, note, chip)
@@ -296,11 +300,11 @@ class Session:
                 # before the user's message is written to history.
                 self.provider.prepare()
                 pending = turn.user
-                if pending is not None:
+                if pending is not None and turn.late is not None:
                     # Parts that need a worker thread (MCP resources), after the typed text.
                     content = pending["content"]
                     used = sum(_utf8_len(str(b.get("text", ""))) for b in content[1:])
-                    late = self.late_parts(self.workspace, pending["visible"], used)
+                    late = turn.late(used)
                     with turn.lock:
                         content.extend({"type": "text", "text": part} for part in late)
             finally:

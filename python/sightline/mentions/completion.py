@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from sightline.domain.text import clean_display_text
 from sightline.domain.mentions import escape_path, unescape_path
+from sightline.domain.text import clean_display_text
 
 log = logging.getLogger(__name__)
 

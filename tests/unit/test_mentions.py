@@ -155,9 +155,12 @@ def test_a_send_parses_its_text_once(isolated_env: Path, monkeypatch: pytest.Mon
     core.set_workspace(str(isolated_env))
     scanned: list[str] = []
     scan = mentions._mentions_in
-    monkeypatch.setattr(
-        mentions, "_mentions_in", lambda text, part: scanned.append(text) or scan(text, part)
-    )
+
+    def counted(text: str, part: int) -> list[mentions.Mention]:
+        scanned.append(text)
+        return scan(text, part)
+
+    monkeypatch.setattr(mentions, "_mentions_in", counted)
     text = "look at @a.py\nand @mcp:srv:file:///x.txt"
     core.send({"text": text})
     wait_for(lambda: core.session.turn is None, what="the echo turn ends")

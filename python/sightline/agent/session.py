@@ -39,7 +39,8 @@ from sightline.providers.base import (
     ThinkingDelta,
     Usage,
 )
-from sightline.tools.base import Tool, call_label, tools_for
+from sightline.tools.base import Tool, tools_for
+from sightline.tools.registry import call_label
 from sightline.ui.chips import reference_finder
 from sightline.ui.push import Ui
 from sightline.ui.transcript import Transcript

@@ -24,6 +24,7 @@ from sightline.mentions.budget import ContextLimits
 from sightline.mentions.composer import ComposerCompletion
 from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
 from sightline.providers import REGISTRY
+from sightline.providers.base import Provider, ProviderError
 from sightline.tools.registry import default_registry
 from sightline.ui import chips
 from sightline.ui.chips import reference_finder
@@ -46,6 +47,8 @@ class Core:
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
         )
         atexit.register(self.mcp.stop_all)
+        # Set once what the provider's first request needs is loaded (core.ping says so).
+        self.preloaded = threading.Event()
         # Model lists per (provider, base_url): fetched once, off Neovim's thread.
         self._models: dict[tuple[str, str | None], list[str] | str] = {}
         self._fetches: dict[tuple[str, str | None], threading.Event] = {}
@@ -87,28 +90,25 @@ class Core:
         self.session.cfg = self.cfg
         self.session.autoaccept = self.cfg.autoaccept
         old = self.session._provider
-        if old is not None and callable(getattr(old, "close", None)):
-            old.close()  # type: ignore[attr-defined]  # an ACP agent process ends with it
+        if old is not None:
+            old.close()  # an ACP agent process ends with it
         self.session._provider = None
         self.mcp.configure(cfg.mcp_servers, cfg.mcp_start_timeout_ms, cfg.mcp_call_timeout_ms)
         if workspace:
             self.set_workspace(workspace)
-        if self.cfg.provider.name == "anthropic":
-            from sightline.providers.anthropic_api import preload
-
-            preload()
-        elif self.cfg.provider.name in ("openai", "ollama", "openrouter"):
-            from sightline.providers.openai_api import preload as preload_openai
-
-            preload_openai()
+        self.preloaded = self.session.provider.preload()
 
     def set_model(self, name: str) -> None:
         """Use model `name` from the next request on (until the next setup())."""
         name = name.strip()
         if not _MODEL.match(name):
             raise Refused("model: expected a model name (no spaces or control characters)")
-        if self.cfg.provider.name == "echo":
-            raise Refused("model: the echo provider has one model, echo; set provider.name")
+        provider = self.session.provider
+        if not provider.capabilities.choose_model:
+            raise Refused(
+                f"model: the {provider.name} provider has one model, {provider.model}; "
+                "set provider.name"
+            )
         if self.session.turn is not None:
             raise Refused("model: a turn is running; wait for it or :Sightline stop")
         self.cfg = dataclasses.replace(
@@ -123,8 +123,8 @@ class Core:
         for at most `wait_s`); `loading` while it is not there yet."""
         prov = self.cfg.provider
         current = self.session.provider.model
-        if prov.name == "echo":
-            return {"models": ["echo"], "model": "echo", "loading": False}
+        if not self.session.provider.capabilities.choose_model:
+            return {"models": [current], "model": current, "loading": False}
         key = (prov.name, prov.base_url)
         with self._models_lock:
             done = self._fetches.get(key)
@@ -148,13 +148,14 @@ class Core:
         return out
 
     def _fetch_models(
-        self, key: tuple[str, str | None], provider: Any, done: threading.Event
+        self, key: tuple[str, str | None], provider: Provider, done: threading.Event
     ) -> None:
         try:
-            listing = getattr(provider, "models", None)
-            result: list[str] | str = list(listing()) if listing else []
+            result: list[str] | str = list(provider.models())
+        except ProviderError as err:
+            result = err.message
         except Exception as err:
-            result = getattr(err, "message", None) or f"{type(err).__name__}"
+            result = type(err).__name__
             with self._models_lock:
                 self._fetches.pop(key, None)  # a failed fetch is tried again next time
         with self._models_lock:
@@ -220,13 +221,7 @@ class Core:
     def selection(self, params: dict[str, Any]) -> scope.Selection:
         """Check the flat range in Neovim and read the selected text there (the request
         carries none). Refused before any turn starts; nothing is recorded."""
-        if self.cfg.provider.name == "echo":
-            raise Refused(
-                "Change with Agent needs a model provider; the echo provider cannot change "
-                "anything (set $ANTHROPIC_API_KEY or provider.name)"
-            )
-        refusal = getattr(self.session.provider, "scope_refusal", None)
-        why = refusal() if callable(refusal) else None
+        why = self.session.provider.scope_refusal()
         if why:
             raise Refused(f"sightline: {why}")
         flat = {k: params.get(k) for k in scope.RANGE_KEYS}

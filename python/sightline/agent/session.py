@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import threading
 import time
 import traceback
@@ -19,7 +18,6 @@ from sightline.domain import history, paths, pricing
 from sightline.domain.config import CoreConfig
 from sightline.domain.errors import Refused
 from sightline.domain.plan import checklist
-from sightline.domain.presets import preset
 from sightline.domain.scope import Selection
 from sightline.domain.wire import ABANDONED, clean_text, is_compaction, unanswered, wire_messages
 from sightline.editor.port import Editor
@@ -147,11 +145,9 @@ class Session:
         self.last_context = 0
 
     def _price(self) -> pricing.Price | None:
-        cfg = self.cfg.provider
-        found = preset(cfg.name)
-        if found is not None and found.local:
+        if self.provider.capabilities.local:
             return {}  # a local server: free
-        return pricing.price_of(self.provider.model, cfg.prices)
+        return pricing.price_of(self.provider.model, self.cfg.provider.prices)
 
     def _cost(self, tokens: pricing.Tokens) -> float | None:
         price = self._price()
@@ -167,10 +163,9 @@ class Session:
         self.turn_spent = _plus(self.turn_spent, cost)
 
     def context_window(self) -> int:
-        found = preset(self.cfg.provider.name)
         return pricing.context_window(
             self.provider.model,
-            local=bool(found and found.local),
+            local=self.provider.capabilities.local,
             configured=self.cfg.provider.context_window,
         )
 
@@ -199,9 +194,7 @@ class Session:
             "seq": next(self._status_seq),
             "state": self.state(),
             "provider": self.cfg.provider.name,
-            "model": _model_label(self.cfg)
-            if self.cfg.provider.name == "acp"
-            else self.provider.model,
+            "model": self.provider.model,
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
@@ -315,9 +308,13 @@ class Session:
                         self.record(user)
             if turn.cancelled() or user is None:
                 return  # stopped while the key was fetched: nothing is sent
-            # The seam for providers that run whole turns (providers/base.py TurnRunner).
-            run_turn = getattr(self.provider, "run_turn", None)
-            status = run_turn(turn, user) if callable(run_turn) else self._loop(turn)
+            # An ACP agent runs the whole turn itself (Provider.run_turn).
+            provider = self.provider
+            status = (
+                provider.run_turn(turn, user)
+                if provider.capabilities.runs_turns
+                else self._loop(turn)
+            )
         except ProviderError as err:
             status = "error"
             if not turn.cancelled():
@@ -806,18 +803,6 @@ def usage_line(tokens: pricing.Tokens, dollars: float | None) -> str:
 def format_cost(dollars: float) -> str:
     """`$0.012`, `$1.23`: enough digits to see a cheap turn move."""
     return f"${dollars:.2f}" if dollars >= 1 else f"${dollars:.4f}".rstrip("0").rstrip(".")
-
-
-def _model_label(cfg: CoreConfig) -> str:
-    """The status bar's model: echo, an ACP agent's name, or the configured model."""
-    if cfg.provider.name == "echo":
-        return "echo"
-    if cfg.provider.name == "acp":
-        agent = cfg.provider.agent
-        if agent is not None and agent.cmd:
-            return os.path.basename(agent.cmd[0])
-        return agent.preset if agent is not None and agent.preset else "gemini"
-    return cfg.provider.model
 
 
 def _json_kind(value: Any) -> str:

@@ -1,4 +1,4 @@
-"""Thinking: provider.thinking checked by the Lua schema (the core checks its shape only),
+"""Thinking: provider.thinking checked by config.lua, streamed into its own transcript
 section (SightlineThinking), and passed back exactly as the API requires during tool use.
 
 The end-to-end test drives the real anthropic SDK in a child Neovim against the loopback

@@ -61,6 +61,7 @@ class Turn:
     # Parts that need a worker thread (MCP resources): given the bytes the parts so far
     # hold, the parts to add after them.
     late: Callable[[int], list[str]] | None = None
+    retry_row: int | None = None  # the transcript row saying a request is being retried
     lock: threading.Lock = field(default_factory=threading.Lock)
     _cancelled: threading.Event = field(default_factory=threading.Event)
     _on_cancel: list[Callable[[], None]] = field(default_factory=list)
@@ -318,7 +319,7 @@ class Session:
         except ProviderError as err:
             status = "error"
             if not turn.cancelled():
-                self.transcript.add_note("✗ " + err.message, "SightlineError")
+                failure_note(self.transcript, turn.retry_row, err.message)
                 self.record({"type": "event", "event": "error", "text": err.message})
         except Exception as err:
             status = "error"
@@ -434,14 +435,12 @@ class Session:
                 self.transcript.add_note(event.text, "SightlineWarning")
                 self.ui.schedule()
             elif isinstance(event, Retrying):
-                self.transcript.add_note(
-                    f"↻ {event.reason} Retrying in {event.delay_s:g} s "
-                    f"(retry {event.attempt} of {event.of}).",
-                    "SightlineWarning",
-                )
+                turn.retry_row = retry_note(self.transcript, turn.retry_row, event)
                 self.ui.schedule()
+                continue
             else:
                 reply = event
+            turn.retry_row = None  # the request went through: a later fault says so anew
         return None if turn.cancelled() else reply
 
     # -- compaction ---------------------------------------------------------------------
@@ -798,6 +797,24 @@ def usage_line(tokens: pricing.Tokens, dollars: float | None) -> str:
     if dollars is not None:
         parts.append(format_cost(dollars))
     return " · ".join(parts)
+
+
+def retry_note(transcript: Transcript, row: int | None, event: Retrying) -> int:
+    """The one line a failing request shows while the core retries it, rewritten in place
+    by each retry (`↻ … · retry 1/2 in 0.5 s`); returns its row."""
+    text = f"↻ {event.reason} · retry {event.attempt}/{event.of} in {event.delay_s:g} s"
+    if row is None:
+        return transcript.add_note(text, "SightlineWarning")
+    transcript.set_line(row, text, "SightlineWarning")
+    return row
+
+
+def failure_note(transcript: Transcript, retry_row: int | None, message: str) -> None:
+    """A turn's failure, said once: over the retry line when the request was retried."""
+    if retry_row is None:
+        transcript.add_note("✗ " + message, "SightlineError")
+    else:
+        transcript.set_line(retry_row, "✗ " + message, "SightlineError")
 
 
 def format_cost(dollars: float) -> str:

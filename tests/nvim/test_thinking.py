@@ -1,4 +1,4 @@
-"""Thinking: provider.thinking checked in both schemas, streamed into its own transcript
+"""Thinking: provider.thinking checked by config.lua, streamed into its own transcript
 section (SightlineThinking), and passed back exactly as the API requires during tool use.
 
 The end-to-end test drives the real anthropic SDK in a child Neovim against the loopback

@@ -59,6 +59,48 @@ def test_headings_and_tables_are_rendered_and_code_blocks_show_their_code(
     screen.wait_text("**raw** [x](y)")
 
 
+def test_code_block_keys_jump_between_blocks_and_yank_the_code_under_the_cursor(
+    nvim: Any, screen: Screen
+) -> None:
+    nvim.input(":Sightline chat<CR>")
+    screen.wait_for(lambda s: s.mode == "insert")
+    # Two blocks in the message, echoed as two more in the reply; one in a list item.
+    nvim.input("first:<CR>```lua<CR>local a = 1<CR>local b = 2<CR>```<CR>")
+    nvim.input("1. then<CR>   ```sh<CR>ls -la<CR>```<C-s>")  # 'autoindent' indents
+    wait_idle(nvim)
+    normal(nvim)
+    nvim.input("<C-w>kgg")
+    wait_for(lambda: nvim.api.win_get_cursor(0)[0] == 1, what="the transcript's top")
+
+    def at() -> str:
+        row = nvim.api.win_get_cursor(0)[0]
+        return str(nvim.api.buf_get_lines(0, row - 1, row, False)[0])
+
+    nvim.input("]b")
+    wait_for(lambda: at() == "local a = 1", what="the first block's code")
+    nvim.input("]b")
+    wait_for(lambda: at() == "   ls -la", what="the second block")
+    nvim.input("2]b")  # a count skips as many: the reply's second block
+    wait_for(lambda: at() == "   ls -la" and nvim.api.win_get_cursor(0)[0] > 10)
+    nvim.input("[b")
+    wait_for(lambda: at() == "local a = 1", what="back to the reply's first block")
+    nvim.input("``")  # the jumps are in the jumplist
+    wait_for(lambda: at() == "   ls -la", what="back where the jump started")
+    nvim.input("gg]b")
+    wait_for(lambda: at() == "local a = 1")
+    nvim.input("jgy")  # the block under the cursor, without its fences, linewise
+    screen.wait_text("yanked the lua block (2 lines)")
+    assert nvim.funcs.getreg('"') == "local a = 1\nlocal b = 2\n"
+    assert nvim.funcs.getregtype('"') == "V"
+    nvim.input(']b"agy')  # a register, and the list's indentation off the code
+    screen.wait_text("yanked the sh block (1 line)")
+    assert nvim.funcs.getreg("a") == "ls -la\n"
+    # Off any block: said, and nothing yanked.
+    nvim.input("gggy")
+    screen.wait_text("no code block under the cursor")
+    assert nvim.funcs.getreg('"') == "local a = 1\nlocal b = 2\n"
+
+
 # -- the rule: what is not Markdown syntax reads as written --------------------------------------
 
 # Pieces that make Markdown (and near misses: brackets that are no link, lone markers).

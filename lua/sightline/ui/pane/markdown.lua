@@ -302,6 +302,14 @@ function M.take(buf, start, spans)
   if #spans > 0 then
     S.md_last = spans[#spans][1]
   end
+  -- Every span, for the code block keys (blocks.lua): those ending by `start` stay.
+  local all = S.md_spans
+  while #all > 0 and all[#all][2] > start do
+    all[#all] = nil
+  end
+  for _, span in ipairs(spans) do
+    all[#all + 1] = { span[1], span[2] }
+  end
 end
 
 ---Render the pending spans every window on `buf` shows, then those around them ahead.

@@ -22,6 +22,7 @@ M.S = {
   -- window first draws them (a reopened long conversation renders only what is in view).
   md_pending = {}, ---@type integer[][]
   md_last = nil, ---@type integer? the first row of the transcript's last Markdown span
+  md_spans = {}, ---@type integer[][] every Markdown span as the core sent it, {first, end}, sorted
 }
 
 ---@param b integer?

@@ -95,6 +95,10 @@ def test_code_block_keys_jump_between_blocks_and_yank_the_code_under_the_cursor(
     nvim.input(']b"agy')  # a register, and the list's indentation off the code
     screen.wait_text("yanked the sh block (1 line)")
     assert nvim.funcs.getreg("a") == "ls -la\n"
+    # The <Plug> mapping, on a key of the user's own.
+    nvim.command("nmap <buffer> Y <Plug>(sightline-block-yank)")
+    nvim.input("[bY")
+    screen.wait_text("yanked the lua block (2 lines)")
     # Off any block: said, and nothing yanked.
     nvim.input("gggy")
     screen.wait_text("no code block under the cursor")

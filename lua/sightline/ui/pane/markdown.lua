@@ -65,10 +65,19 @@ local function in_reference_link(node)
 end
 
 ---Set the marks of one tree's highlight captures.
+---@param buf integer the transcript
+---@param first integer the span's first row (0-based)
+---@param text string the span's text, as parsed
+---@param tree TSTree
+---@param query vim.treesitter.Query the tree's language's highlights
+---@param lang string
+---@param depth integer how deep the tree is injected (0: the message's own Markdown)
+---@param own boolean the message's own Markdown (its markers may be concealed), not code
 local function paint(buf, first, text, tree, query, lang, depth, own)
   for id, node, metadata in query:iter_captures(tree:root(), text, 0, -1) do
     local name = query.captures[id]
-    if name ~= 'spell' and name ~= 'nospell' and name:sub(1, 1) ~= '_' and not in_reference_link(node) then
+    local skip = name == 'spell' or name == 'nospell' or name:sub(1, 1) == '_'
+    if not skip and not (lang == 'markdown_inline' and in_reference_link(node)) then
       local sr, sc, er, ec = node:range()
       local md = metadata[id] or {}
       local opts = {
@@ -117,6 +126,11 @@ local function rule(row)
 end
 
 ---Mark the headings and tables of the message's own Markdown tree.
+---@param buf integer the transcript
+---@param first integer the span's first row (0-based)
+---@param text string the span's text, as parsed
+---@param lines string[] the span's rows
+---@param tree TSTree the span's markdown tree (not an injected one)
 local function draw_blocks(buf, first, text, lines, tree)
   if blocks_query == nil then
     local ok, q = pcall(vim.treesitter.query.parse, 'markdown', BLOCKS)

@@ -65,6 +65,21 @@ for name, fn in pairs({
   vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
 end
 
+-- The transcript's code blocks (sightline.ui.pane.blocks); pane.keys maps them there.
+for name, fn in pairs({
+  ['block-next'] = function()
+    require('sightline.ui.pane.blocks').jump(1, vim.v.count1)
+  end,
+  ['block-prev'] = function()
+    require('sightline.ui.pane.blocks').jump(-1, vim.v.count1)
+  end,
+  ['block-yank'] = function()
+    require('sightline.ui.pane.blocks').yank()
+  end,
+}) do
+  vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
+end
+
 -- :help sightline needs doc/tags, which a build without a Neovim (`make venv` before one is
 -- installed) cannot write: made here when missing or older than the help. Two stats at
 -- start-up; an install that cannot be written to is left as it is.
@@ -96,6 +111,14 @@ vim.api.nvim_create_autocmd('VimLeavePre', {
     if host then
       host.shutdown()
     end
+  end,
+})
+-- Which window was used last (the editor window's rule, sightline.reveal.windows): a stamp,
+-- no require, so switching windows costs nothing more.
+vim.api.nvim_create_autocmd('WinLeave', {
+  group = group,
+  callback = function()
+    vim.w.sightline_left = vim.uv.hrtime()
   end,
 })
 vim.api.nvim_create_autocmd('ColorScheme', {

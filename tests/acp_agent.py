@@ -10,7 +10,8 @@ Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"plan": [[text, status], ...]},
 {"read": path, "line"?, "limit"?}, {"write": path, "content": text},
 {"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text},
-{"crash": code}, {"wait_cancel": true},
+{"crash": code}, {"wait_cancel": true}, {"together": [step, ...]} (sent at once),
+{"detach": step} (not waited for), {"raw": line} (written as is),
 {"stream": n, "size": k, "pause_ms": t?, "prose": bool?} (bench).
 """
 
@@ -58,6 +59,7 @@ from acp.schema import (
     ToolCallLocation,
     ToolCallUpdate,
 )
+from acp.stdio import stdio_streams
 
 # What a tool call's content may hold (the SDK's helpers return one kind each).
 ToolContent = list[ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent]
@@ -79,6 +81,8 @@ class ScriptedAgent:
         self.caps = script.get("caps", {})
         self.log_path = log
         self.conn: Any = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.detached: set[asyncio.Task[Any]] = set()
         self.cancelled = asyncio.Event()
 
     def log(self, kind: str, **data: Any) -> None:
@@ -161,6 +165,11 @@ class ScriptedAgent:
             if stop:
                 return PromptResponse(stop_reason=stop)
         return PromptResponse(stop_reason="end_turn")
+
+    async def conn_write(self, line: str) -> None:
+        assert self.writer is not None
+        self.writer.write(line.encode() + b"\n")
+        await self.writer.drain()
 
     async def say(self, sid: str, text: str) -> None:
         await self.conn.session_update(sid, update_agent_message_text(text))
@@ -251,6 +260,17 @@ class ScriptedAgent:
             await self.say(sid, f"[permission {chosen}]")
         elif "disk_write" in step:
             Path(step["disk_write"]).write_text(step["content"])
+        elif "detach" in step:
+            # A step left running: the turn goes on (and may end) without its answer.
+            task = asyncio.get_running_loop().create_task(self._step(sid, step["detach"]))
+            self.detached.add(task)
+            task.add_done_callback(self.detached.discard)
+        elif "together" in step:
+            # Steps sent at once, without waiting for one another's answers.
+            await asyncio.gather(*(self._step(sid, s) for s in step["together"]))
+        elif "raw" in step:
+            # A line written as is on the agent's stdout (a malformed message).
+            await self.conn_write(step["raw"])
         elif "crash" in step:
             os._exit(int(step["crash"]))
         elif "wait_cancel" in step:
@@ -283,7 +303,13 @@ def main() -> None:
     args = parser.parse_args()
     script = json.loads(Path(args.script).read_text())
     agent = ScriptedAgent(script, Path(args.log))
-    asyncio.run(run_agent(agent))  # type: ignore[arg-type]
+
+    async def serve() -> None:
+        reader, writer = await stdio_streams(limit=64 * 1024 * 1024)
+        agent.writer = writer
+        await run_agent(agent, writer, reader)  # type: ignore[arg-type]
+
+    asyncio.run(serve())
 
 
 if __name__ == "__main__":

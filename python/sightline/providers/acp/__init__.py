@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 READ_ONLY_MODES = ("plan", "read-only", "readonly", "read_only", "ask")
 STOP_GRACE_S = 2.0
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
+# Why a question the agent left waiting when its turn ended was rejected.
+_TURN_ENDED = "the agent ended its turn before this was decided"
 
 
 def _version() -> str:
@@ -164,6 +166,7 @@ class AcpProvider:
             raise
         finally:
             self.client.ctx = None
+            ctx.finish(_TURN_ENDED)
             if not turn.cancelled():
                 self.client.flush_thought(ctx)
                 self.client.flush_text(ctx)

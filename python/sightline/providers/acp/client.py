@@ -19,9 +19,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
+import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from acp import RequestError
 from acp.schema import (
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
     from sightline.gate.turn import Session, Turn
 
 log = logging.getLogger(__name__)
+_R = TypeVar("_R")
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 # Context lines that take in any buffer: a scoped write is checked against the whole text.
@@ -90,10 +94,45 @@ class TurnContext:
     written: set[str] = field(default_factory=set)  # real paths the gate wrote
     thought: str = ""
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    asked: set[str] = field(default_factory=set)  # tool calls a permission was asked for
+    ended: bool = False  # the agent ended the turn: what it asks now is refused
+    _inflight: int = 0  # requests being handled on worker threads
+    _idle: threading.Condition = field(default_factory=threading.Condition)
 
     @property
     def session(self) -> Session:
         return self.turn.session
+
+    def over(self) -> bool:
+        return self.ended or self.turn.cancelled()
+
+    def handle(self, place: int | None, work: Callable[..., _R], *args: Any) -> _R:
+        """Run one request's work (on a worker thread), counted until it is answered; with
+        the `place` in line it took as it arrived, what it asks the user is queued in order."""
+        with self._idle:
+            self._inflight += 1
+        try:
+            if place is None:
+                return work(*args)
+            with self.session.gate.in_line(place):
+                return work(*args)
+        finally:
+            with self._idle:
+                self._inflight -= 1
+                self._idle.notify_all()
+
+    def finish(self, reason: str, timeout: float = 5.0) -> None:
+        """End the turn: every request still in flight is answered (a question waiting in
+        the gate is rejected), so none is left without its answer."""
+        self.ended = True
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while True:
+                self.session.gate.reject_all(reason)
+                left = deadline - time.monotonic()
+                if not self._inflight or left <= 0:
+                    return
+                self._idle.wait(min(left, 0.05))
 
 
 def _lines_record(event: str, lines: list[tuple[str, str | None]], **extra: Any) -> dict[str, Any]:
@@ -264,7 +303,7 @@ class SightlineClient:
         **kwargs: Any,
     ) -> ReadTextFileResponse:
         ctx = self._ctx()
-        text = await asyncio.to_thread(self._read, ctx, path)
+        text = await asyncio.to_thread(ctx.handle, None, self._read, ctx, path)
         if line is not None or limit is not None:
             rows = text.splitlines(keepends=True)
             start = max(0, (line or 1) - 1)
@@ -290,7 +329,8 @@ class SightlineClient:
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> WriteTextFileResponse | None:
         ctx = self._ctx()
-        await asyncio.to_thread(self._write, ctx, path, content)
+        place = ctx.session.gate.place()  # here, on the loop: in the order writes arrive
+        await asyncio.to_thread(ctx.handle, place, self._write, ctx, path, content)
         return WriteTextFileResponse()
 
     def _write(self, ctx: TurnContext, path: str, content: str) -> None:
@@ -299,7 +339,7 @@ class SightlineClient:
         rel = workspace.relative(session.workspace, real)
         if session.mode == "plan":
             self._refuse(ctx, f"write to {rel}", "plan mode changes nothing")
-        if turn.cancelled():
+        if ctx.over():
             raise _refused("the turn was stopped")
         if turn.scope is not None:
             result = self._scoped_write(ctx, real, rel, content)
@@ -386,9 +426,13 @@ class SightlineClient:
         **kwargs: Any,
     ) -> RequestPermissionResponse:
         ctx = self.ctx
-        if ctx is None or ctx.turn.cancelled():
+        if ctx is None or ctx.over():
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        chosen = await asyncio.to_thread(self._permission, ctx, tool_call, options)
+        ctx.asked.add(tool_call.tool_call_id)
+        place = ctx.session.gate.place()  # here, on the loop: in the order requests arrive
+        chosen = await asyncio.to_thread(
+            ctx.handle, place, self._permission, ctx, tool_call, options
+        )
         if chosen is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
@@ -429,21 +473,26 @@ class SightlineClient:
             if turn.scope is not None:
                 return reject("Change with Agent may change only the selection")
         paths = _call_paths(session.workspace, call)
+        # Only an edit's change comes back as fs/write_text_file, to be reviewed there: a
+        # delete or a move is done by the agent itself, so it is asked here whatever the agent.
+        reviewed_later = kind == "edit" and ctx.client_writes
         if kind in WRITING:
             dirty = [p for p in paths if _modified(turn, p)]
-            if dirty and not ctx.client_writes:
+            if dirty and not reviewed_later:
                 shown = ", ".join(workspace.relative(session.workspace, p) for p in dirty)
                 return reject(f"{shown} has unsaved changes of yours")
-            if ctx.client_writes or session.autoaccept:
+            if reviewed_later or (kind == "edit" and session.autoaccept):
                 # The write itself comes to the review gate (or autoaccept covers edits).
                 return pick("allow_once", "allow_always")
         proposal = _permission_proposal(session.workspace, call)
         gate_kind = "edit" if kind in WRITING else "command"
-        data: dict[str, Any] = {"permission": [o.name for o in options]}
+        # What an "always" given to this request covers: the same call asked again.
+        covers = (kind, title)
+        data: dict[str, Any] = {"permission": [o.name for o in options], "covers": covers}
         if proposal is not None:
             data["proposal"] = proposal
         session.transcript.add_note(f"? permission: {title} (accept or reject)", "SightlineWarning")
-        item = turn.gate.ask(gate_kind, f"allow {title}", data)
+        item = turn.gate.ask(gate_kind, f"allow {title}", data, cancelled=ctx.over)
         if turn.cancelled():
             return None  # the protocol's answer to a permission the user stopped: cancelled
         if item.decision != "accept":
@@ -452,12 +501,16 @@ class SightlineClient:
             return pick("reject_once", "reject_always")
         session.transcript.add_note(f"✔ allowed {title}")
         if item.reason.strip().lower() == "always":
+            # The same request waiting behind this one is allowed by the same answer.
+            turn.gate.decide_where(
+                lambda other: other.data.get("covers") == covers, "accept", "always"
+            )
             return pick("allow_always", "allow_once")
         return pick("allow_once", "allow_always")
 
     def _ctx(self) -> TurnContext:
         ctx = self.ctx
-        if ctx is None or ctx.turn.cancelled():
+        if ctx is None or ctx.over():
             raise _refused("no turn is running")
         return ctx
 

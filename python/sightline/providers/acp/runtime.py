@@ -44,6 +44,12 @@ class LoopThread:
 
     def __init__(self, name: str = "acp-loop"):
         self.loop = asyncio.new_event_loop()
+        # The agent's requests wait for the user on worker threads (asyncio.to_thread): the
+        # default pool (a few threads on a small machine) would leave later ones, reads too,
+        # unanswered until a decision frees a thread.
+        self.loop.set_default_executor(
+            concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix=name)
+        )
         self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
         self._thread.start()
 

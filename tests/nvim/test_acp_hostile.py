@@ -1,0 +1,131 @@
+"""A hostile ACP agent (issue 20): requests sent at once, kinds that change the workspace,
+writes past the client, terminals it was never offered, malformed lines, huge chunks, keys
+and modes. Each test drives the real core through the public surface with the scripted
+agent (tests/acp_agent.py) and asserts what the user sees and what the agent was told."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.acp_util import acp_nvim
+from tests.agent_util import idle, send
+from tests.conftest import status, transcript, wait_for
+from tests.screen import Screen
+
+
+def permission(pid: str, title: str, kind: str = "execute", **more: Any) -> dict[str, Any]:
+    return {"permission": {"id": pid, "title": title, "kind": kind, **more}}
+
+
+def chosen(log: Any) -> list[str]:
+    return [r["chosen"] for r in log.entries("permission_result")]
+
+
+def pending_is(nv: Any, summary: str) -> dict[str, Any]:
+    return dict(
+        wait_for(lambda: (st := status(nv)).get("pending") == summary and st, 30, repr(summary))
+    )
+
+
+def type_in_pane(nv: Any, screen: Screen, keys: str) -> None:
+    """Keys typed in the pane's transcript, where the review keys are."""
+    nv.input("<Esc>")
+    wait_for(lambda: nv.api.get_mode()["mode"] == "n", what="Normal mode")
+    win = nv.exec_lua("return vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)")
+    nv.api.set_current_win(win)
+    nv.input(keys)
+
+
+# -- item 1: every request is answered exactly once, in the order it came ------------------
+
+
+def test_requests_sent_at_once_wait_in_line_and_each_is_answered(
+    nvim_factory: Any, screen_factory: Any, tmp_path: Path
+) -> None:
+    together = {
+        "together": [
+            permission("a", "Run make"),
+            permission("b", "Run tests"),
+            permission("c", "Run lint"),
+        ]
+    }
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[together, {"say": "all answered"}]])
+    screen = screen_factory(nv, 140, 30)
+    nv.input(":Sightline chat<CR>")
+    screen.wait_for(lambda s: s.mode == "insert", what="the composer")
+    nv.input("build it<C-s>")
+    pending_is(nv, "1 of 3: allow Run make")
+    screen.wait_text("1 of 3: allow Run make")  # the bar says what waits and how many
+    type_in_pane(nv, screen, "ga")
+    pending_is(nv, "1 of 2: allow Run tests")
+    screen.wait_text("1 of 2: allow Run tests")
+    nv.input("gr")
+    pending_is(nv, "allow Run lint")
+    nv.input("ga")
+    idle(nv)
+    assert chosen(log) == ["yes", "no", "yes"]
+    assert any("all answered" in line for line in transcript(nv))
+
+
+def test_stop_answers_every_waiting_request(
+    nvim_factory: Any, tmp_path: Path, isolated_env: Path
+) -> None:
+    path = isolated_env / "app.py"
+    path.write_text("x\n")
+    together = {
+        "together": [
+            permission("a", "Run make"),
+            {"write": "app.py", "content": "one\n"},
+            permission("b", "Run tests"),
+            {"write": "app.py", "content": "two\n"},
+            permission("c", "Run lint"),
+        ]
+    }
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[together, {"wait_cancel": True}]])
+    send(nv, "go")
+    wait_for(lambda: (status(nv).get("pending") or "").startswith("1 of 5: "), 30, "five in line")
+    assert nv.exec_lua("return {require('sightline').stop()}") == [True]
+    idle(nv)
+    log.wait("permission_result", 3)  # the answers reach the agent after the stop
+    assert sorted(chosen(log)) == ["cancelled"] * 3
+    results = log.wait("write_result", 2)
+    assert [r["ok"] for r in results] == [False, False]
+    assert path.read_text() == "x\n"
+    assert status(nv).get("pending") is None
+
+
+def test_always_answers_the_same_request_waiting_behind_it(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    together = {
+        "together": [
+            permission("a", "Run make"),
+            permission("b", "Run make"),
+            permission("c", "Run rm -rf build"),
+        ]
+    }
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[together]])
+    send(nv, "build")
+    pending_is(nv, "1 of 3: allow Run make")
+    nv.command("Sightline accept always")
+    # The second "Run make" is covered by the answer; the other command still asks.
+    pending_is(nv, "allow Run rm -rf build")
+    nv.command("Sightline reject")
+    idle(nv)
+    assert sorted(chosen(log)) == ["always", "always", "no"]
+
+
+def test_a_request_left_waiting_when_the_agent_ends_its_turn_is_answered(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    # The agent ends its turn while its own permission request still waits.
+    turn: list[dict[str, Any]] = [
+        {"detach": permission("a", "Run make")},
+        {"say": "done without waiting"},
+    ]
+    nv, log = acp_nvim(nvim_factory, tmp_path, [turn])
+    send(nv, "go")
+    idle(nv)
+    assert log.wait("permission_result")[0]["chosen"] == "no"
+    assert status(nv).get("pending") is None

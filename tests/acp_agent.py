@@ -5,12 +5,14 @@
 in the log, so an agent restarted after a crash goes on with the next one). Every request
 the client sends and every answer it gives is appended to the log as one JSON line.
 
+caps: load, embedded, modes (ids, the first current), hang_init (initialize never answers).
 Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"tool": {id, title, kind?, status?, locations?, diff?}}, {"update": {id, status, diff?}},
 {"plan": [[text, status], ...]},
 {"read": path, "line"?, "limit"?}, {"write": path, "content": text},
 {"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text},
-{"crash": code}, {"wait_cancel": true}, {"together": [step, ...]} (sent at once),
+{"crash": code}, {"wait_cancel": true}, {"terminal": command},
+{"together": [step, ...]} (sent at once),
 {"detach": step} (not waited for), {"raw": line} (written as is),
 {"stream": n, "size": k, "pause_ms": t?, "prose": bool?} (bench).
 """
@@ -21,6 +23,7 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -106,9 +109,18 @@ class ScriptedAgent:
         client_info: Any = None,
         **kw: Any,
     ) -> InitializeResponse:
+        keys = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENROUTER_API_KEY")
         self.log(
-            "initialize", capabilities=client_capabilities, client=client_info, pid=os.getpid()
+            "initialize",
+            capabilities=client_capabilities,
+            client=client_info,
+            pid=os.getpid(),
+            keys={k: os.environ[k] for k in keys if k in os.environ},
         )
+        if self.caps.get("hang_init"):
+            sys.stderr.write("stuck: waiting for a login that never comes\n")
+            sys.stderr.flush()
+            await asyncio.sleep(3600)
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
@@ -271,6 +283,13 @@ class ScriptedAgent:
         elif "raw" in step:
             # A line written as is on the agent's stdout (a malformed message).
             await self.conn_write(step["raw"])
+        elif "terminal" in step:
+            try:
+                res = await conn.create_terminal(session_id=sid, command=step["terminal"])
+                self.log("terminal_result", ok=True, result=res)
+            except RequestError as err:
+                self.log("terminal_result", ok=False, code=err.code, message=str(err))
+            await self.say(sid, "[terminal answered]")
         elif "crash" in step:
             os._exit(int(step["crash"]))
         elif "wait_cancel" in step:

@@ -129,3 +129,95 @@ def test_a_request_left_waiting_when_the_agent_ends_its_turn_is_answered(
     idle(nv)
     assert log.wait("permission_result")[0]["chosen"] == "no"
     assert status(nv).get("pending") is None
+
+
+# -- item 2: a delete or a move asks, even from an agent whose edits come through sightline --
+
+
+def test_delete_and_move_permissions_ask_even_with_client_writes_and_autoaccept(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    turn = [
+        permission("d", "Delete app.py", "delete", paths=["app.py"]),
+        permission("m", "Move app.py to old.py", "move", paths=["app.py"]),
+    ]
+    nv, log = acp_nvim(nvim_factory, tmp_path, [turn], autoaccept=True)
+    send(nv, "clean up")
+    pending_is(nv, "allow Delete app.py")
+    nv.command("Sightline reject")
+    pending_is(nv, "allow Move app.py to old.py")
+    nv.command("Sightline accept")
+    idle(nv)
+    assert chosen(log) == ["no", "yes"]
+
+
+# -- item 5: terminals were never offered: a terminal request is refused as the protocol says --
+
+
+def test_a_terminal_request_is_refused_with_method_not_found(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[{"terminal": "rm -rf /"}, {"say": "ok"}]])
+    send(nv, "go")
+    idle(nv)
+    (res,) = log.wait("terminal_result")
+    assert res["ok"] is False and res["code"] == -32601  # JSON-RPC: method not found
+    assert any("refused a terminal" in line for line in transcript(nv))
+
+
+# -- item 6: a malformed line fails alone; the session and its conversation go on ----------
+
+
+BAD_LINES = [
+    '[{"jsonrpc":"2.0","id":90,"method":"fs/read_text_file","params":{}}]',  # a batch
+    '{"jsonrpc":"2.0","id":[1],"result":null}',  # an id no dict can key
+    '{"jsonrpc":"2.0","id":7,"error":5}',  # an error that is not an object
+    "42",
+    "{not json",
+]
+
+
+def test_malformed_lines_fail_alone_and_the_session_goes_on(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    turns = [[*({"raw": line} for line in BAD_LINES), {"say": "still here"}], [{"say": "again"}]]
+    nv, log = acp_nvim(nvim_factory, tmp_path, turns)
+    send(nv, "one")
+    idle(nv)
+    send(nv, "two")
+    idle(nv)
+    text = transcript(nv)
+    assert any("still here" in line for line in text) and any("again" in line for line in text)
+    assert not any("lost its connection" in line or "new session" in line for line in text)
+    assert len(log.entries("initialize")) == 1 and len(log.entries("new_session")) == 1
+
+
+def test_a_dead_connection_says_the_agent_lost_the_conversation(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    nv, _ = acp_nvim(nvim_factory, tmp_path, [[{"say": "half"}, {"crash": 3}]])
+    send(nv, "one")
+    idle(nv)
+    text = "\n".join(transcript(nv))
+    assert "exited (code 3)" in text and "has lost the conversation" in text
+
+
+# -- item 15: an agent that never answers initialize is named as such, with its stderr -------
+
+
+def test_a_hung_initialize_says_the_agent_did_not_answer_with_its_stderr(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    nv, _ = acp_nvim(
+        nvim_factory,
+        tmp_path,
+        [[{"say": "never"}]],
+        caps={"hang_init": True},
+        provider={"timeout_ms": 1000},
+    )
+    send(nv, "hi")
+    idle(nv)
+    text = "\n".join(transcript(nv))
+    assert "did not answer initialize within 5 s" in text
+    assert "stuck: waiting for a login that never comes" in text
+    assert "lost its connection" not in text

@@ -32,6 +32,7 @@ from sightline.providers.acp.client import (
 )
 from sightline.providers.acp.prompt import prompt_blocks
 from sightline.providers.acp.runtime import AgentProcess, LoopThread
+from sightline.providers.acp.transport import CheckedTransport
 from sightline.providers.base import ProviderError, Request, StreamEvent
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ class AcpProvider:
         self._modes: SessionModeState | None = None
         self._normal_mode: str | None = None
         self._mcp_checked = False  # whether this agent session's MCP server was looked for
+        self._step = "initialize"  # what the agent was last asked while getting ready
 
     # -- the Provider protocol -------------------------------------------------------------
 
@@ -149,15 +151,18 @@ class AcpProvider:
                 session.transcript.add_note("The agent refused to continue.", "SightlineWarning")
             self._check_mcp(session, servername)
             return "stopped" if response.stop_reason == "cancelled" else "done"
+        except concurrent.futures.TimeoutError:
+            # Before OSError, of which TimeoutError is a kind: a hung agent has not crashed.
+            tail = self._proc.tail() if self._proc is not None else ""
+            self._reset()
+            session.gate.reject_all("the agent did not answer")
+            raise ProviderError(
+                no_answer_words(self.spec.name, self._step, self._timeout(), tail)
+            ) from None
         except (ConnectionError, OSError, EOFError) as err:
             raise ProviderError(self._crashed(session, err)) from None
         except ProviderError:
             raise
-        except concurrent.futures.TimeoutError:
-            self._reset()
-            raise ProviderError(
-                f"the ACP agent {self.spec.name!r} did not answer in time"
-            ) from None
         except Exception as err:
             from acp import RequestError
 
@@ -198,12 +203,13 @@ class AcpProvider:
                 code = self._loop.call(proc.wait_exit(1.0), 5.0)
             except Exception:
                 code = proc.proc.returncode
-        tail = proc.last_error() if proc is not None else ""
+        tail = proc.tail() if proc is not None else ""
+        caps = self.init.agent_capabilities if self.init else None
+        resumable = bool(caps and caps.load_session)
         self._reset()
         session.gate.reject_all("the agent exited")
         what = f"exited (code {code})" if code is not None else f"lost its connection ({err})"
-        msg = f"the ACP agent {self.spec.name!r} {what}; it is restarted on the next send"
-        return msg + (f" (its last words: {tail})" if tail else "")
+        return lost_words(self.spec.name, what, resumable, tail)
 
     def _check_mcp(self, session: Session, servername: str) -> None:
         """Once per agent session: say so when the agent did not start sightline's MCP server
@@ -261,12 +267,15 @@ class AcpProvider:
     async def _ready(self, session: Session, servername: str) -> None:
         if self._proc is None or not self._proc.alive or self._conn is None:
             self._reset()
+            self._step = "initialize"
             await self._start(session.workspace)
         conv = session.conversation
         conv_id = conv.id if conv is not None else None
         if self.session_id is None or self._bound != conv_id:
+            self._step = "session/new"
             await self._open_session(session, servername)
             self._bound = conv_id
+        self._step = "session/set_mode"
         await self._set_mode(session.mode)
 
     async def _start(self, cwd: str) -> None:
@@ -281,7 +290,9 @@ class AcpProvider:
             ) from None
         proc = self._proc.proc
         assert proc.stdin is not None and proc.stdout is not None
-        self._conn = connect_to_agent(self.client, proc.stdin, proc.stdout)  # type: ignore[arg-type]
+        # Messages, not bytes: a malformed line fails alone instead of ending the connection.
+        transport = CheckedTransport(proc.stdout, proc.stdin)
+        self._conn = connect_to_agent(self.client, transport)  # type: ignore[arg-type]
         caps = ClientCapabilities(
             fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False
         )
@@ -464,6 +475,27 @@ def workspace_rel(ws: str, path: str) -> str:
     from sightline.domain import workspace
 
     return workspace.relative(ws, Path(path))
+
+
+def no_answer_words(agent: str, step: str, seconds: float, tail: str) -> str:
+    """The error of an agent that did not answer `step` in time (alive, but hung)."""
+    msg = (
+        f"the ACP agent {agent!r} did not answer {step} within {seconds:g} s; it was stopped "
+        "and is started again on the next send"
+    )
+    return msg + (f" (its last words: {tail})" if tail else " (it wrote nothing on stderr)")
+
+
+def lost_words(agent: str, what: str, resumable: bool, tail: str) -> str:
+    """The error of an agent whose process or connection ended during a turn."""
+    after = (
+        "it is restarted on the next send"
+        if resumable
+        else "it is restarted on the next send and has lost the conversation: it will not "
+        "know what was said above"
+    )
+    msg = f"the ACP agent {agent!r} {what}; {after}"
+    return msg + (f" (its last words: {tail})" if tail else "")
 
 
 def _has_history(session: Session) -> bool:

@@ -96,6 +96,7 @@ class TurnContext:
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     asked: set[str] = field(default_factory=set)  # tool calls a permission was asked for
     ended: bool = False  # the agent ended the turn: what it asks now is refused
+    refused_terminal: bool = False  # the pane said once that terminals are not offered
     _inflight: int = 0  # requests being handled on worker threads
     _idle: threading.Condition = field(default_factory=threading.Condition)
 
@@ -508,11 +509,45 @@ class SightlineClient:
             return pick("allow_always", "allow_once")
         return pick("allow_once", "allow_always")
 
+    # -- terminals: not offered (clientCapabilities.terminal is false) ---------------------
+
+    def _no_terminal(self, method: str) -> RequestError:
+        """The protocol's answer to a terminal request: no such method here. Said in the pane
+        once a turn, so a command the agent meant to run is not lost silently."""
+        ctx = self.ctx
+        if ctx is not None and not ctx.over() and not ctx.refused_terminal:
+            ctx.refused_terminal = True
+            ctx.session.transcript.add_note(no_terminal_words(), "SightlineWarning")
+            ctx.session.ui.schedule()
+        return RequestError.method_not_found(method)
+
+    async def create_terminal(self, session_id: str, command: str, **kwargs: Any) -> Any:
+        raise self._no_terminal("terminal/create")
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        raise self._no_terminal("terminal/output")
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        raise self._no_terminal("terminal/release")
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        raise self._no_terminal("terminal/wait_for_exit")
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        raise self._no_terminal("terminal/kill")
+
     def _ctx(self) -> TurnContext:
         ctx = self.ctx
         if ctx is None or ctx.over():
             raise _refused("no turn is running")
         return ctx
+
+
+def no_terminal_words() -> str:
+    return (
+        "✗ refused a terminal: sightline does not offer the agent terminals; it has to run "
+        "commands its own way, which asks for your permission"
+    )
 
 
 def own_tool(title: str) -> str | None:

@@ -103,8 +103,10 @@ class AgentProcess:
     def alive(self) -> bool:
         return self.proc.returncode is None
 
-    def last_error(self) -> str:
-        return self.stderr[-1][:300] if self.stderr else ""
+    def tail(self, lines: int = 3) -> str:
+        """Its last few lines of error output, in one bounded line."""
+        text = " / ".join(list(self.stderr)[-lines:])
+        return text if len(text) <= 400 else "…" + text[-399:]
 
     async def wait_exit(self, timeout: float) -> int | None:
         with contextlib.suppress(asyncio.TimeoutError):

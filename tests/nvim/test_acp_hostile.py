@@ -5,10 +5,14 @@ agent (tests/acp_agent.py) and asserts what the user sees and what the agent was
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 from typing import Any
 
-from tests.acp_util import acp_nvim
+import pytest
+
+from tests.acp_util import acp_nvim, agent_cmd
 from tests.agent_util import idle, send
 from tests.conftest import status, transcript, wait_for
 from tests.screen import Screen
@@ -221,3 +225,40 @@ def test_a_hung_initialize_says_the_agent_did_not_answer_with_its_stderr(
     assert "did not answer initialize within 5 s" in text
     assert "stuck: waiting for a login that never comes" in text
     assert "lost its connection" not in text
+
+
+# -- item 12: each preset gets its own key from the core's saved copy, and no other ---------
+
+
+ANTHROPIC_KEY = "sk-ant-test-0123456789abcdef"
+OPENAI_KEY = "sk-openai-test-fedcba9876543210"
+
+
+@pytest.mark.parametrize(
+    ("preset", "command", "keys"),
+    [
+        ("claude", "claude-agent-acp", {"ANTHROPIC_API_KEY": ANTHROPIC_KEY}),
+        ("codex", "codex-acp", {"OPENAI_API_KEY": OPENAI_KEY}),
+        ("gemini", "gemini", {}),
+    ],
+)
+def test_each_preset_gets_exactly_its_own_key(
+    nvim_factory: Any, tmp_path: Path, preset: str, command: str, keys: dict[str, str]
+) -> None:
+    cmd, log = agent_cmd(tmp_path, [[{"say": "hello"}]])
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / command  # the preset's command, on PATH as npm would put it
+    wrapper.write_text("#!/bin/sh\nexec " + " ".join(shlex.quote(c) for c in cmd) + "\n")
+    wrapper.chmod(0o755)
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        "OPENAI_API_KEY": OPENAI_KEY,
+    }
+    nv = nvim_factory({"provider": {"name": "acp", "agent": preset}}, env=env)
+    send(nv, "hi")
+    idle(nv)
+    (init,) = log.wait("initialize")
+    assert init["keys"] == keys
+    assert not any(ANTHROPIC_KEY in line or OPENAI_KEY in line for line in transcript(nv))

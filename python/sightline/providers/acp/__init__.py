@@ -283,7 +283,7 @@ class AcpProvider:
         from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
         try:
-            self._proc = await AgentProcess.spawn(self.spec.cmd, self.spec.env, cwd)
+            self._proc = await AgentProcess.spawn(self.spec.cmd, self.spec.environment(), cwd)
         except OSError as err:
             raise ProviderError(
                 f"could not start the ACP agent {self.spec.name!r}: {err}"

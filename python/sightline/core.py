@@ -88,6 +88,10 @@ class Core:
             from sightline.providers.openai_api import preload as preload_openai
 
             preload_openai()
+        elif self.cfg.provider.name == "acp":
+            from sightline.providers.acp.runtime import preload as preload_acp
+
+            preload_acp()
 
     def set_model(self, name: str) -> None:
         """Use model `name` from the next request on (until the next setup())."""
@@ -115,13 +119,17 @@ class Core:
         key = (prov.name, prov.base_url)
         with self._models_lock:
             done = self._fetches.get(key)
+            # Only the first ask waits for the list: while a fetch hangs, or after one
+            # failed, each later <Tab> answers at once with what is known (loading, the error).
+            wait = done is None and key not in self._models
             if done is None:
                 done = self._fetches[key] = threading.Event()
                 provider = self.session.provider
                 threading.Thread(
                     target=self._fetch_models, args=(key, provider, done), daemon=True
                 ).start()
-        done.wait(wait_s)
+        if wait:
+            done.wait(wait_s)
         with self._models_lock:
             found = self._models.get(key)
         out: dict[str, Any] = {"model": current, "loading": found is None}

@@ -262,3 +262,15 @@ def test_each_preset_gets_exactly_its_own_key(
     (init,) = log.wait("initialize")
     assert init["keys"] == keys
     assert not any(ANTHROPIC_KEY in line or OPENAI_KEY in line for line in transcript(nv))
+
+
+# -- item 15: the SDK is imported after start-up, not on the first send --------------------
+
+
+def test_the_acp_sdk_is_preloaded_before_the_first_send(nvim_factory: Any, tmp_path: Path) -> None:
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[{"say": "hi"}]])
+    pid = int(nv.exec_lua("return require('sightline.host').request('core.ping').pid"))
+    maps = Path(f"/proc/{pid}/maps")
+    # The SDK's models are pydantic's: its compiled core is loaded once the import ran.
+    wait_for(lambda: "_pydantic_core" in maps.read_text(), 30, "the SDK imported in the core")
+    assert log.entries("initialize") == []  # nothing was sent: the agent is not even started

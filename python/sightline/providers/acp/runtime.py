@@ -39,6 +39,19 @@ def _die_with_parent() -> None:
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def preload() -> None:
+    """Import the provider and its SDK (pydantic models: ~0.5 s) on a background thread, so
+    the first send, on Neovim's loop, does not wait for it (as anthropic_api.preload does)."""
+
+    def run() -> None:
+        try:
+            import sightline.providers.acp  # noqa: F401
+        except Exception:
+            log.exception("preloading the acp provider failed")
+
+    threading.Thread(target=run, name="sightline-acp-import", daemon=True).start()
+
+
 class LoopThread:
     """An event loop running forever on a daemon thread."""
 

@@ -10,7 +10,7 @@ Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"tool": {id, title, kind?, status?, locations?, diff?}}, {"update": {id, status, diff?}},
 {"plan": [[text, status], ...]},
 {"read": path, "line"?, "limit"?}, {"write": path, "content": text},
-{"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text},
+{"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text, "keep_mtime"?},
 {"crash": code}, {"wait_cancel": true}, {"terminal": command},
 {"together": [step, ...]} (sent at once),
 {"detach": step} (not waited for), {"raw": line} (written as is),
@@ -271,7 +271,12 @@ class ScriptedAgent:
             self.log("permission_result", chosen=chosen)
             await self.say(sid, f"[permission {chosen}]")
         elif "disk_write" in step:
-            Path(step["disk_write"]).write_text(step["content"])
+            path = Path(step["disk_write"])
+            before = path.stat() if path.exists() else None
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(step["content"])
+            if step.get("keep_mtime") and before is not None:
+                os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
         elif "detach" in step:
             # A step left running: the turn goes on (and may end) without its answer.
             task = asyncio.get_running_loop().create_task(self._step(sid, step["detach"]))

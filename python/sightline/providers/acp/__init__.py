@@ -249,6 +249,8 @@ class AcpProvider:
             return
         written = {workspace_rel(session.workspace, p) for p in ctx.written}
         paths = [p for p in snapshot.changed(before, after) if p not in written]
+        if not (before.complete and after.complete):
+            session.transcript.add_note(unchecked_words(), "SightlineWarning")
         if not paths:
             return
         shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
@@ -475,6 +477,13 @@ def workspace_rel(ws: str, path: str) -> str:
     from sightline.domain import workspace
 
     return workspace.relative(ws, Path(path))
+
+
+def unchecked_words() -> str:
+    return (
+        "⚠ the workspace has too many files to check them all in time: a file the agent "
+        "wrote itself may not be named here"
+    )
 
 
 def no_answer_words(agent: str, step: str, seconds: float, tail: str) -> str:

@@ -142,7 +142,7 @@ def test_a_request_left_waiting_when_the_agent_ends_its_turn_is_answered(
 def test_delete_and_move_permissions_ask_even_with_client_writes_and_autoaccept(
     nvim_factory: Any, tmp_path: Path
 ) -> None:
-    turn = [
+    turn: list[dict[str, Any]] = [
         permission("d", "Delete app.py", "delete", paths=["app.py"]),
         permission("m", "Move app.py to old.py", "move", paths=["app.py"]),
     ]
@@ -291,7 +291,7 @@ def test_every_disk_write_past_the_client_is_named(
     (ws / "build").mkdir()
     (ws / "build" / "out.txt").write_text("old\n")
     hook = ws / ".git" / "hooks" / "pre-commit"
-    turn = [
+    turn: list[dict[str, Any]] = [
         # Same size, and the mtime put back afterwards: only the content tells.
         {"disk_write": str(ws / "same.py"), "content": "bbbb\n", "keep_mtime": True},
         {"disk_write": str(ws / "secret.env"), "content": "A=2\n"},  # git-ignored

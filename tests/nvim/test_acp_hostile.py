@@ -310,3 +310,57 @@ def test_every_disk_write_past_the_client_is_named(
     assert got["paths"] == named
     text = "\n".join(transcript(nv))
     assert all(name in text for name in named)
+
+
+# -- item 16: no turn in a mode that never asks unless named; an unasked action is named now --
+
+
+def test_an_agent_starting_in_a_mode_that_never_asks_is_switched_to_one_that_asks(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    caps = {"modes": ["bypassPermissions", "default", "plan"]}
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[{"say": "ok"}]], caps=caps)
+    send(nv, "hi")
+    idle(nv)
+    assert [r["mode_id"] for r in log.entries("set_mode")] == ["default"]
+    assert log.entries("prompt")  # the turn ran, in the asking mode
+
+
+def test_an_agent_with_no_mode_that_asks_runs_only_in_the_mode_the_user_named(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    caps = {"modes": ["auto", "read-only", "full-access"]}
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[{"say": "ran"}]], caps=caps)
+    send(nv, "hi")
+    idle(nv)
+    text = "\n".join(transcript(nv))
+    assert "provider.agent_mode = 'auto'" in text
+    assert log.entries("prompt") == []  # no turn ran
+    (tmp_path / "named").mkdir()
+    nv2, log2 = acp_nvim(
+        nvim_factory,
+        tmp_path / "named",
+        [[{"say": "ran"}]],
+        caps=caps,
+        provider={"agent_mode": "full-access"},
+    )
+    send(nv2, "hi")
+    idle(nv2)
+    assert [r["mode_id"] for r in log2.entries("set_mode")] == ["full-access"]
+    assert any("ran" in line for line in transcript(nv2))
+
+
+def test_a_command_run_without_asking_is_named_while_the_turn_runs(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    turn = [
+        {"tool": {"id": "t1", "title": "rm -rf build", "kind": "execute", "status": "pending"}},
+        {"update": {"id": "t1", "status": "in_progress"}},
+        permission("p", "Run make"),  # holds the turn: the note is there before it ends
+    ]
+    nv, _ = acp_nvim(nvim_factory, tmp_path, [turn])
+    send(nv, "go")
+    pending_is(nv, "allow Run make")
+    assert any("ran 'rm -rf build' without asking" in line for line in transcript(nv))
+    nv.command("Sightline reject")
+    idle(nv)

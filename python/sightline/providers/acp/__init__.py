@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sightline.domain.config import ProviderConfig
-from sightline.providers.acp import presets, snapshot
+from sightline.providers.acp import modes, presets, snapshot
 from sightline.providers.acp.client import (
     MCP_SERVER,
     SightlineClient,
@@ -76,6 +76,7 @@ class AcpProvider:
         self._bound: str | None = None  # the conversation id the agent session belongs to
         self._modes: SessionModeState | None = None
         self._normal_mode: str | None = None
+        self._mode_refusal: str | None = None  # why no normal turn can run in its modes
         self._mcp_checked = False  # whether this agent session's MCP server was looked for
         self._step = "initialize"  # what the agent was last asked while getting ready
 
@@ -369,10 +370,14 @@ class AcpProvider:
                 return str(record["session_id"])
         return None
 
-    def _remember_modes(self, modes: SessionModeState | None) -> None:
-        self._modes = modes
-        self.client.current_mode = modes.current_mode_id if modes else None
-        self._normal_mode = self.client.current_mode
+    def _remember_modes(self, state: SessionModeState | None) -> None:
+        self._modes = state
+        self.client.current_mode = state.current_mode_id if state else None
+        self.client.chosen_mode = self.cfg.agent_mode
+        available = [modes.Mode(m.id, m.name) for m in state.available_modes] if state else []
+        self._normal_mode, self._mode_refusal = modes.normal_mode(
+            self.client.current_mode, available, self.cfg.agent_mode, self.read_only_mode()
+        )
 
     def read_only_mode(self) -> str | None:
         modes = self._modes
@@ -386,7 +391,10 @@ class AcpProvider:
     async def _set_mode(self, mode: str) -> None:
         """Plan mode asks for the agent's read-only mode when it has one (the client refuses
         writes in plan mode regardless); normal mode goes back to the agent's first mode."""
-        want = self.read_only_mode() if mode == "plan" else self._normal_mode
+        want = (self.read_only_mode() if mode == "plan" else None) or self._normal_mode
+        if want is None and self._mode_refusal:
+            # No turn in a mode that never asks, unless the user named it.
+            raise ProviderError(f"the ACP agent {self.spec.name!r}: {self._mode_refusal}")
         if not want or want == self.client.current_mode or self._conn is None:
             return
         assert self.session_id is not None
@@ -395,6 +403,12 @@ class AcpProvider:
             self.client.current_mode = want
         except Exception as err:
             log.info("session/set_mode %s failed: %s", want, err)
+            current = self.client.current_mode or ""
+            if modes.bypasses(current) and current != self.cfg.agent_mode:
+                raise ProviderError(
+                    f"the ACP agent {self.spec.name!r} stays in its mode {current!r}, which "
+                    f"does not ask, and refused the mode {want!r}: {err}"
+                ) from None
 
     # -- health ----------------------------------------------------------------------------
 

@@ -54,6 +54,7 @@ from sightline.gate.policy import Kind, allowed_kinds
 from sightline.gate.proposals import Proposal, review
 from sightline.gate.selection import BYTES, lost, offset
 from sightline.mentions.parts import buffer_reader
+from sightline.providers.acp import modes
 
 if TYPE_CHECKING:
     from sightline.gate.turn import Session, Turn
@@ -67,6 +68,7 @@ WHOLE = 1 << 30
 # Kinds of tool call that only look: everything else may change something.
 LOOKING = frozenset({"read", "search", "think", "fetch"})
 WRITING = frozenset({"edit", "delete", "move"})
+UNASKED_KINDS = WRITING | {"execute"}  # named when they run without a permission request
 STATUS_WORDS = {
     "pending": ("•", "pending", "SightlineNote"),
     "in_progress": ("…", "in progress", "SightlineNote"),
@@ -148,6 +150,7 @@ class SightlineClient:
         self.ctx: TurnContext | None = None
         self.loading = False  # session/load replays history: not shown twice
         self.current_mode: str | None = None
+        self.chosen_mode: str | None = None  # provider.agent_mode, the user's by name
 
     # -- the stream ------------------------------------------------------------------------
 
@@ -155,6 +158,10 @@ class SightlineClient:
         ctx = self.ctx
         if isinstance(update, CurrentModeUpdate):
             self.current_mode = update.current_mode_id
+            mode = update.current_mode_id
+            if ctx is not None and modes.bypasses(mode) and mode != self.chosen_mode:
+                ctx.session.transcript.add_note(modes.switched_words(mode), "SightlineWarning")
+                ctx.session.ui.schedule()
             return
         if ctx is None or self.loading or ctx.turn.cancelled():
             return
@@ -247,6 +254,7 @@ class SightlineClient:
             call["kind"] = update.kind
         status = update.status or ("pending" if isinstance(update, ToolCallStart) else None)
         transcript = ctx.session.transcript
+        self._unasked(ctx, update.tool_call_id, call, status)
         head: tuple[str, str | None] | None = None
         if status and status != call["status"]:
             call["status"] = status
@@ -292,6 +300,24 @@ class SightlineClient:
                 call["row"] = row
                 extra["status_row"] = 0  # lines[0] is the status line tool_status rewrites
             ctx.session.record(_lines_record("tool_call", lines, **extra))
+
+    def _unasked(self, ctx: TurnContext, call_id: str, call: dict[str, Any], status: Any) -> None:
+        """A write or a command that runs without a permission request is named at once (an
+        edit of an agent whose edits come as fs/write_text_file is reviewed there)."""
+        kind = call.get("kind")
+        if status not in ("in_progress", "completed") or kind not in UNASKED_KINDS:
+            return
+        if call_id in ctx.asked or call.get("unasked") or own_tool(call["title"]) is not None:
+            return
+        if kind == "edit" and ctx.client_writes:
+            return
+        call["unasked"] = True
+        self.flush_text(ctx)
+        lines: list[tuple[str, str | None]] = [
+            (modes.unasked_words(call["title"]), "SightlineWarning")
+        ]
+        ctx.session.transcript.add_lines(lines)
+        ctx.session.record(_lines_record("unasked", lines))
 
     # -- files -----------------------------------------------------------------------------
 

@@ -444,10 +444,10 @@ end
 
 -- The pane ----------------------------------------------------------------------------------
 
----Hand a UI update (status, transcript lines, events) to the pane.
+---Hand a UI update (status, transcript lines, events) to the UI's receiver.
 ---@param payload table
 function M.notify_ui(payload)
-  require('sightline.host')._on_update(payload)
+  require('sightline.ui.receive').update(payload)
 end
 
 return M

@@ -67,16 +67,6 @@ def load_rules(workspace: str) -> list[RulesFile]:
     return out
 
 
-def rules_note(rules: list[RulesFile]) -> str:
-    """The transcript line naming the rules used; `@path` makes each a chip."""
-    names = ", ".join(f"@{r.path}" for r in rules)
-    cut = [r.path for r in rules if r.cut]
-    note = f"rules: {names}"
-    if cut:
-        note += f" (cut to the first {RULES_MAX_FILE_BYTES // 1024} KiB: {', '.join(cut)})"
-    return note
-
-
 def _rules_text(rules: list[RulesFile]) -> str:
     parts = [RULES_HEAD]
     for r in rules:

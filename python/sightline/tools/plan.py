@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sightline.domain.errors import Refused
-from sightline.domain.plan import checklist
+from sightline.domain.narrator import checklist
 from sightline.gate.policy import Kind
 from sightline.gate.turn import ToolResult
 from sightline.tools.base import Tool

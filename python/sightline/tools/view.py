@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sightline.domain import pyresolve, secrets
+from sightline.domain import narrator, pyresolve, secrets
 from sightline.editor import port as editor
 from sightline.editor.port import PythonResolution
 from sightline.gate.policy import Kind
@@ -281,7 +281,7 @@ def _lua(definition: dict[str, Any], fn: str) -> Any:
         if fn == "go_to_position" and text.startswith("OK (") and text.endswith(")"):
             # The focus stayed where the user types: tell them, not only the model, where
             # the cursor went and that gv selects there.
-            turn.session.transcript.add_note("↳ " + text[4:-1])
+            turn.session.transcript.add_note(*narrator.moved_to(text[4:-1]))
         return ToolResult(text, is_error)
 
     return handler

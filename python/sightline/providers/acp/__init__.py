@@ -242,7 +242,7 @@ class AcpProvider:
         written = {workspace_rel(session.workspace, p) for p in ctx.written}
         paths = [p for p in snapshot.changed(before, after) if p not in written]
         if not (before.complete and after.complete):
-            session.transcript.add_note(unchecked_words(), "SightlineWarning")
+            session.transcript.add_note(*narrator.bypass_unchecked())
         if not paths:
             return
         lines = narrator.bypassed(paths)
@@ -473,13 +473,6 @@ def workspace_rel(ws: str, path: str) -> str:
     from sightline.domain import workspace
 
     return workspace.relative(ws, Path(path))
-
-
-def unchecked_words() -> str:
-    return (
-        "⚠ the workspace has too many files to check them all in time: a file the agent "
-        "wrote itself may not be named here"
-    )
 
 
 def no_answer_words(agent: str, step: str, seconds: float, tail: str) -> str:

@@ -154,7 +154,7 @@ class SightlineClient:
             self.current_mode = update.current_mode_id
             mode = update.current_mode_id
             if ctx is not None and modes.bypasses(mode) and mode != self.chosen_mode:
-                ctx.session.transcript.add_note(modes.switched_words(mode), "SightlineWarning")
+                ctx.session.transcript.add_note(*narrator.agent_switched_mode(mode))
                 ctx.session.ui.schedule()
             return
         if ctx is None or self.loading or ctx.turn.cancelled():
@@ -306,9 +306,7 @@ class SightlineClient:
             return
         call["unasked"] = True
         self.flush_text(ctx)
-        lines: list[tuple[str, str | None]] = [
-            (modes.unasked_words(call["title"]), "SightlineWarning")
-        ]
+        lines = narrator.agent_unasked(call["title"])
         ctx.session.transcript.add_lines(lines)
         ctx.session.record(_lines_record("unasked", lines))
 
@@ -535,7 +533,7 @@ class SightlineClient:
         ctx = self.ctx
         if ctx is not None and not ctx.over() and not ctx.refused_terminal:
             ctx.refused_terminal = True
-            ctx.session.transcript.add_note(no_terminal_words(), "SightlineWarning")
+            ctx.session.transcript.add_note(*narrator.agent_no_terminal())
             ctx.session.ui.schedule()
         return RequestError.method_not_found(method)
 
@@ -559,13 +557,6 @@ class SightlineClient:
         if ctx is None or ctx.over():
             raise _refused("no turn is running")
         return ctx
-
-
-def no_terminal_words() -> str:
-    return (
-        "✗ refused a terminal: sightline does not offer the agent terminals; it has to run "
-        "commands its own way, which asks for your permission"
-    )
 
 
 def own_tool(title: str) -> str | None:

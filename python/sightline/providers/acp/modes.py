@@ -66,14 +66,3 @@ def no_asking_mode_words(current: str, ids: list[str]) -> str:
         f"(its modes: {', '.join(ids)}); to run it anyway, name the mode: "
         f"provider.agent_mode = {current!r}"
     )
-
-
-def switched_words(mode: str) -> str:
-    return (
-        f"⚠ the agent switched itself to its mode {mode!r}, which does not ask before it "
-        "writes or runs commands; sightline sets its asking mode again before the next turn"
-    )
-
-
-def unasked_words(title: str) -> str:
-    return f"⚠ the agent ran {title!r} without asking: no permission request reached sightline"

@@ -18,7 +18,7 @@ from sightline.domain.errors import Refused
 from sightline.editor.port import Editor
 from sightline.mcp_client.manager import Manager
 from sightline.mentions import mcp_resources as mcp_mentions
-from sightline.mentions.budget import ContextLimits
+from sightline.mentions.build_parts import ContextLimits
 from sightline.mentions.composer import ComposerCompletion
 from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
 from sightline.providers import REGISTRY

@@ -16,7 +16,7 @@ from sightline.domain import narrator
 from sightline.domain.errors import Refused
 from sightline.domain.wire import clean_text, wire_messages
 from sightline.gate.policy import allowed_kinds
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 from sightline.providers.base import (
     Notice,
     ProviderError,

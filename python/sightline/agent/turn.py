@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sightline.domain.scope import Selection
 from sightline.editor.port import Editor
-from sightline.gate import turn as turn_view
+from sightline.gate import turn_contract as turn_view
 from sightline.gate.decisions import Gate
 
 log = logging.getLogger(__name__)
@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class Turn:
     id: int
-    # The session as the code below the agent sees it (gate/turn.py): the agent's own code is
+    # The session as the code below the agent sees it (gate/turn_contract.py): the agent's own code is
     # handed its Session itself, so a turn never needs more of it.
     session: turn_view.Session
     scope: Selection | None = None
@@ -62,7 +62,7 @@ class Turn:
 
 
 if TYPE_CHECKING:
-    # The code below the agent sees a turn through gate/turn.py's Protocols: mypy checks
+    # The code below the agent sees a turn through gate/turn_contract.py's Protocols: mypy checks
     # here that the real one fits them.
     def _fits(turn: Turn) -> turn_view.Turn:
         return turn

@@ -27,10 +27,10 @@ from sightline.domain import diff, narrator
 from sightline.domain.errors import Refused
 from sightline.editor.port import Applied, Editor, EditorError, HunkSpec
 from sightline.gate.decisions import Pending
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Session, Turn
+    from sightline.gate.turn_contract import Session, Turn
 
 _ids = itertools.count(1)
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
     from acp.schema import InitializeResponse, SessionModeState
 
-    from sightline.gate.turn import Session, Turn
+    from sightline.gate.turn_contract import Session, Turn
 
 log = logging.getLogger(__name__)
 

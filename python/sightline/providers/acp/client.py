@@ -57,7 +57,7 @@ from sightline.mentions.parts import buffer_reader
 from sightline.providers.acp import modes
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Session, Turn
+    from sightline.gate.turn_contract import Session, Turn
 
 log = logging.getLogger(__name__)
 _R = TypeVar("_R")

@@ -102,7 +102,7 @@ class SessionState:
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
             "scope": turn.scope.flat() if turn and turn.scope else None,
-            "pending": pending.summary if pending else None,
+            "pending": self.gate.summary(),  # `1 of 3: …` when more wait behind it
             "pending_kind": pending.kind if pending else None,
             "conversation": self.conversation.id if self.conversation else None,
             "conversation_path": str(self.conversation.path) if self.conversation else None,

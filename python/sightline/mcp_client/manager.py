@@ -190,12 +190,19 @@ class Manager:
         self.ensure_started(servers, self.start_timeout_s)
         self._check_alive([s for s in servers if s.state == "running"])
         tools: list[Tool] = []
+        names: set[str] = set()
         for server in servers:
             with self._lock:
                 if server.state != "running":
                     continue
                 offered = [t for t in server.tools if t.refused is None and t.kind in kinds]
             for listed in offered:
+                # Names are unique by construction (tools.tool_name); a hash collision, were
+                # one ever met, must still not list a name twice: the API refuses the turn.
+                if listed.api_name in names:
+                    log.warning("MCP tool name %s taken twice; left out", listed.api_name)
+                    continue
+                names.add(listed.api_name)
                 tools.append(as_tool(server.cfg, listed, self._caller(server)))
         return tools
 

@@ -12,6 +12,7 @@ from typing import Any
 BIG = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(5000)}}
 MODE = sys.argv[1] if len(sys.argv) > 1 else "big"
 LABEL = sys.argv[3] if MODE == "name" else "ok"
+TOOLS: list[dict[str, Any]]
 if MODE == "name":
     TOOLS = [{"name": sys.argv[2], "description": "named", "inputSchema": {"type": "object"}}]
 else:

@@ -456,6 +456,37 @@ def test_a_workspace_mcp_json_is_disabled_until_enabled_and_never_read_only(
     assert len(mcp_names(tool_names(fake_api, 2))) == len(DEMO_TOOLS)
 
 
+def test_an_enabled_workspace_server_whose_command_changed_asks_again(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    # Issue 20 §9: the enable was remembered by name, so a `git pull` that changed the
+    # server's command ran the new command unasked.
+    marker = f"changed-{os.getpid()}-{time.monotonic_ns()}"
+    mcp_json = isolated_env / ".mcp.json"
+    mcp_json.write_text(json.dumps({"mcpServers": {"repo": demo()}}))
+    nv = _claude_env(nvim_factory, fake_api, {})
+    nv.command("Sightline mcp enable repo")
+    send(nv)
+    idle(nv)
+    assert len(mcp_names(tool_names(fake_api, 0))) == len(DEMO_TOOLS)
+    mcp_json.write_text(json.dumps({"mcpServers": {"repo": demo(args=[str(DEMO), marker])}}))
+    send(nv, "after the pull")
+    idle(nv)
+    assert mcp_names(tool_names(fake_api, 1)) == [] and not processes_with(marker)
+    said = [line for line in transcript(nv) if "MCP server repo of .mcp.json" in line]
+    assert said == [
+        "⚠ MCP server repo of .mcp.json: its args changed since you enabled it; it stays off "
+        "until you enable it again (:Sightline mcp enable repo)"
+    ], transcript(nv)
+    (listed,) = nv.exec_lua("return require('sightline.mcp_client').list()")
+    assert listed["state"] == "changed" and "its args changed" in listed["error"]
+    nv.command("Sightline mcp enable repo")
+    send(nv, "enabled again")
+    idle(nv)
+    assert len(mcp_names(tool_names(fake_api, 2))) == len(DEMO_TOOLS)
+    assert processes_with(marker)
+
+
 def test_mcp_list_checkhealth_and_completion(
     nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
 ) -> None:

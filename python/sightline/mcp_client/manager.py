@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain.mcp_config import (
     ServerConfig,
     ServerConfigError,
+    changed_since_enabled,
+    changed_text,
     is_enabled,
     load_enable_state,
     read_mcp_json,
@@ -57,6 +59,7 @@ class Manager:
         self._lock = threading.RLock()
         self._configs: tuple[ServerConfig, ...] = ()
         self._servers: dict[str, Server] = {}
+        self._said_changed: set[ServerConfig] = set()
         self.start_timeout_s = 30.0
         self.call_timeout_s = 120.0
 
@@ -93,7 +96,11 @@ class Manager:
 
     def enabled(self, workspace: Path | str) -> list[Server]:
         state = load_enable_state()
-        wanted = [c for c in self.entries(workspace) if is_enabled(c, workspace, state)]
+        entries = self.entries(workspace)
+        wanted = [c for c in entries if is_enabled(c, workspace, state)]
+        for cfg in entries:
+            if cfg not in wanted and (parts := changed_since_enabled(cfg, workspace)):
+                self._say_changed(cfg, parts)
         servers = [self._server(c) for c in wanted]
         names = {s.cfg.name for s in servers}
         with self._lock:
@@ -102,6 +109,14 @@ class Manager:
                     self._stop(server)
                     del self._servers[name]
         return servers
+
+    def _say_changed(self, cfg: ServerConfig, parts: list[str]) -> None:
+        """Once per changed definition: the server the user enabled is not the one it was."""
+        with self._lock:
+            if cfg in self._said_changed:
+                return
+            self._said_changed.add(cfg)
+        self._notify(f"⚠ MCP server {cfg.name} of .mcp.json: {changed_text(cfg, parts)}")
 
     # -- starting ----------------------------------------------------------------------
 
@@ -315,8 +330,11 @@ class Manager:
                 error = server.error if live and server is not None else None
                 tools = list(server.tools) if live and server is not None else []
                 resources = len(server.resources) if live and server is not None else 0
+            changed = None if enabled else changed_since_enabled(cfg, workspace)
             if cfg.error is not None:
                 run_state, error = "invalid", cfg.error
+            elif changed:
+                run_state, error = "changed", changed_text(cfg, changed)
             elif not enabled:
                 run_state = "disabled"
             out.append(

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sightline.agent.prompt import RULES_MAX_FILE_BYTES, load_rules
 from sightline.domain import secrets
-from sightline.mentions import budget
+from sightline.mentions import build_parts
 from sightline.tools.output import HeadTail, clip_line
 
 # The key's characters never occur in the filler, so any 8 of them in a row come from it.
@@ -84,7 +84,7 @@ def test_a_mentioned_file_cut_to_its_limit_never_shows_part_of_a_key(
     before: str, after: str, times: int, limit: int
 ) -> None:
     data = planted(before, after, times).encode()
-    assert not leaks(budget._decode(data[: limit + 1], limit).text)
+    assert not leaks(build_parts._decode(data[: limit + 1], limit).text)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))

@@ -74,11 +74,16 @@ def stopped() -> Note:
     return Note("■ Stopped.", WARNING)
 
 
-def rules(paths: Sequence[str], cut: Sequence[str], cut_kib: int) -> Note:
-    """The rules files the turn uses; `@path` makes each a chip."""
-    text = "rules: " + ", ".join(f"@{p}" for p in paths)
+def rules(
+    paths: Sequence[str], cut: Sequence[str], cut_kib: int, left_out: Sequence[str] = ()
+) -> Note:
+    """The rules files the turn uses; `@path` makes each a chip. `left_out`: the files not
+    used, each with why ("CLAUDE.md (a binary file; not shown)")."""
+    text = "rules: " + (", ".join(f"@{p}" for p in paths) or "none")
     if cut:
         text += f" (cut to the first {cut_kib} KiB: {', '.join(cut)})"
+    if left_out:
+        text += f"; left out: {', '.join(left_out)}"
     return Note(text)
 
 
@@ -204,6 +209,11 @@ def mcp_timed_out(server: str, tool: str, timeout_s: float) -> Note:
 
 def mcp_tool_not_offered(server: str, tool: str, why: str) -> Note:
     return Note(f"⚠ MCP server {server}: tool {tool} not offered ({why})", WARNING)
+
+
+def mcp_definition_changed(server: str, why: str) -> Note:
+    """A .mcp.json server the user enabled whose definition changed since: it stays off."""
+    return Note(f"⚠ MCP server {server} of .mcp.json: {why}", WARNING)
 
 
 def mcp_failed(server: str, why: str) -> Note:

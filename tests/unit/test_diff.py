@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 from hypothesis import given
@@ -208,3 +209,67 @@ def test_apply_hunks_refuses_hunks_that_do_not_match() -> None:
     hunks = diff.hunks("a\nb\n", "a\nc\n")
     with pytest.raises(ValueError, match="hunk 1 does not match"):
         diff.apply_hunks("a\nz\n", hunks, {0})
+
+
+# The pane's diff while hunks are decided -------------------------------------------------------
+
+_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@$")
+_DECISION = st.sampled_from(["", "accept", "reject"])
+
+
+def _side(beginning: str, length: str | None) -> tuple[int, int]:
+    """A header side as (0-based start, length), read as difflib writes it."""
+    n = 1 if length is None else int(length)
+    return (int(beginning) if n == 0 else int(beginning) - 1), n
+
+
+@given(_TEXT, _TEXT, st.data())
+def test_review_diff_reads_back_to_the_text_before_and_to_what_will_be_written(
+    before: str, after: str, data: st.DataObject
+) -> None:
+    hunks = diff.hunks(before, after)
+    n = len(hunks)
+    decisions = data.draw(st.lists(_DECISION, min_size=n, max_size=n))
+    got = diff.review_diff(before, hunks, decisions, max_lines=10**6)
+    written = diff.apply_hunks(before, hunks, {i for i, d in enumerate(decisions) if d != "reject"})
+    a, w = before.split("\n"), written.split("\n")
+    headers = [i for i, (text, _) in enumerate(got) if text.startswith("@@")]
+    assert (headers[:1] == [0]) == bool(hunks)
+    labels = []
+    for at, end in itertools.pairwise([*headers, len(got)]):
+        m = _HEADER.match(got[at][0])
+        assert m, got[at]
+        (a0, an), (w0, wn) = _side(m[1], m[2]), _side(m[3], m[4])
+        body = [text for text, _ in got[at + 1 : end]]
+        assert [t[1:] for t in body if t[:1] in "- "] == a[a0 : a0 + an]
+        assert [t[1:] for t in body if t[:1] in "+ "] == w[w0 : w0 + wn]
+        labels += [t for t in body if t[:1] in "✔✗"]
+    assert labels == [diff.decided_label(i, n, d) for i, d in enumerate(decisions) if d]
+    # What changes is what the hunks not rejected change, nothing else.
+    shown = [i for i, d in enumerate(decisions) if d != "reject"]
+    assert [t for t, _ in got if t[:1] == "-"] == ["-" + x for i in shown for x in hunks[i].old]
+    assert [t for t, _ in got if t[:1] == "+"] == ["+" + x for i in shown for x in hunks[i].new]
+
+
+def test_review_diff_undecided_reads_as_the_compact_diff_and_decided_says_so() -> None:
+    before = "".join(f"line {i}\n" for i in range(1, 13))
+    after = before.replace("line 2\n", "line 2 CHANGED\n").replace("line 6\n", "")
+    hunks = diff.hunks(before, after)
+    assert diff.review_diff(before, hunks, first_line=40) == diff.compact_diff(
+        before, after, first_line=40
+    )
+    got = [text for text, _ in diff.review_diff(before, hunks, ["accept", "reject"])]
+    assert got == [
+        "@@ -1,8 +1,8 @@",
+        " line 1",
+        "-line 2",
+        "+line 2 CHANGED",
+        "✔ hunk 1/2 accepted",
+        " line 3",
+        " line 4",
+        " line 5",
+        " line 6",
+        "✗ hunk 2/2 rejected",
+        " line 7",
+        " line 8",
+    ]

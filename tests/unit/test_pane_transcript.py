@@ -144,3 +144,30 @@ def test_a_reopened_conversation_shows_failed_calls_and_output() -> None:
     assert "✗ read_file ../x — outside" in t.lines
     assert "• run_command ls" in t.lines
     assert t.lines[-2:] == [OUTPUT_PREFIX + "a", OUTPUT_PREFIX + "b"]
+
+
+_block = st.lists(st.text(alphabet="ab +-", min_size=1, max_size=8), min_size=1, max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops, ops, _block, _block)
+def test_a_block_rewritten_reads_as_if_written_so_and_what_follows_moves_with_it(
+    before: list[tuple[str, Any]], after: list[tuple[str, Any]], old: list[str], new: list[str]
+) -> None:
+    # What follows the block never rewrites a row by number (set_line): rows move.
+    after = [op for op in after if op[0] != "set"]
+    t, ref = Transcript(), Transcript()
+    for op in before:
+        run(t, op)
+        run(ref, op)
+    row = t.add_lines([(line, "SightlineDiffAdd") for line in old])
+    ref.add_lines([(line, "SightlineDiffDelete") for line in new])
+    for op in after:
+        run(t, op)
+        run(ref, op)
+    t.take_delta()
+    assert not t.replace_lines(row, [*old, "x"], []) and t.take_delta() is None
+    assert t.replace_lines(row, old, [(line, "SightlineDiffDelete") for line in new])
+    assert (t.lines, t.hls, t.md, t.folds) == (ref.lines, ref.hls, ref.md, ref.folds)
+    delta = t.take_delta()
+    assert delta is not None and delta["start"] <= row

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 ADD_GROUP = "SightlineDiffAdd"
@@ -250,3 +251,78 @@ def apply_hunks(before: str, all_hunks: list[Hunk], chosen: set[int] | frozenset
             at = end
     out += a[at:]
     return "\n".join(out)
+
+
+def decided_label(index: int, count: int, decision: str) -> str:
+    """A decided hunk as the pane's diff and the compare view name it: "✔ hunk 1/3 accepted"."""
+    mark, word = ("✔", "accepted") if decision == "accept" else ("✗", "rejected")
+    return f"{mark} hunk {index + 1}/{count} {word}"
+
+
+def _unified_range(start: int, length: int) -> str:
+    """A side of a hunk header as difflib writes it (1-based; "-0,0" for an empty file)."""
+    beginning = start + 1
+    if length == 1:
+        return str(beginning)
+    if not length:
+        beginning -= 1
+    return f"{beginning},{length}"
+
+
+def review_diff(
+    before: str,
+    all_hunks: Sequence[Hunk],
+    decisions: Sequence[str] = (),
+    context: int = 2,
+    max_lines: int = 60,
+    first_line: int = 0,
+) -> list[Line]:
+    """The proposal's unified diff as the pane shows it while it is reviewed hunk by hunk.
+
+    Undecided (""), it reads as compact_diff. An accepted hunk keeps its lines and gains a
+    label under them; a rejected one shows its old lines as context (they stay: what will be
+    written) and a label. The groups stay those of the undecided diff, so the block keeps
+    its shape as the user decides; headers count what will be written.
+    """
+    a = before.split("\n")
+    size = len(a) - 1 if a[-1] == "" else len(a)  # the final newline ends the last line
+    count = len(all_hunks)
+    groups: list[list[int]] = []
+    for i, hunk in enumerate(all_hunks):
+        if groups:
+            prev = all_hunks[groups[-1][-1]]
+            if hunk.start - context <= prev.start + len(prev.old) + context:
+                groups[-1].append(i)
+                continue
+        groups.append([i])
+    out: list[Line] = []
+    shift = 0  # lines the written text gained before the group
+    for group in groups:
+        first, last = all_hunks[group[0]], all_hunks[group[-1]]
+        lo = max(0, first.start - context)
+        hi = max(min(size, last.start + len(last.old) + context), last.start + len(last.old))
+        body: list[Line] = []
+        grow, row = 0, lo
+        for i in group:
+            hunk = all_hunks[i]
+            decision = decisions[i] if i < len(decisions) else ""
+            body += [(" " + a[r], None) for r in range(row, hunk.start)]
+            if decision == "reject":
+                body += [(" " + line, None) for line in hunk.old]
+            else:
+                body += [("-" + line, DELETE_GROUP) for line in hunk.old]
+                body += [("+" + line, ADD_GROUP) for line in hunk.new]
+                grow += len(hunk.new) - len(hunk.old)
+            if decision:
+                body.append((decided_label(i, count, decision), HUNK_GROUP))
+            row = hunk.start + len(hunk.old)
+        body += [(" " + a[r], None) for r in range(row, hi)]
+        old_side = _unified_range(lo + first_line, hi - lo)
+        new_side = _unified_range(lo + shift + first_line, hi - lo + grow)
+        out.append((f"@@ -{old_side} +{new_side} @@", HUNK_GROUP))
+        out += body
+        shift += grow
+    if len(out) > max_lines:
+        cut = len(out) - max_lines
+        out = [*out[:max_lines], (f"… {cut} more diff lines (compare to see all)", HUNK_GROUP)]
+    return out

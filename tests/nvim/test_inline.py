@@ -581,3 +581,40 @@ def test_the_compare_view_follows_hunks_decided_while_open_and_keeps_the_users_e
     assert "rejected hunk 1 (line 2)" in told and "edited your proposal in the compare view" in told
     nv.command("undo")
     assert lines(nv, buf) == SOURCE.splitlines()
+
+
+def test_a_long_diff_line_wraps_at_spaces_and_continues_past_the_marker_column(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    # Seen by hand at 80 columns: a wrapped diff line went on at the pane's first column,
+    # where a diff line's marker is, reading as a line of its own.
+    old = "    message = 'hello'\n"
+    new = "    message = 'the quick brown fox jumps over the lazy dog and runs away again'\n"
+    path = isolated_env / "f.py"
+    path.write_text("def f():\n" + old + "    return message\n")
+    nv = claude(nvim_factory, fake_api)
+    screen: Screen = screen_factory(nv, 80, 24)
+    edit(nv, path)
+    nv.command("Sightline chat")
+    tbuf = nv.exec_lua("return require('sightline.ui.pane').buffers().transcript")
+    pane_win = nv.call("bufwinid", tbuf)
+    col = nv.api.win_get_position(pane_win)[1]
+    width = nv.api.win_get_width(pane_win)
+    edit_call = {"path": "f.py", "old_string": old, "new_string": new}
+    fake_api.script(tool_use("propose_edit", edit_call), text("done"))
+    send(nv)
+    wait_pending(nv)
+
+    def pane_row(s: Screen, start: str) -> int | None:
+        return next((r for r, line in enumerate(s.lines()) if line[col:].startswith(start)), None)
+
+    first = screen.wait_for(lambda s: pane_row(s, "+    message ="), what="the diff")
+    last = pane_row(screen, "     return message")  # the context line after it
+    assert last is not None and last - first >= 3, screen.text()  # it wrapped twice or more
+    rows = [screen.row(r)[col : col + width] for r in range(first, last)]
+    for row in rows[1:]:  # continuation rows: the marker column stays blank
+        assert row[0] == " " and row[1] != " ", rows
+    added = screen.group_at(first, col + 1)
+    assert added and all(screen.group_at(r, col + 1) == added for r in range(first, last))
+    # Every break is at a space: the rows hold the line's words whole, in order.
+    assert " ".join(row[1:] for row in rows).split() == new.split(), rows

@@ -362,6 +362,10 @@ local function style(win, role, buf)
   wo.winfixbuf = true
   if buf == S.tbuf then
     wo.conceallevel, wo.concealcursor = 2, 'nc'
+    -- A wrapped row hangs under the text of its line: after a diff line's +/-/space column
+    -- and the code's indentation, a list item's bullet (the list pattern's width).
+    wo.breakindent, wo.breakindentopt = true, 'list:-1'
+    vim.bo[buf].formatlistpat = '^[-+ ]'
     wo.foldenable, wo.foldmethod, wo.foldlevel = true, 'expr', 0
     wo.foldexpr = "v:lua.require'sightline.ui.pane'.foldexpr()"
     wo.foldtext = "v:lua.require'sightline.ui.pane'.foldtext()"

@@ -363,7 +363,7 @@ local function settle(decisions)
       end
       h.decided = d
       if d == 'accept' then
-        h.start = s
+        h.start, h.mark = s, nil
         draw(A.buf, h, (' ✔ hunk %d/%d accepted'):format(i, n), A.ctx)
       else
         h.mark = api.nvim_buf_set_extmark(A.buf, M.ns, math.min(s, A.ctx.rows - 1), 0, {

@@ -11,7 +11,9 @@ While an edit waits, its buffer shows it inline, hunk by hunk (lua/sightline/ui/
 what diff.hunks computed, at the excerpt's `first_line`). The user may decide each hunk; the
 accepted ones make the text that is applied, by the same path as a whole accept (so
 re-anchoring and refusals are as above), and the model is told which hunks were applied and
-what the buffer now holds around them.
+what the buffer now holds around them. As hunks are decided, the pane's diff is redrawn in
+place and an open compare view is given the text without the rejected hunks (hunks_decided);
+its after side is taken at the end only when it shows the final decisions.
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ class Proposal:
         """What accepting the rest would write: the hunks not rejected (all: the after)."""
         if "reject" not in decisions:
             return self.after
-        kept = {i for i in range(len(self.hunks)) if (decisions[i : i + 1] or [""])[0] != "reject"}
+        n = len(decisions)
+        kept = {i for i in range(len(self.hunks)) if i >= n or decisions[i] != "reject"}
         return diff.apply_hunks(self.before, self.hunks, kept)
 
     def view(self, decisions: list[str] | None = None) -> dict[str, Any]:

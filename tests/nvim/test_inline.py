@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sightline.domain import diff
 from tests.agent_util import claude, decide, edit, idle, lines, only_result, send, wait_pending
-from tests.conftest import capture_notify, status, wait_for
+from tests.conftest import capture_notify, status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
 from tests.screen import Screen
 
@@ -508,11 +508,20 @@ def test_the_pane_diff_and_the_compare_view_show_the_hunks_decided(
     def in_pane(s: Screen, needle: str) -> bool:
         return any(needle in line[pane_col:] for line in s.lines())
 
+    def pane_group(s: Screen, needle: str) -> str:
+        """The group that paints `needle` in the pane."""
+        for row, line in enumerate(s.lines()):
+            if (at := line.find(needle, pane_col)) >= 0:
+                return s.group_at(row, at)
+        return ""
+
     fake_api.script(propose(), text("done"))
     send(nv)
     wait_pending(nv)
     wait_for(lambda: shown(nv))
-    screen.wait_for(lambda s: in_pane(s, "-line 6"), what="the diff in the pane")
+    screen.wait_for(lambda s: in_pane(s, "· hunk 3/3 waits"), what="the diff in the pane")
+    removed = pane_group(screen, "-line 6")
+    rows = len(transcript(nv))
     nv.api.set_current_win(editor_win)
     nv.input("<Esc>2G\\ha")
     wait_for(lambda: shown(nv)["hunks"][0].get("decided") == "accept")
@@ -522,8 +531,12 @@ def test_the_pane_diff_and_the_compare_view_show_the_hunks_decided(
         lambda s: in_pane(s, "✔ hunk 1/3 accepted") and in_pane(s, "✗ hunk 2/3 rejected"),
         what="the pane's diff labelled",
     )
-    assert not in_pane(screen, "-line 6") and in_pane(screen, "+line 2 CHANGED")
-    assert in_pane(screen, "@@ -1,12 +1,13 @@")  # what will be written: line 6 stays
+    assert in_pane(screen, "· hunk 3/3 waits")
+    # The rejected hunk is muted; the accepted one keeps its colours.
+    muted = pane_group(screen, "✗ hunk 2/3 rejected")  # a note's colour
+    assert pane_group(screen, "-line 6") == muted != removed
+    assert pane_group(screen, "-line 2") == removed
+    assert len(transcript(nv)) == rows  # rewritten in place: no row below it moved
     nv.api.set_current_win(pane_win)
     nv.input("<Esc>")
     wait_for(lambda: nv.api.get_mode()["mode"] == "n")

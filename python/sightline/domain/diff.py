@@ -253,12 +253,6 @@ def apply_hunks(before: str, all_hunks: list[Hunk], chosen: set[int] | frozenset
     return "\n".join(out)
 
 
-def decided_label(index: int, count: int, decision: str) -> str:
-    """A decided hunk as the pane's diff and the compare view name it: "✔ hunk 1/3 accepted"."""
-    mark, word = ("✔", "accepted") if decision == "accept" else ("✗", "rejected")
-    return f"{mark} hunk {index + 1}/{count} {word}"
-
-
 def _unified_range(start: int, length: int) -> str:
     """A side of a hunk header as difflib writes it (1-based; "-0,0" for an empty file)."""
     beginning = start + 1
@@ -269,6 +263,15 @@ def _unified_range(start: int, length: int) -> str:
     return f"{beginning},{length}"
 
 
+def hunk_label(index: int, count: int, decision: str = "") -> str:
+    """A hunk as the pane's diff and the compare view name it: "✔ hunk 1/3 accepted"."""
+    if decision == "accept":
+        return f"✔ hunk {index + 1}/{count} accepted"
+    if decision == "reject":
+        return f"✗ hunk {index + 1}/{count} rejected"
+    return f"· hunk {index + 1}/{count} waits"
+
+
 def review_diff(
     before: str,
     all_hunks: Sequence[Hunk],
@@ -277,12 +280,12 @@ def review_diff(
     max_lines: int = 60,
     first_line: int = 0,
 ) -> list[Line]:
-    """The proposal's unified diff as the pane shows it while it is reviewed hunk by hunk.
+    """The proposal's unified diff as the pane shows it while its hunks are decided.
 
-    Undecided (""), it reads as compact_diff. An accepted hunk keeps its lines and gains a
-    label under them; a rejected one shows its old lines as context (they stay: what will be
-    written) and a label. The groups stay those of the undecided diff, so the block keeps
-    its shape as the user decides; headers count what will be written.
+    The hunks are those drawn in the buffer (hunks()); of several, each ends with its label
+    (hunk_label: `· hunk 2/3 waits`, then accepted or rejected), and a rejected one's lines
+    are muted. Deciding never changes the number of lines, so the pane rewrites the block
+    in place and every row below it stays where it is.
     """
     a = before.split("\n")
     size = len(a) - 1 if a[-1] == "" else len(a)  # the final newline ends the last line
@@ -296,7 +299,7 @@ def review_diff(
                 continue
         groups.append([i])
     out: list[Line] = []
-    shift = 0  # lines the written text gained before the group
+    shift = 0  # lines the after text gained before the group
     for group in groups:
         first, last = all_hunks[group[0]], all_hunks[group[-1]]
         lo = max(0, first.start - context)
@@ -306,15 +309,13 @@ def review_diff(
         for i in group:
             hunk = all_hunks[i]
             decision = decisions[i] if i < len(decisions) else ""
+            muted = decision == "reject"
             body += [(" " + a[r], None) for r in range(row, hunk.start)]
-            if decision == "reject":
-                body += [(" " + line, None) for line in hunk.old]
-            else:
-                body += [("-" + line, DELETE_GROUP) for line in hunk.old]
-                body += [("+" + line, ADD_GROUP) for line in hunk.new]
-                grow += len(hunk.new) - len(hunk.old)
-            if decision:
-                body.append((decided_label(i, count, decision), HUNK_GROUP))
+            body += [("-" + line, HUNK_GROUP if muted else DELETE_GROUP) for line in hunk.old]
+            body += [("+" + line, HUNK_GROUP if muted else ADD_GROUP) for line in hunk.new]
+            if count > 1:
+                body.append((hunk_label(i, count, decision), HUNK_GROUP))
+            grow += len(hunk.new) - len(hunk.old)
             row = hunk.start + len(hunk.old)
         body += [(" " + a[r], None) for r in range(row, hi)]
         old_side = _unified_range(lo + first_line, hi - lo)

@@ -105,7 +105,7 @@ class Proposal:
         for i, hunk in enumerate(self.hunks):
             decision = decisions[i] if i < len(decisions) else ""
             if decision:
-                label = diff.decided_label(i, len(self.hunks), decision)
+                label = diff.hunk_label(i, len(self.hunks), decision)
                 marks.append({"row": min(hunk.start + shift, last), "text": label})
             if decision != "reject":
                 shift += len(hunk.new) - len(hunk.old)

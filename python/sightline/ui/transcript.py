@@ -209,13 +209,11 @@ class Transcript:
     def replace_lines(
         self, row: int, old: Sequence[str], lines: Sequence[tuple[str, str | None]]
     ) -> bool:
-        """Rewrite the block `add_lines` wrote at `row` (a diff as hunks are decided), if the
-        transcript still holds `old` there; what follows moves with it. False, and nothing
-        changed, when it does not (the transcript was cleared or rewritten since)."""
+        """Rewrite in place the block `add_lines` wrote at `row` (a diff as its hunks are
+        decided) with as many lines, so that no row below moves (others hold rows to
+        rewrite). False, and nothing changed, when the transcript no longer holds `old`
+        there (cleared or rewritten since) or the count differs."""
         with self._lock:
-            end = row + len(old)
-            if row < 0 or self.lines[row:end] != list(old):
-                return False
             texts: list[str] = []
             hls: list[tuple[int, int, int, str]] = []
             for text, group in lines:
@@ -223,23 +221,12 @@ class Transcript:
                     if group:
                         hls.append((row + len(texts), 0, -1, group))
                     texts.append(line)
-            delta = len(texts) - len(old)
+            end = row + len(old)
+            if row < 0 or len(texts) != len(old) or self.lines[row:end] != list(old):
+                return False
             self.lines[row:end] = texts
-            # Everything is kept in row order; what follows the block is found from the end.
-            lo = bisect_left(self.hls, (row,))
-            hi = bisect_left(self.hls, (end,))
-            self.hls[lo:] = hls + [(r + delta, c, e, g) for r, c, e, g in self.hls[hi:]]
-            if delta:
-                for chip in reversed(self.fixed_chips):
-                    if chip["row"] < end:
-                        break
-                    chip["row"] += delta
-                for spans in (self.md, self.folds):
-                    for span in reversed(spans):
-                        if span[1] <= row:
-                            break
-                        span[0] += delta if span[0] >= end else 0
-                        span[1] += delta
+            # hls stay sorted by row, so a delta finds its own by bisection.
+            self.hls[bisect_left(self.hls, (row,)) : bisect_left(self.hls, (end,))] = hls
             self._mark(row)
             return True
 

@@ -82,6 +82,14 @@ vim.api.nvim_create_autocmd('VimLeavePre', {
     end
   end,
 })
+-- Which window was used last (the editor window's rule, sightline.reveal.windows): a stamp,
+-- no require, so switching windows costs nothing more.
+vim.api.nvim_create_autocmd('WinLeave', {
+  group = group,
+  callback = function()
+    vim.w.sightline_left = vim.uv.hrtime()
+  end,
+})
 vim.api.nvim_create_autocmd('ColorScheme', {
   group = group,
   callback = function()

@@ -2,7 +2,7 @@
 local M = {}
 
 -- Facts other modules check against (reveal's arguments, syntax_scope steps) and the core's
--- tool schema mirrors (tests/test_port_config.py compares python/sightline/tools/view.py).
+-- tool schema mirrors (tests/unit/test_port_config.py compares python/sightline/tools/view.py).
 M.REVEAL_DURATION_MS = { min = 100, max = 60000, default = 3000 }
 M.SYNTAX_SCOPE_KINDS = { 'for', 'while', 'if', 'switch', 'try', 'block', 'function' }
 

@@ -65,17 +65,9 @@ local function stopped_status()
   return status
 end
 
----What the Lua side drew or watched for the core that asked: gone with that core, however
----it ended (a crash, a restart, a shutdown), so no stale marks or keys remain.
+---What the Lua side drew or watched for the core that asked goes with that core.
 local function forget_core_state()
-  local inline = package.loaded['sightline.ui.inline']
-  if inline then
-    inline.clear()
-  end
-  local scope = package.loaded['sightline.port.scope']
-  if scope then
-    scope.unwatch_all()
-  end
+  require('sightline.ui.receive').core_gone()
 end
 
 local function on_exit(job, code)
@@ -105,11 +97,7 @@ local function on_exit(job, code)
     if msg then
       vim.notify(msg, vim.log.levels.ERROR)
     end
-    require('sightline.ui.pane').on_core_exit(msg)
-    vim.api.nvim_exec_autocmds(
-      'User',
-      { pattern = 'SightlineTurnEnd', data = { status = 'crashed' }, modeline = false }
-    )
+    require('sightline.ui.receive').core_exit(msg)
   end)
 end
 
@@ -168,7 +156,7 @@ function M.request(method, params)
     return nil, type(res) == 'table' and res.error or 'sightline: bad answer from the core'
   end
   if type(res.status) == 'table' then
-    M._set_status(res.status)
+    M.set_status(res.status)
   end
   return res
 end
@@ -199,9 +187,10 @@ function M.status()
   return S.status
 end
 
----Keep a pushed status unless an older one arrives after a newer one.
+---Keep a status the core sent (pushed, or with an answer) unless an older one arrives after
+---a newer one; the UI's receiver redraws what shows it.
 ---@param status table
-function M._set_status(status)
+function M.set_status(status)
   -- A pushed update is built before a later request's answer but may be applied after it:
   -- the core numbers its statuses, and an older one never overwrites a newer one.
   if status.seq and S.status.seq and status.seq < S.status.seq then
@@ -215,7 +204,7 @@ function M._set_status(status)
   if not S.chan then
     S.status.state = 'stopped'
   end
-  require('sightline.ui.pane').on_state(S.status, before)
+  require('sightline.ui.receive').status(S.status, before)
 end
 
 ---Stop the core (no message). With `wait_ms`, wait at most that long for it to exit.
@@ -246,37 +235,6 @@ end
 function M.restart()
   M.shutdown(STOP_WAIT_MS)
   return M.ensure()
-end
-
----Called by the core (batched): transcript delta, status, events.
----@param payload table {transcript?, status?, events?}
-function M._on_update(payload)
-  -- Called as an RPC notification, whose errors Neovim would swallow: report them.
-  local ok, err = xpcall(M._apply_update, debug.traceback, payload)
-  if not ok then
-    vim.notify('sightline: failed to apply an update from the core: ' .. tostring(err), vim.log.levels.ERROR)
-  end
-end
-
----Apply one batched update (the part of _on_update that may fail).
----@param payload table {transcript?, status?, events?}
-function M._apply_update(payload)
-  if payload.transcript then
-    require('sightline.ui.pane').apply(payload.transcript)
-  end
-  if payload.status then
-    M._set_status(payload.status)
-  end
-  for _, ev in ipairs(payload.events or {}) do
-    if ev.name == 'SightlineTurnEnd' then
-      require('sightline.port.scope').unwatch_all()
-      local inline = package.loaded['sightline.ui.inline']
-      if inline then
-        inline.clear()
-      end
-    end
-    vim.api.nvim_exec_autocmds('User', { pattern = ev.name, data = ev.data, modeline = false })
-  end
 end
 
 ---Reconfigure a running core after setup().

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from sightline.agent.session import Session
-from sightline.domain import history, paths, scope
+from sightline.domain import history, narrator, paths, scope
 from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.errors import Refused
 from sightline.editor.port import Editor
 from sightline.mcp_client.manager import Manager
 from sightline.mentions import mcp_resources as mcp_mentions
-from sightline.mentions.budget import ContextLimits
+from sightline.mentions.build_parts import ContextLimits
 from sightline.mentions.composer import ComposerCompletion
 from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
 from sightline.providers import REGISTRY
@@ -50,11 +50,9 @@ class Core:
         self._fetches: dict[tuple[str, str | None], threading.Event] = {}
         self._models_lock = threading.Lock()
 
-    def _mcp_note(self, text: str) -> None:
+    def _mcp_note(self, note: narrator.Note) -> None:
         """A server failed or refused a tool: said once in the pane."""
-        self.session.transcript.add_note(
-            text, "SightlineError" if text.startswith("✗") else "SightlineWarning"
-        )
+        self.session.transcript.add_note(*note)
         self.session.ui.schedule()
 
     def _mcp_parts(self, workspace: str, text: str, used: int) -> list[str]:
@@ -73,10 +71,7 @@ class Core:
         self.cfg = cfg
         self.session.cfg = self.cfg
         self.session.autoaccept = self.cfg.autoaccept
-        old = self.session._provider
-        if old is not None and callable(getattr(old, "close", None)):
-            old.close()  # type: ignore[attr-defined]  # an ACP agent process ends with it
-        self.session._provider = None
+        self.session.drop_provider()
         self.mcp.configure(cfg.mcp_servers, cfg.mcp_start_timeout_ms, cfg.mcp_call_timeout_ms)
         if workspace:
             self.set_workspace(workspace)
@@ -102,7 +97,7 @@ class Core:
             self.cfg, provider=dataclasses.replace(self.cfg.provider, model=name)
         )
         self.session.cfg = self.cfg
-        self.session._provider = None
+        self.session.drop_provider()
         self.session.ui.schedule()
 
     def models(self, wait_s: float) -> dict[str, Any]:
@@ -158,7 +153,7 @@ class Core:
             # History is keyed by workspace: a new root starts a new conversation file.
             session.conversation.close()
             session.conversation = None
-            session.transcript.add_note(f"New conversation for {workspace}")
+            session.transcript.add_note(*narrator.new_conversation(workspace))
 
     def send(self, params: dict[str, Any]) -> dict[str, Any]:
         text = params.get("text")
@@ -173,7 +168,7 @@ class Core:
         if scope.has_range(params):
             selection = self.selection(params)
             extra.append(scope.selection_block(selection))
-            note = f"about {selection.title}"
+            note = narrator.about(selection.title)
             chip = {**selection.flat(), "file_path": selection.name}
             chip["attachment_id"] = chips.attachment_id(chip, "sel")
         extra.extend(self.mention_parts(text))

@@ -18,7 +18,7 @@ from acp.schema import ToolCallLocation
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sightline.agent.session import render_records
+from sightline.agent.replay import render_records
 from sightline.providers.acp.client import SightlineClient, TurnContext
 from sightline.ui.transcript import THINKING_HEADER, Transcript
 

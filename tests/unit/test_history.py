@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sightline.agent.session import render_records
+from sightline.agent.replay import render_records
 from sightline.domain import history
 from sightline.domain.wire import wire_messages
 from sightline.ui.transcript import Transcript

@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline.agent.session import render_records
+from sightline.agent.replay import render_records
 from sightline.domain import history
 from sightline.domain.wire import ABANDONED, SUMMARY_INTRO, unanswered, wire_messages
 from sightline.providers.anthropic_api import AnthropicProvider

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sightline.agent.session import render_records, show_outcome
+from sightline.agent.replay import render_records, show_outcome
 from sightline.ui.transcript import OUTPUT_PREFIX, Transcript
 
 words = st.text(alphabet="ab *_`#\n", max_size=20)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sightline.domain import workspace
 from sightline.domain.errors import Refused
-from sightline.mentions.budget import build_context_parts
+from sightline.mentions.build_parts import build_context_parts
 from sightline.mentions.parse import parse_mentions
 from sightline.ui.chips import REFERENCE, reference_finder
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sightline.agent.session import render_records
+from sightline.agent.replay import render_records
 from sightline.domain.config import ConfigError, ProviderConfig
 from sightline.providers.anthropic_api import AnthropicProvider, thinking_allowed
 from sightline.providers.base import Request

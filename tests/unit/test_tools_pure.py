@@ -10,7 +10,7 @@ import pytest
 from sightline.domain import workspace
 from sightline.domain.errors import Refused
 from sightline.domain.globs import glob_match
-from sightline.domain.plan import checklist
+from sightline.domain.narrator import checklist
 from sightline.gate.policy import Kind, allowed_kinds
 from sightline.tools.base import call_label, tools_for
 from sightline.tools.output import Bounded, HeadTail

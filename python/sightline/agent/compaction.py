@@ -129,11 +129,3 @@ def record(summary: str, keep: int, replaced: int) -> dict[str, Any]:
     out = {"type": "compaction", "summary": summary, "keep": keep, "replaced": replaced}
     assert is_compaction(out)
     return out
-
-
-def note(replaced: int) -> str:
-    s = "" if replaced == 1 else "s"
-    return (
-        f"⟲ Conversation compacted: {replaced} earlier message{s} summarised into one "
-        "(the history keeps them all)."
-    )

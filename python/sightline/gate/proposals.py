@@ -25,13 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sightline.domain import diff
+from sightline.domain import diff, narrator
 from sightline.domain.errors import Refused
 from sightline.editor.port import Applied, Editor, EditorError, HunkSpec
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Session, Turn
+    from sightline.gate.turn_contract import Session, Turn
 
 _ids = itertools.count(1)
 
@@ -195,7 +195,7 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
     """Show the proposal, wait for the decision (or autoaccept), apply it; tell the model."""
     session = turn.session
     summary = proposal.summary()
-    shown: list[diff.Line] = [(f"✎ {summary}", "SightlineWarning"), *proposal.diff_lines()]
+    shown: list[diff.Line] = [narrator.proposal_header(summary), *proposal.diff_lines()]
     proposal.diff_row = session.transcript.add_lines(shown)
     proposal.diff_shown = shown
     auto = bool(session.autoaccept)
@@ -229,10 +229,11 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
     if decision != "accept" or turn.cancelled():
         if proposal.compared:
             turn.editor.close_compare(proposal.id)
-        told = f"rejected by the user: {reason}" if reason else "rejected by the user"
+        why = reason
         if hunk_decisions and not turn.cancelled():
-            told = "rejected by the user: " + _rejections(proposal, hunk_decisions, "every hunk")
-        return _outcome(session, proposal, shown, f"✗ {told}", "SightlineWarning", told, True)
+            why = _rejections(proposal, hunk_decisions, "every hunk")
+        told = "rejected by the user" + (f": {why}" if why else "")
+        return _outcome(session, proposal, shown, narrator.rejected(why), told, True)
     expected = proposal.after
     if partial:
         chosen = {i for i, (d, _) in hunk_decisions.items() if d == "accept"}
@@ -248,13 +249,11 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
             turn.editor.close_compare(proposal.id)
     after = expected if edited_lines is None else diff.buffer_text(list(edited_lines))
     result = _apply(turn, proposal, after)
-    note = ("✗ " if result.is_error else "✔ ") + result.content
-    if auto and not result.is_error:
-        note += " (autoaccept)"
+    note = narrator.proposal_outcome(result.content, result.is_error, auto)
     told = result.content
     if partial and not result.is_error:
         told = _partial_told(turn, proposal, hunk_decisions, after, told)
-        note = "✔ " + told.split("\n", 1)[0]
+        note = narrator.proposal_outcome(told.split("\n", 1)[0], False)
     if not result.is_error and after != expected:
         head, sep, rest = told.partition("\n")  # before the lines a partial accept lists
         told = head + (
@@ -262,8 +261,7 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
             "read the file again before further edits."
         )
         told += sep + rest
-    group = "SightlineError" if result.is_error else "SightlineNote"
-    return _outcome(session, proposal, shown, note, group, told, result.is_error)
+    return _outcome(session, proposal, shown, note, told, result.is_error)
 
 
 def _show_inline(turn: Turn, proposal: Proposal) -> bool:
@@ -373,19 +371,18 @@ def _outcome(
     session: Session,
     proposal: Proposal,
     shown: list[diff.Line],
-    note: str,
-    group: str,
+    note: narrator.Note,
     told: str,
     is_error: bool,
 ) -> ToolResult:
-    session.transcript.add_note(note, group)
+    session.transcript.add_note(*note)
     session.record(
         {
             "type": "proposal",
             "id": proposal.id,
             "kind": proposal.kind,
             "path": proposal.path,
-            "lines": [[text, hl] for text, hl in [*shown, (note, group)]],
+            "lines": [[text, hl] for text, hl in [*shown, note]],
         }
     )
     return ToolResult(told, is_error)

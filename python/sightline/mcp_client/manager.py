@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sightline.domain import narrator
 from sightline.domain.mcp_config import (
     ServerConfig,
     ServerConfigError,
@@ -33,11 +34,11 @@ from sightline.mcp_client.tools import Listed, as_tool, could_offer, hints_text,
 from sightline.tools.base import Tool
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Turn
+    from sightline.gate.turn_contract import Turn
 
 log = logging.getLogger(__name__)
 
-Notify = Callable[[str], None]
+Notify = Callable[[narrator.Note], None]
 
 
 @dataclass
@@ -124,7 +125,7 @@ class Manager:
         with self._lock:
             if server.conn is not conn or server.state != "starting":
                 return
-            notes: list[str] = []
+            notes: list[narrator.Note] = []
             why: str | None
             if fut.cancelled():
                 why = "it did not start in time"
@@ -137,7 +138,7 @@ class Manager:
                 server.resources = listing.resources
                 server.state = "running"
                 notes = [
-                    f"⚠ MCP server {server.cfg.name}: tool {t.name} not offered ({t.refused})"
+                    narrator.mcp_tool_not_offered(server.cfg.name, t.name, t.refused)
                     for t in server.tools
                     if t.refused
                 ]
@@ -154,7 +155,7 @@ class Manager:
             server.tools, server.resources = [], []
         if conn is not None:
             conn.stop_soon()
-        self._notify(f"✗ MCP server {server.cfg.name} {why}; its tools are left out")
+        self._notify(narrator.mcp_failed(server.cfg.name, why))
 
     def _died(self, conn: mcp.Connection, how: str) -> None:
         with self._lock:

@@ -23,16 +23,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sightline.domain import secrets
+from sightline.domain import narrator, secrets
 from sightline.domain.mcp_config import ServerConfig
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import next_id
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 from sightline.tools.base import Tool
 from sightline.tools.output import HeadTail, clip_line
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Turn
+    from sightline.gate.turn_contract import Turn
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 4000
@@ -170,10 +170,7 @@ def run(
         return ToolResult("stopped with the turn; the call was cancelled", True)
     except TimeoutError:
         timeout = session.cfg.mcp_call_timeout_ms / 1000
-        session.transcript.add_note(
-            f"✗ {cfg.name}/{listed.name} timed out after {timeout:g} s (mcp.call_timeout_ms)",
-            "SightlineWarning",
-        )
+        session.transcript.add_note(*narrator.mcp_timed_out(cfg.name, listed.name, timeout))
         return ToolResult(
             f"timed out after {timeout:g} s (mcp.call_timeout_ms); the call was cancelled", True
         )
@@ -189,15 +186,10 @@ def _ask(turn: Turn, cfg: ServerConfig, listed: Listed, args: dict[str, Any]) ->
     lines = shown_args.splitlines()
     if len(lines) > SHOWN_ARG_LINES:
         lines = [*lines[:SHOWN_ARG_LINES], f"… [{len(lines) - SHOWN_ARG_LINES} more lines]"]
-    shown: list[tuple[str, str | None]] = [
-        (f"⚙ {summary} (MCP tool: runs on the server after you allow it)", "SightlineWarning")
-    ]
-    shown += [("  " + clip_line(line, 200), "SightlineWarning") for line in lines]
-    if listed.hints:
-        trusted = " (trusted: mcp.servers." + cfg.name + ".trust_annotations)"
-        note = "" if not cfg.trust_annotations else trusted
-        shown.append((f"  server's annotations: {hints_text(listed.hints)}{note}", None))
-    session.transcript.add_lines(shown)
+    trusted = f"mcp.servers.{cfg.name}.trust_annotations" if cfg.trust_annotations else None
+    hints = hints_text(listed.hints) if listed.hints else ""
+    clipped = [clip_line(line, 200) for line in lines]
+    session.transcript.add_lines(narrator.mcp_ask(summary, clipped, hints, trusted))
     session.ui.event(
         "SightlineProposal",
         {
@@ -212,7 +204,7 @@ def _ask(turn: Turn, cfg: ServerConfig, listed: Listed, args: dict[str, Any]) ->
     if item.decision == "accept" and not turn.cancelled():
         return None
     told = "denied by the user" + (f": {item.reason}" if item.reason else "")
-    session.transcript.add_note("✗ " + told, "SightlineWarning")
+    session.transcript.add_note(*narrator.rejected(item.reason))
     return ToolResult(told + "; the tool did not run.", True)
 
 
@@ -267,7 +259,3 @@ def resource_text(contents: Any, small: int) -> str:
         return f"[resource: {uri}, {len(text)} characters of text, not shown]"
     size = _decoded_size(getattr(contents, "blob", None))
     return f"[resource: {uri}, {mime or 'binary'}, {size} bytes]"
-
-
-def refused_note(cfg: ServerConfig, listed: Listed) -> str:
-    return f"⚠ MCP server {cfg.name}: tool {listed.name} not offered ({listed.refused})"

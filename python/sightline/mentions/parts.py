@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sightline.domain import extensions
 from sightline.editor.port import Editor, EditorError
-from sightline.mentions.budget import (
+from sightline.mentions.build_parts import (
     ContextLimits,
     EditorReader,
     FileReader,

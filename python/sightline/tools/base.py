@@ -4,19 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from sightline.gate.policy import Kind, allowed_kinds
-from sightline.gate.turn import ToolResult
-
-
-class ToolContext(Protocol):
-    """What a handler may use; implemented by the running turn."""
-
-    workspace: str
-
-    def cancelled(self) -> bool: ...
-
+from sightline.gate.turn_contract import ToolResult
 
 Handler = Callable[[Any, dict[str, Any]], ToolResult]
 

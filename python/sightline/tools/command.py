@@ -16,16 +16,16 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sightline.domain import secrets
+from sightline.domain import narrator, secrets
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import next_id
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 from sightline.tools.base import Tool
 from sightline.tools.output import HeadTail, clip_line
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Turn
+    from sightline.gate.turn_contract import Turn
 
 MAX_OUTPUT_BYTES = 30_000
 MAX_OUTPUT_LINES = 400
@@ -156,8 +156,7 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
     one_line = command.strip().replace("\n", " ⏎ ")
     summary = "run: " + (one_line if len(one_line) <= 120 else one_line[:119] + "…")
     # Shown verbatim, every line, before the user decides.
-    shown = [("$ " + line, "SightlineWarning") for line in command.split("\n")]
-    session.transcript.add_lines(shown)
+    session.transcript.add_lines(narrator.command_shown(command))
     session.ui.event(
         "SightlineProposal",
         {
@@ -171,7 +170,7 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
     item = turn.gate.ask("command", summary, {"command": command})
     if item.decision != "accept" or turn.cancelled():
         told = "denied by the user" + (f": {item.reason}" if item.reason else "")
-        session.transcript.add_note("✗ " + told, "SightlineWarning")
+        session.transcript.add_note(*narrator.rejected(item.reason))
         return ToolResult(told + "; the command did not run.", True)
     timeout_s = session.cfg.command_timeout_ms / 1000
     ran = execute(command, turn.workspace, timeout_s, turn)
@@ -185,7 +184,7 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
     else:
         status = f"exit code {ran.code}"
     lines = len(ran.output.splitlines())
-    session.transcript.add_note(f"⏵ {status} · {ran.seconds:.1f} s · {lines} lines of output")
+    session.transcript.add_note(*narrator.command_ran(status, ran.seconds, lines))
     body = ran.output if ran.output else "(no output)"
     return ToolResult(f"{status}\n{body}", ran.timed_out or ran.stopped or ran.code != 0)
 

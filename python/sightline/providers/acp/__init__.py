@@ -3,9 +3,10 @@ pane, built on the official SDK (`agent-client-protocol`, import name `acp`).
 
 The seam with the session (see providers/base.py `TurnRunner`): an ACP agent runs its own
 tool loop, so this provider runs a whole turn (`run_turn`) instead of streaming one model
-request; the session's `_loop` is not used. Everything the agent asks of the editor comes
-back through client.py, where the gate, the workspace confinement and the scope are
-enforced.
+request; the built-in turn loop (agent/loop.py) is not used. Everything the agent asks of
+the editor comes back through client.py, where the gate, the workspace confinement and the
+scope are enforced. What it shows in the pane is worded by domain/narrator.py, as the
+built-in loop's is.
 
 The agent starts on the first send, in the workspace, with sightline's MCP server (reveal,
 chips, go_to_position) in `mcpServers`; it is restarted on the next send after a crash.
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sightline.domain import narrator
 from sightline.domain.config import ProviderConfig
 from sightline.providers.acp import presets, snapshot
 from sightline.providers.acp.client import (
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
     from acp.schema import InitializeResponse, SessionModeState
 
-    from sightline.gate.turn import Session, Turn
+    from sightline.gate.turn_contract import Session, Turn
 
 log = logging.getLogger(__name__)
 
@@ -140,11 +142,9 @@ class AcpProvider:
             self.client.flush_thought(ctx)
             self.client.flush_text(ctx)
             if response.stop_reason == "max_tokens":
-                session.transcript.add_note(
-                    "The agent stopped at its token limit.", "SightlineWarning"
-                )
+                session.transcript.add_note(*narrator.token_limit(None))
             elif response.stop_reason == "refusal":
-                session.transcript.add_note("The agent refused to continue.", "SightlineWarning")
+                session.transcript.add_note(*narrator.agent_refused())
             self._check_mcp(session, servername)
             return "stopped" if response.stop_reason == "cancelled" else "done"
         except (ConnectionError, OSError, EOFError) as err:
@@ -210,17 +210,8 @@ class AcpProvider:
         self._mcp_checked = True
         if mcp_running(self._proc.proc.pid) is not False:
             return
-        why = (
-            " (Gemini CLI starts MCP servers only in a folder you trust: trust this one in "
-            "Gemini CLI)"
-            if self.spec.name == "gemini"
-            else ""
-        )
-        session.transcript.add_note(
-            f"The agent {self.spec.name!r} did not start sightline's MCP server, so it cannot "
-            f"reveal code in this Neovim{why}.",
-            "SightlineWarning",
-        )
+        note = narrator.agent_without_mcp(self.spec.name, self.spec.name == "gemini")
+        session.transcript.add_note(*note)
 
     def _reset(self) -> None:
         if self._proc is not None:
@@ -242,13 +233,7 @@ class AcpProvider:
         paths = [p for p in snapshot.changed(before, after) if p not in written]
         if not paths:
             return
-        shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
-        lines: list[tuple[str, str | None]] = [
-            (
-                f"⚠ changed on disk by the agent, not through the review gate: {shown}",
-                "SightlineWarning",
-            )
-        ]
+        lines = narrator.bypassed(paths)
         session.transcript.add_lines(lines)
         session.record(_lines_record("bypass", lines, paths=paths))
         session.ui.event("SightlineAcpBypass", {"turn": turn.id, "paths": paths})
@@ -316,7 +301,7 @@ class AcpProvider:
                 )
                 self.session_id = old
                 self._remember_modes(loaded.modes if loaded else None)
-                session.transcript.add_note(f"Resumed the agent's session {old}.")
+                session.transcript.add_note(*narrator.agent_resumed(old))
                 return
             except Exception as err:
                 log.info("session/load of %s failed: %s", old, err)
@@ -326,10 +311,7 @@ class AcpProvider:
         self.session_id = created.session_id
         self._remember_modes(created.modes)
         if old or _has_history(session):
-            session.transcript.add_note(
-                "The agent starts a new session: it does not know the conversation above.",
-                "SightlineWarning",
-            )
+            session.transcript.add_note(*narrator.agent_new_session())
         session.record(
             {
                 "type": "acp",

@@ -42,9 +42,9 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from sightline.domain import diff, workspace
+from sightline.domain import diff, narrator, workspace
 from sightline.domain.errors import Refused
-from sightline.domain.plan import checklist
+from sightline.domain.narrator import checklist
 from sightline.editor.port import FlatRange
 from sightline.gate import selection
 from sightline.gate.policy import Kind, allowed_kinds
@@ -53,7 +53,7 @@ from sightline.gate.selection import BYTES, lost, offset
 from sightline.mentions.parts import buffer_reader
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Session, Turn
+    from sightline.gate.turn_contract import Session, Turn
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +63,6 @@ WHOLE = 1 << 30
 # Kinds of tool call that only look: everything else may change something.
 LOOKING = frozenset({"read", "search", "think", "fetch"})
 WRITING = frozenset({"edit", "delete", "move"})
-STATUS_WORDS = {
-    "pending": ("•", "pending", "SightlineNote"),
-    "in_progress": ("…", "in progress", "SightlineNote"),
-    "completed": ("✔", "done", "SightlineNote"),
-    "failed": ("✗", "failed", "SightlineError"),
-}
 REFUSED = -32001  # the JSON-RPC error code of a request sightline refused
 # sightline's own MCP server, injected into every session (AcpProvider._mcp_servers).
 MCP_SERVER = "sightline"
@@ -210,8 +204,7 @@ class SightlineClient:
         head: tuple[str, str | None] | None = None
         if status and status != call["status"]:
             call["status"] = status
-            icon, word, group = STATUS_WORDS[status]
-            head = (f"{icon} {call['title']} ({word})", group)
+            head = narrator.call_status(call["title"], status)
             if call["row"] is not None:
                 self.flush_text(ctx)
                 transcript.set_line(call["row"], *head)
@@ -231,10 +224,10 @@ class SightlineClient:
         shown: set[str] = call.setdefault("shown", set())
         for loc in update.locations or []:
             # A location is shown as `path:line`, a chip the user may follow; never a jump.
-            chip = f"  ↳ {_shown_path(ws, loc.path)}:{max(1, loc.line or 1)}"
-            if chip not in shown:
-                shown.add(chip)
-                lines.append((chip, "SightlineNote"))
+            chip = narrator.call_location(_shown_path(ws, loc.path), max(1, loc.line or 1))
+            if chip[0] not in shown:
+                shown.add(chip[0])
+                lines.append(chip)
         for item in update.content or []:
             if isinstance(item, FileEditToolCallContent):
                 rel = _shown_path(ws, item.path)
@@ -242,7 +235,7 @@ class SightlineClient:
                 if key in shown or _real(ws, item.path) in ctx.written:
                     continue
                 shown.add(key)
-                lines.append((f"  diff {rel}", "SightlineNote"))
+                lines.append(narrator.call_diff_header(rel))
                 lines += diff.compact_diff(item.old_text or "", item.new_text)
         if lines:
             self.flush_text(ctx)
@@ -372,7 +365,7 @@ class SightlineClient:
             self._refuse(ctx, f"{verb} {path}", err.message)
 
     def _refuse(self, ctx: TurnContext, what: str, why: str) -> Any:
-        ctx.session.transcript.add_note(f"✗ refused {what}: {why}", "SightlineError")
+        ctx.session.transcript.add_note(*narrator.refused(what, why))
         ctx.session.ui.schedule()
         raise _refused(f"refused by sightline: {why}")
 
@@ -411,7 +404,7 @@ class SightlineClient:
             return None
 
         def reject(why: str) -> PermissionOption | None:
-            session.transcript.add_note(f"✗ refused permission: {title} ({why})", "SightlineError")
+            session.transcript.add_note(*narrator.refused(f"permission: {title}", why))
             session.ui.schedule()
             return pick("reject_once", "reject_always")
 
@@ -442,15 +435,14 @@ class SightlineClient:
         data: dict[str, Any] = {"permission": [o.name for o in options]}
         if proposal is not None:
             data["proposal"] = proposal
-        session.transcript.add_note(f"? permission: {title} (accept or reject)", "SightlineWarning")
+        session.transcript.add_note(*narrator.asked_permission(title))
         item = turn.gate.ask(gate_kind, f"allow {title}", data)
         if turn.cancelled():
             return None  # the protocol's answer to a permission the user stopped: cancelled
         if item.decision != "accept":
-            why = f"rejected: {item.reason}" if item.reason else "rejected"
-            session.transcript.add_note(f"✗ {why}", "SightlineWarning")
+            session.transcript.add_note(*narrator.rejected(item.reason))
             return pick("reject_once", "reject_always")
-        session.transcript.add_note(f"✔ allowed {title}")
+        session.transcript.add_note(*narrator.allowed(title))
         if item.reason.strip().lower() == "always":
             return pick("allow_always", "allow_once")
         return pick("allow_once", "allow_always")

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from sightline.domain.errors import Refused
-from sightline.domain.extensions import Extension, format_capabilities, real_path
-from sightline.domain.workspace import resolve
+from sightline.domain.extensions import Extension, format_capabilities
+from sightline.domain.workspace import Outside, real_path, resolve, within
 from sightline.mentions.parse import Mention, parse_mentions
 
 log = logging.getLogger(__name__)
@@ -231,18 +231,12 @@ def resolve_in_workspace(workspace: Path, raw: str) -> Path:
 
 
 def resolve_inside(folder: Path, rel: str) -> Path:
-    """The real path of an extension's context file; it must stay in the folder."""
-    if os.path.isabs(rel) or rel.startswith("~"):
-        raise SkippedFile("absolute path")
-    root = real_path(folder)
-    return _confined(root, real_path(root / rel), rel)
-
-
-def _confined(root: Path, target: Path, shown: str) -> Path:
-    # real_path followed every symlink, so this also catches links pointing out.
-    if not target.is_relative_to(root):
-        raise SkippedFile(f"{shown} resolves outside {root}")
-    return target
+    """The real path of an extension's context file; it must stay in the folder (the one
+    rule, domain/workspace.py `within`)."""
+    try:
+        return within(folder, rel)
+    except Outside as out:
+        raise SkippedFile(str(out)) from None
 
 
 def read_disk_file(path: Path, max_bytes: int) -> bytes | None:

@@ -1,8 +1,8 @@
-"""The running turn as the tools, the gate, the MCP client and an ACP agent see it.
+"""The turn contract: the running turn as the tools, the gate, the MCP client and ACP see it.
 
-agent/session.py's Turn and Session implement these Protocols; the code below the agent
-names only them, so it never imports the agent (tests/test_layers.py) and can be driven by
-a plain object in a test.
+agent/turn.py's Turn and agent/session.py's Session implement these Protocols; the code
+below the agent names only them, so it never imports the agent
+(tests/unit/test_package_layers.py) and can be driven by a plain object in a test.
 """
 
 from __future__ import annotations

@@ -1,0 +1,106 @@
+---@mod sightline.ui.pane.composer  The composer: send, recall sent prompts, the hint while it is empty.
+local M = {}
+local api = vim.api
+local state = require('sightline.ui.pane.state')
+local notice = require('sightline.ui.pane.notice')
+local S = state.S
+
+local hint_ns = api.nvim_create_namespace('sightline.hint')
+
+---Send the composer's text (refused, with a note, when it is empty).
+function M.submit()
+  if not state.valid_buf(S.cbuf) then
+    return
+  end
+  local text = table.concat(api.nvim_buf_get_lines(S.cbuf, 0, -1, false), '\n')
+  if vim.trim(text) == '' then
+    notice.notice('sightline: nothing to send: type a message first')
+    return
+  end
+  if notice.refused(require('sightline').send(text)) then
+    notice.clear()
+    table.insert(S.prompts, text)
+    S.prompt_index, S.draft = nil, nil
+    api.nvim_buf_set_lines(S.cbuf, 0, -1, false, {})
+  end
+end
+
+---Step through sent prompts in the composer (delta -1 older, +1 newer). The unsent draft is
+---kept when stepping away and comes back past the newest prompt.
+---@param delta integer -1 or +1
+function M.recall(delta)
+  if #S.prompts == 0 or not state.valid_buf(S.cbuf) then
+    return
+  end
+  local i = (S.prompt_index or (#S.prompts + 1)) + delta
+  i = math.max(1, math.min(#S.prompts + 1, i))
+  if i == (S.prompt_index or (#S.prompts + 1)) then
+    return
+  end
+  if S.prompt_index == nil then
+    S.draft = api.nvim_buf_get_lines(S.cbuf, 0, -1, false)
+  end
+  local lines
+  if i > #S.prompts then
+    S.prompt_index, lines, S.draft = nil, S.draft or { '' }, nil
+  else
+    S.prompt_index, lines = i, vim.split(S.prompts[i], '\n', { plain = true })
+  end
+  api.nvim_buf_set_lines(S.cbuf, 0, -1, false, lines)
+end
+
+---<Up>/<Down> in the composer: recall at its first/last line, move the cursor elsewhere.
+---@param delta integer -1 or +1
+---@return function
+function M.recall_key(delta)
+  return function()
+    local row = api.nvim_win_get_cursor(0)[1]
+    local edge = delta < 0 and 1 or api.nvim_buf_line_count(0)
+    if row == edge then
+      M.recall(delta)
+    else
+      vim.cmd('normal! ' .. (delta < 0 and 'k' or 'j'))
+    end
+  end
+end
+
+-- The composer's hint: virtual text while it is empty (never buffer text), drawn by a
+-- decoration provider so that nothing runs on a keystroke but the redraw itself.
+local function hint_text()
+  local keys = require('sightline.config').get().pane.keys
+  local parts = { 'Ask the agent' }
+  if keys.submit then
+    table.insert(parts, keys.submit .. ' sends')
+  end
+  if keys.send then
+    table.insert(parts, keys.send .. ' in Normal mode too')
+  end
+  table.insert(parts, '@ mentions a file')
+  return table.concat(parts, ' · ')
+end
+
+local hint_registered = false
+---Draw the hint in the composer whenever it is empty (once per Neovim).
+function M.register_hint()
+  if hint_registered then
+    return
+  end
+  hint_registered = true
+  api.nvim_set_decoration_provider(hint_ns, {
+    on_win = function(_, _, buf)
+      return buf == S.cbuf and api.nvim_buf_line_count(buf) == 1
+    end,
+    on_line = function(_, _, buf, row)
+      if row == 0 and api.nvim_buf_get_lines(buf, 0, 1, false)[1] == '' then
+        api.nvim_buf_set_extmark(buf, hint_ns, 0, 0, {
+          virt_text = { { hint_text(), 'SightlineHint' } },
+          virt_text_pos = 'overlay',
+          hl_mode = 'combine',
+          ephemeral = true,
+        })
+      end
+    end,
+  })
+end
+
+return M

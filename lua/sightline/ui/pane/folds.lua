@@ -1,0 +1,108 @@
+---@mod sightline.ui.pane.folds  The transcript's folds: the spans the core marked, and how they show.
+local M = {}
+local api = vim.api
+local state = require('sightline.ui.pane.state')
+local S = state.S
+
+-- Folds and the current reply's Markdown are updated from the delta's first row on, never
+-- over the whole transcript: a streamed delta costs the same at 100 rows and at 100 000.
+
+---Take a delta's fold spans.
+---@param start integer the delta's first row (0-based)
+---@param folds integer[][]? the spans from `start` on
+---@return boolean changed whether a span was dropped or added
+function M.apply(start, folds)
+  -- Spans come sorted and disjoint: those ending at or before `start` stay, the rest the
+  -- delta sends again.
+  local keep, changed = S.folds, false
+  while #keep > 0 and keep[#keep][2] > start do
+    keep[#keep], changed = nil, true
+  end
+  for _, span in ipairs(folds or {}) do
+    keep[#keep + 1], changed = span, true
+  end
+  return changed
+end
+
+---Whether a 0-based row lies in a fold span (bisection over the sorted spans).
+local function folded(row)
+  local spans = S.folds
+  local lo, hi = 1, #spans
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    local span = spans[mid]
+    if row < span[1] then
+      hi = mid - 1
+    elseif row >= span[2] then
+      lo = mid + 1
+    else
+      return true
+    end
+  end
+  return false
+end
+
+---The transcript's fold expression: rows the core marked (long command output, thinking).
+---@return string
+function M.expr()
+  return folded(vim.v.lnum - 1) and '1' or '0'
+end
+
+---'foldtext' of the transcript: a fold's header and how many lines it hides.
+---@return string
+function M.text()
+  local n = vim.v.foldend - vim.v.foldstart + 1
+  local first = vim.fn.getline(vim.v.foldstart)
+  if vim.startswith(first, '∴') then -- the model's thinking, folded from its header on
+    return ('%s  ▸ %d %s (zo shows them)'):format(first, n - 1, n - 1 == 1 and 'line' or 'lines')
+  end
+  return ('  ▸ %d more %s of output (zo shows them)'):format(n, n == 1 and 'line' or 'lines')
+end
+
+---Compute the transcript's folds again in every window showing it (after Insert mode):
+---setting 'foldmethod' recomputes them, keeps the state of folds the user opened or
+---closed, and closes new ones as 'foldlevel' says.
+function M.refresh()
+  S.folds_stale = false
+  if not state.valid_buf(S.tbuf) then
+    return
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(S.tbuf)) do
+    vim.wo[win][0].foldmethod = 'expr'
+  end
+end
+
+---The row after the last one a window whose first row is `top` can show: one screen row
+---per line at least, a fold span counted as one row even when open (more is only rendered
+---early, never missed).
+---@param win integer
+---@param top integer the window's first row (0-based)
+---@return integer
+function M.view_end(win, top)
+  local count = api.nvim_buf_line_count(api.nvim_win_get_buf(win))
+  local height = api.nvim_win_get_height(win)
+  -- The first fold span ending after `top` (bisection), then the spans in order.
+  local spans = S.folds
+  local lo, hi = 1, #spans + 1
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if spans[mid][2] <= top then
+      lo = mid + 1
+    else
+      hi = mid
+    end
+  end
+  local row, rows, i = top, 0, lo
+  while rows < height and row < count do
+    local span = spans[i]
+    if span and row >= span[1] then
+      row, i = span[2], i + 1
+    else
+      row = row + 1
+    end
+    rows = rows + 1
+  end
+  return row
+end
+
+return M

@@ -1,0 +1,220 @@
+---@mod sightline.ui.pane.markdown  The transcript's Markdown: tree-sitter highlights, rendered as windows show them.
+local M = {}
+local api = vim.api
+local state = require('sightline.ui.pane.state')
+local folds = require('sightline.ui.pane.folds')
+local S = state.S
+
+local md_ns = api.nvim_create_namespace('sightline.markdown')
+local md_view_ns = api.nvim_create_namespace('sightline.markdown.view') -- its provider's
+
+---The first row of the last block-level node of a rendered span: the rows above it are
+---complete blocks that what streams in later cannot change, so the next delta into the same
+---span re-parses from here only.
+local function last_block_row(tree, first)
+  local node = tree:root()
+  while node do
+    local n = node:named_child_count()
+    local last = n > 0 and node:named_child(n - 1) or nil
+    if not last then
+      break
+    end
+    -- Sections and lists hold blocks of their own: a new item re-parses from its own start.
+    if last:type() ~= 'section' and last:type() ~= 'list' then
+      local row = last:range()
+      return first + row
+    end
+    node = last
+  end
+  return first
+end
+
+---Paint one span of Markdown rows with the tree-sitter parsers Neovim ships: the
+---highlights queries of markdown, markdown_inline and of every injected language that has a
+---parser; `conceal` hides markers in the transcript window (conceallevel 2).
+local function render_markdown(buf, first, last)
+  local lines = api.nvim_buf_get_lines(buf, first, last, false)
+  -- A closing fence is only one when a newline ends it.
+  local text = table.concat(lines, '\n') .. '\n'
+  if not text:find('[%*_`#~%[%]>|<&\\]') then
+    -- Plain prose: nothing to render, and every blank line is a block boundary.
+    for i = #lines, 1, -1 do
+      if lines[i] == '' then
+        return first + i - 1
+      end
+    end
+    return first
+  end
+  local ok, parser = pcall(vim.treesitter.get_string_parser, text, 'markdown')
+  if not ok or not parser then
+    return first
+  end
+  local pok, trees = pcall(parser.parse, parser, true)
+  if not pok or not trees or not trees[1] then
+    return first
+  end
+  local resume = last_block_row(trees[1], first)
+  parser:for_each_tree(function(tree, ltree)
+    local lang = ltree:lang()
+    -- An injected language paints over its host (the lua in a fence over the fence's own
+    -- group): trees come in no fixed order, so depth decides, not the order of painting.
+    local depth, up = 0, ltree:parent()
+    while up do
+      depth, up = depth + 1, up:parent()
+    end
+    local qok, query = pcall(vim.treesitter.query.get, lang, 'highlights')
+    if not qok or not query then
+      return
+    end
+    for id, node, metadata in query:iter_captures(tree:root(), text, 0, -1) do
+      local name = query.captures[id]
+      if name ~= 'spell' and name ~= 'nospell' and name:sub(1, 1) ~= '_' then
+        local sr, sc, er, ec = node:range()
+        local md = metadata[id] or {}
+        local opts = {
+          end_row = first + er,
+          end_col = ec,
+          hl_group = '@' .. name .. '.' .. lang,
+          -- A query's own priority replaces the default (markdown sets 90 on code blocks so
+          -- that what is inside them wins); injected trees sit above their host.
+          priority = (tonumber(metadata.priority or md.priority) or 100) + 10 * depth,
+          strict = false,
+        }
+        local conceal = metadata.conceal or md.conceal
+        if conceal then
+          opts.conceal = conceal
+        end
+        if metadata.conceal_lines ~= nil or md.conceal_lines ~= nil then
+          opts.conceal_lines = ''
+        end
+        pcall(api.nvim_buf_set_extmark, buf, md_ns, first + sr, sc, opts)
+      end
+    end
+  end)
+  return resume
+end
+
+local function render_span(buf, p)
+  local ok, row = pcall(render_markdown, buf, p[1], p[2]) -- a nicety; the text is there
+  if p[3] == S.md_last then
+    S.md_resume = { first = p[3], row = ok and row or p[1] }
+  end
+end
+
+---Render the pending Markdown spans that rows [top, view_end) of `win` reach; with `limit`,
+---at most that many, and rows `margin` view heights around the view count as in it.
+local function render_near(buf, win, top, margin, limit)
+  local pending = S.md_pending
+  if #pending == 0 then
+    return 0
+  end
+  local bottom = folds.view_end(win, top)
+  local reach = (bottom - top) * (margin or 0)
+  top, bottom = top - reach, bottom + reach
+  local kept, done = {}, 0
+  for _, p in ipairs(pending) do
+    if p[2] > top and p[1] < bottom and (not limit or done < limit) then
+      render_span(buf, p)
+      done = done + 1
+    else
+      kept[#kept + 1] = p
+    end
+  end
+  S.md_pending = kept
+  return done
+end
+
+local function render_pending(buf, win, top)
+  render_near(buf, win, top)
+end
+
+-- Spans a few screens around the view are rendered ahead, one per turn of the event loop,
+-- so that scrolling finds them ready and a key typed meanwhile waits for one span at most.
+local PREFETCH_SCREENS = 2
+local prefetching = false
+local function prefetch()
+  prefetching = false
+  local buf = S.tbuf
+  if not state.valid_buf(buf) or #S.md_pending == 0 then
+    return
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if render_near(buf, win, vim.fn.line('w0', win) - 1, PREFETCH_SCREENS, 1) > 0 then
+      prefetching = true
+      vim.schedule(prefetch)
+      return
+    end
+  end
+end
+
+---Render ahead the Markdown around the transcript's view (on WinScrolled, after a delta).
+function M.prefetch()
+  if not prefetching and #S.md_pending > 0 then
+    prefetching = true
+    vim.schedule(prefetch)
+  end
+end
+
+local registered = false
+---Spans scrolled into view are rendered as the window is drawn: the provider's on_win runs
+---before the window's lines are, and extmarks set there are used in that same redraw.
+function M.register()
+  if registered then
+    return
+  end
+  registered = true
+  api.nvim_set_decoration_provider(md_view_ns, {
+    on_win = function(_, win, buf, toprow)
+      if buf == S.tbuf and #S.md_pending > 0 then
+        pcall(render_pending, buf, win, toprow)
+      end
+      return false
+    end,
+  })
+end
+
+---Take a delta's Markdown spans: a span reaching into the new rows is rendered with its
+---context, whole, or from the start of its last block when the previous delta rendered the
+---same span (a streamed reply grows at its end; the blocks above it are final and keep
+---their marks).
+---@param buf integer the transcript
+---@param start integer the delta's first row (0-based)
+---@param spans integer[][]? the delta's Markdown spans, {first, end}
+function M.take(buf, start, spans)
+  spans = spans or {}
+  local resume = S.md_resume
+  local froms = {}
+  local from = start
+  for i, span in ipairs(spans) do
+    froms[i] = span[1]
+    if resume and resume.first == span[1] and resume.row >= span[1] and resume.row <= start then
+      froms[i] = resume.row
+    end
+    from = math.min(from, froms[i])
+  end
+  api.nvim_buf_clear_namespace(buf, md_ns, from, -1)
+  S.md_resume = nil
+  -- Spans are rendered when a window shows them: now for those in view, the others as they
+  -- scroll into view (M.register). The delta sends again every span it reaches.
+  local pending = S.md_pending
+  while #pending > 0 and pending[#pending][2] > start do
+    pending[#pending] = nil
+  end
+  for i, span in ipairs(spans) do
+    pending[#pending + 1] = { froms[i], span[2], span[1] }
+  end
+  if #spans > 0 then
+    S.md_last = spans[#spans][1]
+  end
+end
+
+---Render the pending spans every window on `buf` shows, then those around them ahead.
+---@param buf integer the transcript
+function M.render_visible(buf)
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    render_pending(buf, win, vim.fn.line('w0', win) - 1)
+  end
+  M.prefetch()
+end
+
+return M

@@ -1,0 +1,74 @@
+---@mod sightline.ui.pane.transcript  Apply the core's transcript deltas: rows, highlights, folds, Markdown, chips.
+local M = {}
+local api = vim.api
+local state = require('sightline.ui.pane.state')
+local layout = require('sightline.ui.pane.layout')
+local folds = require('sightline.ui.pane.folds')
+local markdown = require('sightline.ui.pane.markdown')
+local notice = require('sightline.ui.pane.notice')
+local S = state.S
+
+local ns = api.nvim_create_namespace('sightline.transcript')
+
+-- Neovim does not update 'foldexpr' folds while Insert mode is on (the composer's usual
+-- state while a reply streams), so a fold a delta brings in Insert mode (thinking, command
+-- output) is computed when Insert mode ends: see the ModeChanged autocommand. Replacing the
+-- rows through `:normal` instead froze a Neovim without a UI.
+local function set_rows(buf, start, lines, folds_changed)
+  if folds_changed and api.nvim_get_mode().mode:match('^[iR]') then
+    S.folds_stale = true -- recomputed when Insert mode ends: O(lines), ~3 ms per 1 000
+  end
+  api.nvim_buf_set_lines(buf, start, -1, false, lines)
+end
+
+---Apply a delta computed by the core: replace rows from `start`, repaint their highlights.
+---@param delta table {start, lines, highlights, folds, …} rows from `start` (0-based)
+function M.apply(delta)
+  layout.ensure_buffers()
+  local buf = S.tbuf
+  local count = api.nvim_buf_line_count(buf)
+  if delta.start > count then
+    -- A delta was lost (core restarted mid-update): ask for the whole transcript.
+    local res = require('sightline.host').request('transcript.full')
+    if not res then
+      return
+    end
+    delta = res.transcript
+  end
+  local follow = state.valid_win(S.twin) and api.nvim_win_get_cursor(S.twin)[1] >= count
+  local folds_changed = folds.apply(delta.start, delta.folds)
+  vim.bo[buf].modifiable = true
+  local lines = delta.lines
+  if delta.start == 0 and #lines == 0 then
+    lines = { '' }
+  end
+  set_rows(buf, delta.start, lines, folds_changed)
+  vim.bo[buf].modifiable = false
+  api.nvim_buf_clear_namespace(buf, ns, delta.start, -1)
+  for _, h in ipairs(delta.hls or {}) do
+    local row, col, end_col, group = h[1], h[2], h[3], h[4]
+    if end_col < 0 then
+      api.nvim_buf_set_extmark(buf, ns, row, 0, { line_hl_group = group })
+    else
+      api.nvim_buf_set_extmark(buf, ns, row, col, { end_col = end_col, hl_group = group })
+    end
+  end
+  markdown.take(buf, delta.start, delta.md)
+  require('sightline.ui.chips').apply(buf, delta.start, delta.chips)
+  notice.render()
+  if follow then
+    local last = api.nvim_buf_line_count(buf)
+    api.nvim_win_set_cursor(S.twin, { last, 0 })
+    if delta.start == 0 then
+      -- A whole transcript (opened, reopened after a restart) fills the window from the
+      -- end: the view of the longer text it replaced would hide its top behind blank rows.
+      local top = math.max(1, last - api.nvim_win_get_height(S.twin) + 1)
+      api.nvim_win_call(S.twin, function()
+        vim.fn.winrestview({ topline = top })
+      end)
+    end
+  end
+  markdown.render_visible(buf)
+end
+
+return M

@@ -1,0 +1,67 @@
+---@mod sightline.ui.receive  What the core tells the UI, in one place: pushed updates, status changes, its exit.
+---
+--- Pushes arrive through port.lua `notify_ui` (an RPC notification: the core waits for no
+--- answer); a status also comes with each answer of host.request, and the host reports a core
+--- that ended on its own. Everything here draws or fires events; nothing calls the core but
+--- the pane's request for the whole transcript when a delta was lost.
+local M = {}
+
+---Apply one batched update (the part of M.update that may fail).
+local function apply(payload)
+  if payload.transcript then
+    require('sightline.ui.pane').apply(payload.transcript)
+  end
+  if payload.status then
+    require('sightline.host').set_status(payload.status)
+  end
+  for _, ev in ipairs(payload.events or {}) do
+    if ev.name == 'SightlineTurnEnd' then
+      require('sightline.port.scope').unwatch_all()
+      local inline = package.loaded['sightline.ui.inline']
+      if inline then
+        inline.clear()
+      end
+    end
+    vim.api.nvim_exec_autocmds('User', { pattern = ev.name, data = ev.data, modeline = false })
+  end
+end
+
+---A batched push from the core: transcript delta, status, events.
+---@param payload table {transcript?, status?, events?}
+function M.update(payload)
+  -- Called as an RPC notification, whose errors Neovim would swallow: report them.
+  local ok, err = xpcall(apply, debug.traceback, payload)
+  if not ok then
+    vim.notify('sightline: failed to apply an update from the core: ' .. tostring(err), vim.log.levels.ERROR)
+  end
+end
+
+---The host's mirror of the core's status changed (a push or an answer): redraw what shows it.
+---@param status table the new status
+---@param before string? the state before
+function M.status(status, before)
+  require('sightline.ui.pane').on_state(status, before)
+end
+
+---What the Lua side drew or watched for the core that asked: gone with that core, however
+---it ended (a crash, a restart, a shutdown), so no stale marks or keys remain.
+function M.core_gone()
+  local inline = package.loaded['sightline.ui.inline']
+  if inline then
+    inline.clear()
+  end
+  local scope = package.loaded['sightline.port.scope']
+  if scope then
+    scope.unwatch_all()
+  end
+end
+
+---The core ended on its own (the host already said so with vim.notify): the pane shows it
+---and the turn it ran, if any, ends for the listeners.
+---@param msg string? what the host reported
+function M.core_exit(msg)
+  require('sightline.ui.pane').on_core_exit(msg)
+  vim.api.nvim_exec_autocmds('User', { pattern = 'SightlineTurnEnd', data = { status = 'crashed' }, modeline = false })
+end
+
+return M

@@ -1,0 +1,267 @@
+"""The turn loop: stream a reply, run the tools it calls, record both, until the reply
+calls none (or the turn is stopped, fails or reaches tools.max_iterations)."""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from typing import Any
+
+from sightline.agent import compacting, compaction
+from sightline.agent.prompt import RULES_MAX_FILE_BYTES, load_rules, system_prompt
+from sightline.agent.replay import show_outcome
+from sightline.agent.state import SessionState
+from sightline.agent.turn import Turn
+from sightline.domain import narrator
+from sightline.domain.errors import Refused
+from sightline.domain.wire import clean_text, wire_messages
+from sightline.gate.policy import allowed_kinds
+from sightline.gate.turn_contract import ToolResult
+from sightline.providers.base import (
+    Notice,
+    ProviderError,
+    Reply,
+    Request,
+    Retrying,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+)
+from sightline.tools.base import Tool, call_label, tools_for
+
+log = logging.getLogger(__name__)
+
+
+def run(session: SessionState, turn: Turn) -> None:
+    """A turn's worker thread, from the credentials to its end."""
+    status = "done"
+    try:
+        try:
+            # Credentials first (api_key_cmd): the key must be known to the redactor
+            # before the user's message is written to history.
+            session.provider.prepare()
+            pending = turn.user
+            if pending is not None:
+                # Parts that need a worker thread (MCP resources), after the typed text.
+                content = pending["content"]
+                used = sum(_utf8_len(str(b.get("text", ""))) for b in content[1:])
+                late = session.late_parts(session.workspace, pending["visible"], used)
+                with turn.lock:
+                    content.extend({"type": "text", "text": part} for part in late)
+        finally:
+            with turn.lock:
+                user, turn.user = turn.user, None
+                if user is not None:
+                    session.record(user)
+        if turn.cancelled() or user is None:
+            return  # stopped while the key was fetched: nothing is sent
+        # The seam for providers that run whole turns (providers/base.py TurnRunner).
+        run_turn = getattr(session.provider, "run_turn", None)
+        status = run_turn(turn, user) if callable(run_turn) else _loop(session, turn)
+    except ProviderError as err:
+        status = "error"
+        if not turn.cancelled():
+            session.transcript.add_note(*narrator.error(err.message))
+            session.record({"type": "event", "event": "error", "text": err.message})
+    except Exception as err:
+        status = "error"
+        log.error("turn %d failed:\n%s", turn.id, traceback.format_exc())
+        if not turn.cancelled():
+            session.transcript.add_note(*narrator.internal_error(err))
+    finally:
+        session.finish(turn, status)
+
+
+def tools(session: SessionState, turn: Turn, mode: str) -> list[Tool]:
+    scoped = turn.scope is not None
+    extra = session.extra_tools(session.workspace, allowed_kinds(mode, scoped))
+    return tools_for([*session.registry, *extra], mode, scoped)
+
+
+def _loop(session: SessionState, turn: Turn) -> str:
+    mode = session.mode
+    cfg = session.cfg
+    accounts = session.accounts
+    # Read once per turn: the system prompt stays the same for every request of the turn
+    # (the prompt cache serves it).
+    rules = load_rules(session.workspace) if cfg.rules else []
+    if rules:
+        cut = [r.path for r in rules if r.cut]
+        note = narrator.rules([r.path for r in rules], cut, RULES_MAX_FILE_BYTES // 1024)
+        session.transcript.add_note(*note)
+        session.ui.schedule()
+    system = system_prompt(session.workspace, mode, turn.scope is not None, rules)
+    for iteration in range(cfg.max_iterations + 1):
+        # Each request asks again: an MCP server that died since is left out.
+        offered = tools(session, turn, mode)
+        by_name = {tool.name: tool for tool in offered}
+        assert session.conversation is not None
+        if accounts.last_context >= compaction.TRIGGER * accounts.context_window():
+            compacting.auto(session, turn)
+            if turn.cancelled():
+                return "stopped"
+        request = Request(
+            # The workspace path may hold bytes that are not UTF-8 (surrogate escapes).
+            system=clean_text(system),
+            messages=wire_messages(session.conversation.records),
+            tools=[tool.spec() for tool in offered],
+        )
+        reply = _stream(session, turn, request)
+        if reply is None:
+            return "stopped"
+        with turn.lock:
+            if turn.cancelled():
+                return "stopped"
+            turn.partial = ""
+            if reply.content:
+                session.record(
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": reply.content,
+                        "stop_reason": reply.stop_reason,
+                        "usage": {
+                            "input": reply.input_tokens,
+                            "output": reply.output_tokens,
+                            "cache_read": reply.cache_read_tokens,
+                            "cache_write": reply.cache_write_tokens,
+                        },
+                    }
+                )
+        accounts.replied(reply)
+        if reply.stop_reason == "max_tokens":
+            session.transcript.add_note(*narrator.token_limit(cfg.provider.max_tokens))
+        calls = [b for b in reply.content if b.get("type") == "tool_use"]
+        if not calls:
+            return "done"
+        if iteration == cfg.max_iterations:
+            session.answer_unrun(calls, "not run: the turn reached tools.max_iterations")
+            session.transcript.add_note(*narrator.iteration_limit(cfg.max_iterations))
+            return "limit"
+        results = _run_calls(session, turn, by_name, calls)
+        with turn.lock:
+            if turn.cancelled():
+                return "stopped"
+            session.record({"type": "message", "role": "user", "content": results})
+    return "done"
+
+
+def _stream(session: SessionState, turn: Turn, request: Request) -> Reply | None:
+    transcript, ui = session.transcript, session.ui
+    reply: Reply | None = None
+    first = True
+    for event in session.provider.stream(request, turn.cancelled):
+        if turn.cancelled():
+            return None
+        if isinstance(event, TextDelta | ThinkingDelta):
+            with turn.lock:
+                if turn.cancelled():
+                    return None
+                if isinstance(event, TextDelta):
+                    turn.partial += event.text
+                    transcript.append_text(event.text)
+                else:
+                    transcript.append_thinking(event.text)
+            if first:  # the first text shows at once; the rest is batched
+                first = False
+                ui.show_now()
+            else:
+                ui.schedule()
+        elif isinstance(event, Usage):
+            session.accounts.streaming(event)
+            ui.schedule()
+        elif isinstance(event, Notice):
+            transcript.add_note(*narrator.notice(event.text))
+            ui.schedule()
+        elif isinstance(event, Retrying):
+            note = narrator.retrying(event.reason, event.delay_s, event.attempt, event.of)
+            transcript.add_note(*note)
+            ui.schedule()
+        else:
+            reply = event
+    return None if turn.cancelled() else reply
+
+
+def _run_calls(
+    session: SessionState, turn: Turn, by_name: dict[str, Tool], calls: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One result per call, in order. A call whose id an earlier call of the same reply
+    already used is answered without running (the API requires unique ids; the request
+    gives it a fresh one, see domain/wire.py)."""
+    seen: set[Any] = set()
+    results = []
+    for call in calls:
+        key = call.get("id")
+        if isinstance(key, str) and key not in seen:
+            seen.add(key)
+            results.append(_run_tool(session, turn, by_name, call))
+            continue
+        why = "not run: this tool_use has the same id as another call in this reply"
+        if not isinstance(key, str):
+            why = "not run: this tool_use has no id"
+        session.transcript.add_note(*narrator.refused_tool(str(call.get("name")), why))
+        results.append(
+            {"type": "tool_result", "tool_use_id": key, "content": why, "is_error": True}
+        )
+    return results
+
+
+def _run_tool(
+    session: SessionState, turn: Turn, by_name: dict[str, Tool], call: dict[str, Any]
+) -> dict[str, Any]:
+    transcript = session.transcript
+    name = str(call.get("name"))
+    tool = by_name.get(name)
+    raw_input = call.get("input")
+    if tool is not None and not isinstance(raw_input, dict):
+        # The model's arguments must be a JSON object; anything else is answered with an
+        # error it can read, and the call is not run.
+        got = _json_kind(raw_input)
+        result = ToolResult(
+            f"tool {name} was not run: its input must be a JSON object of arguments (got {got})",
+            True,
+        )
+        transcript.add_note(*narrator.refused_tool(name, f"its input is {got}, not an object"))
+    elif tool is None:
+        # The policy is enforced here, whatever the model asked for: nothing runs.
+        allowed = ", ".join(sorted(by_name)) or "none"
+        result = ToolResult(
+            f"tool {name!r} is not available in this turn (available: {allowed})", True
+        )
+        transcript.add_note(*narrator.refused_tool(name, "not available here"))
+    else:
+        args = dict(raw_input or {})
+        label = call_label(name, args)
+        row = transcript.add_note(*narrator.tool_call(label))
+        try:
+            result = tool.handler(turn, args)
+        except Refused as err:
+            result = ToolResult(err.message, True)
+        except Exception as err:
+            log.error("tool %s failed:\n%s", name, traceback.format_exc())
+            result = ToolResult(f"tool {name} failed: {type(err).__name__}: {err}", True)
+        show_outcome(transcript, row, name, label, result.content, result.is_error)
+    session.ui.schedule()
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": call.get("id"),
+        "content": result.content or "(no output)",
+    }
+    if result.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _json_kind(value: Any) -> str:
+    """How the model's JSON value is named in an error (`an array [1, 2]`)."""
+    kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    kind = kinds.get(type(value), "a number" if isinstance(value, int | float) else "a value")
+    if value is None:
+        return kind
+    shown = repr(value)
+    return f"{kind} {shown[:40] + '…' if len(shown) > 40 else shown}"
+
+
+def _utf8_len(text: str) -> int:
+    """Bytes of `text` as sent; a selection may hold bytes that are not UTF-8 (surrogates)."""
+    return len(text.encode("utf-8", errors="surrogateescape"))

@@ -1,0 +1,238 @@
+"""A conversation's state: its provider, history, accounts and status, and the ends of a
+turn (finish, stop, reset, reopen). agent/session.py starts turns on top of it; the turn
+loop (agent/loop.py) and compaction (agent/compacting.py) run them."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sightline.agent.accounting import Accounts, model_label
+from sightline.agent.replay import render_records
+from sightline.agent.turn import Turn
+from sightline.domain import history, narrator, paths
+from sightline.domain.config import CoreConfig
+from sightline.domain.errors import Refused
+from sightline.domain.wire import ABANDONED, unanswered
+from sightline.editor.port import Editor
+from sightline.gate.decisions import Gate
+from sightline.gate.policy import Kind
+from sightline.providers import make_provider
+from sightline.providers.base import Provider
+from sightline.tools.base import Tool
+from sightline.ui.chips import reference_finder
+from sightline.ui.push import Ui
+from sightline.ui.transcript import Transcript
+
+MODES = ("normal", "plan")
+
+
+class SessionState:
+    def __init__(
+        self,
+        editor: Editor,
+        cfg: CoreConfig,
+        workspace: str,
+        registry: list[Tool],
+        history_dir: Path | None = None,
+    ):
+        self.editor = editor
+        self.cfg = cfg
+        self.workspace = workspace
+        self.registry = registry
+        self.history_dir = history_dir or paths.history_dir()
+        self.mode = "normal"
+        self.autoaccept = cfg.autoaccept
+        self.transcript = Transcript(finder=reference_finder(workspace))
+        self.ui = Ui(editor, self.transcript, self.status)
+        self.gate = Gate(self.ui.schedule)
+        self.conversation: history.Conversation | None = None
+        self.turn: Turn | None = None
+        self.plan: list[dict[str, Any]] = []
+        self.accounts = Accounts(lambda: self.cfg.provider, lambda: self.provider.model)
+        self._provider: Provider | None = None
+        self._turn_ids = 0
+        self._status_seq = itertools.count(1)  # lets the Lua mirror drop out-of-order statuses
+        self._lock = threading.RLock()
+        # Tools and mention parts from outside the registry (the MCP client; Core sets them).
+        # Asked on the turn's worker thread, the one place that may wait on a server.
+        self.extra_tools: Callable[[str, frozenset[Kind]], list[Tool]] = lambda ws, kinds: []
+        self.late_parts: Callable[[str, str, int], list[str]] = lambda ws, text, used: []
+
+    # -- the provider -------------------------------------------------------------------------
+
+    @property
+    def provider(self) -> Provider:
+        """The configured provider, made on first use (and again after drop_provider)."""
+        if self._provider is None:
+            self._provider = make_provider(self.cfg.provider)
+        return self._provider
+
+    def drop_provider(self) -> None:
+        """Forget the provider (a new config or model): the next use makes one from `cfg`.
+        One that holds a process (an ACP agent) is closed, so the process ends with it."""
+        old, self._provider = self._provider, None
+        close = getattr(old, "close", None)
+        if callable(close):
+            close()
+
+    # -- status -------------------------------------------------------------------------------
+
+    def state(self) -> str:
+        if self.turn is None:
+            return "idle"
+        return "awaiting_decision" if self.gate.pending else "working"
+
+    def status(self) -> dict[str, Any]:
+        pending = self.gate.pending
+        turn = self.turn
+        return {
+            "seq": next(self._status_seq),
+            "state": self.state(),
+            "provider": self.cfg.provider.name,
+            "model": model_label(self.cfg)
+            if self.cfg.provider.name == "acp"
+            else self.provider.model,
+            "mode": self.mode,
+            "autoaccept": self.autoaccept,
+            "workspace": self.workspace,
+            "scope": turn.scope.flat() if turn and turn.scope else None,
+            "pending": pending.summary if pending else None,
+            "pending_kind": pending.kind if pending else None,
+            "conversation": self.conversation.id if self.conversation else None,
+            "conversation_path": str(self.conversation.path) if self.conversation else None,
+            "read_only": bool(self.conversation and self.conversation.read_only),
+            **self.accounts.usage(),
+            "turn_tokens": None if turn is None else self.accounts.running_turn(),
+        }
+
+    def set_mode(self, mode: str) -> None:
+        if mode not in MODES:
+            raise Refused(f"mode must be one of: {', '.join(MODES)} (got {mode!r})")
+        self.mode = mode
+        self.ui.schedule()
+
+    # -- history ------------------------------------------------------------------------------
+
+    def _conversation(self) -> history.Conversation:
+        if self.conversation is None:
+            self.conversation = history.Conversation.create(
+                self.history_dir,
+                self.workspace,
+                provider=self.cfg.provider.name,
+                model=self.provider.model,
+            )
+        return self.conversation
+
+    def record(self, record: dict[str, Any]) -> None:
+        self._conversation().append(record)
+
+    def answer_unrun(self, calls: list[dict[str, Any]], why: str) -> None:
+        results = [
+            {"type": "tool_result", "tool_use_id": c.get("id"), "content": why, "is_error": True}
+            for c in calls
+        ]
+        self.record({"type": "message", "role": "user", "content": results})
+
+    def _answer_dangling(self, why: str) -> None:
+        """Record an answer for every tool_use the history leaves unanswered, so the file
+        says what the next request sends (wire.py would answer them anyway)."""
+        if self.conversation is None or self.conversation.read_only:
+            return
+        calls = unanswered(self.conversation.records)
+        if calls:
+            self.answer_unrun(calls, why if why.startswith("not ") else f"not completed: {why}")
+
+    # -- the ends of a turn -------------------------------------------------------------------
+
+    def _begin(self, turn: Turn) -> None:
+        """Make `turn` the running one (the caller holds the lock and checked none runs)."""
+        self.turn = turn
+        self.accounts.new_turn()
+
+    def finish(self, turn: Turn, status: str) -> None:
+        """The worker's end of a turn (unless stop() or reset() ended it first)."""
+        with self._lock:
+            if self.turn is not turn:
+                return  # already finished by stop()/reset()
+            # The transcript is complete before the state says idle: a push in between must
+            # never show an idle turn with its last lines missing.
+            self.transcript.end_reply()
+            if status in ("done", "limit"):
+                self.transcript.add_note(*self.accounts.footer(time.monotonic() - turn.started))
+            self.turn = None
+        self.ui.event("SightlineTurnEnd", {"turn": turn.id, "status": status})
+        self.ui.flush()
+
+    def stop(self, why: str = "stopped by the user") -> bool:
+        """End the turn at once: later output is discarded, pending decisions rejected."""
+        with self._lock:
+            turn = self.turn
+            if turn is None:
+                return False
+            self.turn = None
+        with turn.lock:
+            turn.cancel()
+            partial = turn.partial
+            user, turn.user = turn.user, None
+        self.provider.cancel()
+        self.accounts.charge_live()  # what the stopped reply used is still paid for
+        self.gate.reject_all(why)
+        if user is not None:
+            self.record(user)
+        if partial:
+            self.record(
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": partial}],
+                }
+            )
+        self._answer_dangling(why)
+        self.record({"type": "event", "event": "stopped"})
+        self.transcript.end_reply()
+        self.transcript.add_note(*narrator.stopped())
+        self.ui.event("SightlineTurnEnd", {"turn": turn.id, "status": "stopped"})
+        self.ui.flush()
+        return True
+
+    def reset(self) -> None:
+        self.stop("the conversation was reset")
+        if self.conversation is not None:
+            self.conversation.close()
+        self.conversation = None
+        self.plan = []
+        self.accounts.reset()
+        self.transcript.clear()
+        self.ui.flush()
+
+    def open(self, path: Path | str) -> None:
+        """Reopen a conversation from history; it continues where it ended.
+
+        Only files of the history store are opened (opening appends to the file); a call the
+        previous core never finished (it was restarted, killed or Neovim quit while a
+        decision waited) is answered as not completed, and records of a wrong shape are
+        skipped and named once in the transcript."""
+        if self.turn is not None:
+            raise Refused("a turn is running: stop it before opening another conversation")
+        try:
+            found = history.store_path(self.history_dir, str(path))
+            conv = history.Conversation.load(found)
+        except ValueError as err:
+            raise Refused(f"sightline: {err}") from None
+        if self.conversation is not None:
+            self.conversation.close()
+        self.conversation = conv
+        self._answer_dangling(ABANDONED)
+        self.transcript.clear()
+        render_records(self.transcript, conv.records)
+        if conv.skipped:
+            self.transcript.add_note(*narrator.damaged(conv.skipped))
+        self.accounts.replay(conv.records)
+        plans = [r for r in conv.records if r.get("type") == "plan"]
+        self.plan = list(plans[-1]["steps"]) if plans else []
+        self.ui.flush()

@@ -1,0 +1,327 @@
+"""Every sentence the transcript says of its own: tool calls and their outcome, refusals,
+asks and answers, retries, stops, limits, compaction, the turn's footer and the bar's usage.
+
+One module words them, so one event reads the same wherever it comes from: the built-in
+loop (agent/), an ACP agent (providers/acp), the MCP client (mcp_client) or a tool (tools/,
+gate/). Those call sites pass facts and write what this returns into the transcript
+(tests/unit/test_narrator.py holds that no other module words a note). What the model is
+told stays in the tool result, worded where the tool is.
+
+A note is a `Note` (its text and its highlight group), for `Transcript.add_note(*note)`;
+a block is a list of `Line`s, for `Transcript.add_lines`. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from sightline.domain import pricing
+
+NOTE = "SightlineNote"
+WARNING = "SightlineWarning"
+ERROR = "SightlineError"
+HEADING = "SightlineAssistant"
+
+Line = tuple[str, str | None]
+
+
+class Note(NamedTuple):
+    text: str
+    group: str = NOTE
+
+
+# -- the model's reply and the turn ------------------------------------------------------------
+
+REDACTED_THINKING = "(redacted by the API)"  # a thinking block the API sent encrypted
+
+
+def error(message: str) -> Note:
+    """The turn failed (the provider's words, or a recorded error reopened)."""
+    return Note("✗ " + message, ERROR)
+
+
+def internal_error(err: BaseException) -> Note:
+    return Note(f"✗ internal error: {type(err).__name__}: {err} (details in the log)", ERROR)
+
+
+def notice(text: str) -> Note:
+    """A provider's warning about the request (worded by the provider: it knows why)."""
+    return Note(text, WARNING)
+
+
+def retrying(reason: str, delay_s: float, attempt: int, of: int) -> Note:
+    return Note(f"↻ {reason} Retrying in {delay_s:g} s (retry {attempt} of {of}).", WARNING)
+
+
+def token_limit(max_tokens: int | None) -> Note:
+    """The reply stopped at its token limit: the configured one, or an ACP agent's own."""
+    if max_tokens is None:
+        return Note("The agent stopped at its token limit.", WARNING)
+    return Note(f"The reply stopped at provider.max_tokens ({max_tokens} tokens).", WARNING)
+
+
+def agent_refused() -> Note:
+    return Note("The agent refused to continue.", WARNING)
+
+
+def iteration_limit(rounds: int) -> Note:
+    return Note(f"Stopped after {rounds} tool rounds (tools.max_iterations).", WARNING)
+
+
+def stopped() -> Note:
+    return Note("■ Stopped.", WARNING)
+
+
+def rules(paths: Sequence[str], cut: Sequence[str], cut_kib: int) -> Note:
+    """The rules files the turn uses; `@path` makes each a chip."""
+    text = "rules: " + ", ".join(f"@{p}" for p in paths)
+    if cut:
+        text += f" (cut to the first {cut_kib} KiB: {', '.join(cut)})"
+    return Note(text)
+
+
+def about(title: str) -> str:
+    """The muted line under a scoped message: what it is about (a chip to the selection)."""
+    return f"about {title}"
+
+
+def new_conversation(workspace: str) -> Note:
+    return Note(f"New conversation for {workspace}")
+
+
+def damaged(skipped: Sequence[str]) -> Note:
+    """Records of a reopened conversation that were skipped (their first one named)."""
+    n = len(skipped)
+    return Note(
+        f"⚠ {n} damaged record{'s' if n > 1 else ''} of this conversation "
+        f"{'were' if n > 1 else 'was'} skipped ({skipped[0]}{', …' if n > 1 else ''})",
+        WARNING,
+    )
+
+
+# -- tool calls --------------------------------------------------------------------------------
+
+
+def tool_call(label: str) -> Note:
+    """A call's line while it runs; `tool_failed` rewrites it when it fails."""
+    return Note(f"• {label}")
+
+
+def tool_failed(label: str, told: str) -> Note:
+    """A failed call's line: its reason, the first line of what the model was told."""
+    reason = next((line for line in told.splitlines() if line.strip()), "failed")
+    if len(reason) > 160:
+        reason = reason[:159] + "…"
+    return Note(f"✗ {label} — {reason}", ERROR)
+
+
+def abandoned() -> Note:
+    return Note("✗ not completed: the session ended before this call finished", ERROR)
+
+
+def refused(what: str, why: str) -> Note:
+    """sightline refused what the model or an agent asked (`tool grep`, `write to a.py`,
+    `permission: Run make`), and why."""
+    return Note(f"✗ refused {what} ({why})", ERROR)
+
+
+def refused_tool(name: str, why: str) -> Note:
+    return refused(f"tool {name}", why)
+
+
+def rejected(reason: str = "") -> Note:
+    """The user answered an ask (an edit, a command, an MCP tool, an agent's permission) no."""
+    return Note("✗ rejected by the user" + (f": {reason}" if reason else ""), WARNING)
+
+
+def asked_permission(title: str) -> Note:
+    return Note(f"? permission: {title} (accept or reject)", WARNING)
+
+
+def allowed(title: str) -> Note:
+    return Note(f"✔ allowed {title}")
+
+
+def proposal_header(summary: str) -> Line:
+    """The first line of a proposal's diff block."""
+    return (f"✎ {summary}", WARNING)
+
+
+def proposal_outcome(done: str, failed: bool, auto: bool = False) -> Note:
+    """An accepted proposal's line: what was done, or why it could not be."""
+    if failed:
+        return Note("✗ " + done, ERROR)
+    return Note("✔ " + done + (" (autoaccept)" if auto else ""))
+
+
+def command_shown(command: str) -> list[Line]:
+    """A command as the user decides on it: verbatim, every line."""
+    return [("$ " + line, WARNING) for line in command.split("\n")]
+
+
+def command_ran(status: str, seconds: float, lines: int) -> Note:
+    return Note(f"⏵ {status} · {seconds:.1f} s · {lines} lines of output")
+
+
+def moved_to(where: str) -> Note:
+    """go_to_position moved the cursor (the focus stayed in the pane)."""
+    return Note("↳ " + where)
+
+
+def checklist(steps: list[dict[str, Any]]) -> list[Line]:
+    """A plan (update_plan, an ACP agent's plan): a Markdown task list, done steps muted."""
+    done = sum(1 for s in steps if s.get("done"))
+    lines: list[Line] = [(f"▍Plan ({done}/{len(steps)} done)", HEADING)]
+    for step in steps:
+        text = " ".join(str(step.get("text", "")).split())
+        if step.get("done"):
+            lines.append((f"- [x] {text}", NOTE))
+        else:
+            lines.append((f"- [ ] {text}", None))
+    return lines
+
+
+# -- MCP servers -------------------------------------------------------------------------------
+
+
+def mcp_ask(summary: str, args: Sequence[str], hints: str, trusted_by: str | None) -> list[Line]:
+    """An MCP exec tool's ask: what runs, its arguments (already clipped), the server's hints."""
+    shown: list[Line] = [
+        (f"⚙ {summary} (MCP tool: runs on the server after you allow it)", WARNING)
+    ]
+    shown += [("  " + line, WARNING) for line in args]
+    if hints:
+        trusted = f" (trusted: {trusted_by})" if trusted_by else ""
+        shown.append((f"  server's annotations: {hints}{trusted}", None))
+    return shown
+
+
+def mcp_timed_out(server: str, tool: str, timeout_s: float) -> Note:
+    return Note(f"✗ {server}/{tool} timed out after {timeout_s:g} s (mcp.call_timeout_ms)", WARNING)
+
+
+def mcp_tool_not_offered(server: str, tool: str, why: str) -> Note:
+    return Note(f"⚠ MCP server {server}: tool {tool} not offered ({why})", WARNING)
+
+
+def mcp_failed(server: str, why: str) -> Note:
+    return Note(f"✗ MCP server {server} {why}; its tools are left out", ERROR)
+
+
+# -- an ACP agent ------------------------------------------------------------------------------
+
+_STATUS: Mapping[str, tuple[str, str, str]] = {
+    "pending": ("•", "pending", NOTE),
+    "in_progress": ("…", "in progress", NOTE),
+    "completed": ("✔", "done", NOTE),
+    "failed": ("✗", "failed", ERROR),
+}
+CALL_STATUSES = frozenset(_STATUS)
+
+
+def call_status(title: str, status: str) -> Line:
+    """An ACP tool call's status line, rewritten in place as the status changes."""
+    icon, word, group = _STATUS[status]
+    return (f"{icon} {title} ({word})", group)
+
+
+def call_location(path: str, line: int) -> Line:
+    """A location of an ACP tool call: `path:line`, a chip the user may follow."""
+    return (f"  ↳ {path}:{line}", NOTE)
+
+
+def call_diff_header(path: str) -> Line:
+    return (f"  diff {path}", NOTE)
+
+
+def bypassed(paths: Sequence[str]) -> list[Line]:
+    """Files an ACP agent changed on disk without the review gate."""
+    shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+    return [(f"⚠ changed on disk by the agent, not through the review gate: {shown}", WARNING)]
+
+
+def agent_resumed(session_id: str) -> Note:
+    return Note(f"Resumed the agent's session {session_id}.")
+
+
+def agent_new_session() -> Note:
+    return Note("The agent starts a new session: it does not know the conversation above.", WARNING)
+
+
+def agent_without_mcp(agent: str, gemini: bool) -> Note:
+    why = (
+        " (Gemini CLI starts MCP servers only in a folder you trust: trust this one in Gemini CLI)"
+        if gemini
+        else ""
+    )
+    return Note(
+        f"The agent {agent!r} did not start sightline's MCP server, so it cannot "
+        f"reveal code in this Neovim{why}.",
+        WARNING,
+    )
+
+
+# -- compaction --------------------------------------------------------------------------------
+
+
+def compacting() -> Note:
+    return Note("⟲ Compacting the conversation…")
+
+
+def compacted(replaced: int) -> Note:
+    s = "" if replaced == 1 else "s"
+    return Note(
+        f"⟲ Conversation compacted: {replaced} earlier message{s} summarised into one "
+        "(the history keeps them all)."
+    )
+
+
+def not_compacted(message: str) -> Note:
+    """`:Sightline compact` failed."""
+    return Note("✗ The conversation was not compacted: " + message, ERROR)
+
+
+def compaction_skipped(message: str) -> Note:
+    """An automatic compaction failed; the turn goes on."""
+    return Note(
+        f"⚠ The conversation could not be compacted ({message}); it goes on in full.", WARNING
+    )
+
+
+# -- cost and usage ----------------------------------------------------------------------------
+
+
+def format_cost(dollars: float) -> str:
+    """`$0.012`, `$1.23`: enough digits to see a cheap turn move."""
+    return f"${dollars:.2f}" if dollars >= 1 else f"${dollars:.4f}".rstrip("0").rstrip(".")
+
+
+def _count(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
+
+
+def usage_line(tokens: pricing.Tokens, dollars: float | None) -> str:
+    """The pane bar's usage segment: `12.3k in · 456 out · 2000 cached · $0.012`."""
+    if tokens == pricing.Tokens():
+        return ""
+    parts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
+    if tokens.cache_read:
+        parts.append(f"{_count(tokens.cache_read)} cached")
+    if dollars is not None:
+        parts.append(format_cost(dollars))
+    return " · ".join(parts)
+
+
+def turn_footer(seconds: float, used: pricing.Tokens, dollars: float | None) -> Note:
+    """The line that ends a turn: how long it took, its tokens and what it cost."""
+    out = f"─ {seconds:.1f} s"
+    if used.input or used.output or used.cache_read or used.cache_write:
+        out += f" · {used.input} in · {used.output} out"
+        if used.cache_read:
+            out += f" · {used.cache_read} from cache"
+        if used.cache_write:
+            out += f" · {used.cache_write} to cache"
+        if dollars is not None:
+            out += f" · {format_cost(dollars)}"
+    return Note(out)

@@ -65,6 +65,21 @@ for name, fn in pairs({
   vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
 end
 
+-- The transcript's code blocks (sightline.ui.pane.blocks); pane.keys maps them there.
+for name, fn in pairs({
+  ['block-next'] = function()
+    require('sightline.ui.pane.blocks').jump(1, vim.v.count1)
+  end,
+  ['block-prev'] = function()
+    require('sightline.ui.pane.blocks').jump(-1, vim.v.count1)
+  end,
+  ['block-yank'] = function()
+    require('sightline.ui.pane.blocks').yank()
+  end,
+}) do
+  vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
+end
+
 local group = vim.api.nvim_create_augroup('sightline', { clear = true })
 vim.api.nvim_create_autocmd('MenuPopup', {
   group = group,

@@ -72,7 +72,7 @@ def test_thought_chunks_stream_into_a_closed_thinking_fold_and_reopen_the_same(
     turn: list[dict[str, Any]] = [
         {"think": THOUGHT, "chunks": 5},
         EXECUTE,  # holds the turn: the thought is on screen before the turn ends
-        {"say": "It defines **a** and b.", "chunks": 3},
+        {"say": "It defines **a** and b [write accepted].", "chunks": 3},
     ]
     nv, log = acp_nvim(nvim_factory, tmp_path, [turn])
     screen = screen_factory(nv, 120, 40)
@@ -91,6 +91,9 @@ def test_thought_chunks_stream_into_a_closed_thinking_fold_and_reopen_the_same(
     row, col = screen.wait_text("It defines")
     assert screen.group_at(row, col) != "Comment"  # the reply's text is not thinking
     assert screen.find("**a**") is None  # and it renders as Markdown, as any reply
+    # Brackets that are no link read as written.
+    screen.wait_text("[permission yes]It defines")
+    screen.wait_text("accepted].")
     assert chosen(log) == ["yes"]
     live = transcript(nv)
     head = thinking_row(nv)

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sightline.domain.mentions import escape_path, unescape_path
 from sightline.mentions import completion as comp
 from sightline.mentions.completion import (
     CompletionSession,
@@ -22,7 +23,6 @@ from sightline.mentions.completion import (
     FileListCache,
     complete,
 )
-from sightline.mentions.parse import escape_path, unescape_path
 
 EXTS = [
     ("browser-tools", "Drive a \x1b[1mbrowser\x1b[0m\nfrom tests"),

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from sightline.domain import workspace
 from sightline.domain.errors import Refused
+from sightline.domain.mentions import unescape_path
 from sightline.domain.workspace import git_files, iter_files, last
 from sightline.mentions.completion import FileListCache, complete
-from sightline.mentions.parse import unescape_path
 from tests.conftest import ROOT
 
 

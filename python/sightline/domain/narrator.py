@@ -51,7 +51,8 @@ def notice(text: str) -> Note:
 
 
 def retrying(reason: str, delay_s: float, attempt: int, of: int) -> Note:
-    return Note(f"↻ {reason} Retrying in {delay_s:g} s (retry {attempt} of {of}).", WARNING)
+    """One line, rewritten by each retry (`↻ … · retry 1/2 in 0.5 s`)."""
+    return Note(f"↻ {reason} · retry {attempt}/{of} in {delay_s:g} s", WARNING)
 
 
 def token_limit(max_tokens: int | None) -> Note:

@@ -13,7 +13,6 @@ import contextlib
 import logging
 import os
 import re
-import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -82,9 +81,7 @@ def _named(name: str) -> Iterator[None]:
 
 @method("core.ping")
 def _ping(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    provider = sys.modules.get("sightline.providers.anthropic_api")
-    loaded = provider is not None and provider.SDK_IMPORTED.is_set()
-    return {"pid": os.getpid(), "sdk_loaded": loaded}
+    return {"pid": os.getpid(), "sdk_loaded": core.preloaded.is_set()}
 
 
 @method("core.init", config=Table(), workspace=WORKSPACE, conversation=FilePath())

@@ -24,8 +24,8 @@ from typing import Any
 
 from sightline.domain.errors import Refused
 from sightline.domain.extensions import Extension, format_capabilities
+from sightline.domain.mentions import Mention, parse_mentions
 from sightline.domain.workspace import Outside, real_path, resolve, within
-from sightline.mentions.parse import Mention, parse_mentions
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ def build_parts_for_mentions(
                 part = _editor_part(mention.value, read_editor, limits, budget)
                 if part is not None:
                     parts.append(part)
-        else:
+        elif mention.kind == "file":
             part = _file_mention_part(mention.value, Path(workspace), reader, limits, budget, done)
             if part is not None:
                 parts.append(part)

@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from sightline.domain.mentions import escape_path, unescape_path
 from sightline.domain.text import clean_display_text
 from sightline.domain.workspace import iter_files
-from sightline.mentions.parse import escape_path, unescape_path
 
 log = logging.getLogger(__name__)
 

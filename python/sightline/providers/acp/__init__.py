@@ -1,12 +1,12 @@
 """Provider `acp`: any Agent Client Protocol agent (Gemini CLI, Claude, Codex, …) behind the
 pane, built on the official SDK (`agent-client-protocol`, import name `acp`).
 
-The seam with the session (see providers/base.py `TurnRunner`): an ACP agent runs its own
-tool loop, so this provider runs a whole turn (`run_turn`) instead of streaming one model
-request; the built-in turn loop (agent/loop.py) is not used. Everything the agent asks of
-the editor comes back through client.py, where the gate, the workspace confinement and the
-scope are enforced. What it shows in the pane is worded by domain/narrator.py, as the
-built-in loop's is.
+The seam with the session (providers/base.py `Provider.run_turn`, `capabilities.runs_turns`):
+an ACP agent runs its own tool loop, so this provider runs a whole turn instead of streaming
+one model request; the built-in turn loop (agent/loop.py) is not used. Everything the agent
+asks of the editor comes back through client.py, where the gate, the workspace confinement
+and the scope are enforced. What it shows in the pane is worded by domain/narrator.py, as
+the built-in loop's is.
 
 The agent starts on the first send, in the workspace, with sightline's MCP server (reveal,
 chips, go_to_position) in `mcpServers`; it is restarted on the next send after a crash.
@@ -34,7 +34,13 @@ from sightline.providers.acp.client import (
 )
 from sightline.providers.acp.prompt import prompt_blocks
 from sightline.providers.acp.runtime import AgentProcess, LoopThread
-from sightline.providers.base import ProviderError, Request, StreamEvent
+from sightline.providers.base import (
+    Capabilities,
+    ProviderBase,
+    ProviderError,
+    Request,
+    StreamEvent,
+)
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
@@ -59,8 +65,9 @@ def _version() -> str:
         return "0"
 
 
-class AcpProvider:
+class AcpProvider(ProviderBase):
     name = "acp"
+    capabilities = Capabilities(runs_turns=True)
 
     def __init__(self, cfg: ProviderConfig):
         self.cfg = cfg

@@ -3,7 +3,6 @@ reply streams, their price, and how full the context window is."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -107,27 +106,22 @@ class Accounts:
         return {
             "tokens": tokens,
             "cost": None if total is None else {"total": total, "turn": turn or 0.0},
-            "usage_line": narrator.usage_line(self.tokens + live, total),
+            "usage_parts": narrator.usage_parts(self.tokens + live, total),
         }
-
-    def running_turn(self) -> dict[str, int]:
-        """Tokens of the running turn (the bar's live count): its finished rounds plus the
-        reply streaming now."""
-        tokens = self.turn_tokens + self.live
-        return {"input": tokens.input + tokens.cache_write, "output": tokens.output}
 
     def footer(self, seconds: float) -> narrator.Note:
         return narrator.turn_footer(seconds, self.turn_tokens, self.turn_spent)
 
 
 def model_label(cfg: CoreConfig) -> str:
-    """The status bar's model: echo, an ACP agent's name, or the configured model."""
+    """The status bar's model before the provider names it: echo, an ACP preset's name ("" for
+    an agent of one's own command, named by its initialize answer), or the configured model."""
     if cfg.provider.name == "echo":
         return "echo"
     if cfg.provider.name == "acp":
         agent = cfg.provider.agent
         if agent is not None and agent.cmd:
-            return os.path.basename(agent.cmd[0])
+            return ""
         return agent.preset if agent is not None and agent.preset else "gemini"
     return cfg.provider.model
 

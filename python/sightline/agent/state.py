@@ -94,9 +94,7 @@ class SessionState:
             "seq": next(self._status_seq),
             "state": self.state(),
             "provider": self.cfg.provider.name,
-            "model": model_label(self.cfg)
-            if self.cfg.provider.name == "acp"
-            else self.provider.model,
+            "model": self._model_name(),
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
@@ -107,8 +105,15 @@ class SessionState:
             "conversation_path": str(self.conversation.path) if self.conversation else None,
             "read_only": bool(self.conversation and self.conversation.read_only),
             **self.accounts.usage(),
-            "turn_tokens": None if turn is None else self.accounts.running_turn(),
         }
+
+    def _model_name(self) -> str:
+        """The model the bar names. An ACP agent is named by its initialize answer once it
+        gave one (agentInfo.name), by its preset until then; its provider is not made here."""
+        if self.cfg.provider.name != "acp":
+            return self.provider.model
+        named = getattr(self._provider, "agent_name", None)
+        return named if isinstance(named, str) and named else model_label(self.cfg)
 
     def set_mode(self, mode: str) -> None:
         if mode not in MODES:

@@ -64,6 +64,17 @@ api.nvim_create_autocmd('VimResized', {
   desc = 'sightline: fit the pane to the terminal',
 })
 
+api.nvim_create_autocmd('WinResized', {
+  group = group,
+  callback = function()
+    -- The bar is laid out for its width: a window resized by hand (<C-w>>) lays it out again.
+    if S.twin and vim.tbl_contains(vim.v.event.windows or {}, S.twin) then
+      bar.render()
+    end
+  end,
+  desc = 'sightline: lay the pane bar out for its new width',
+})
+
 api.nvim_create_autocmd('ModeChanged', {
   group = group,
   callback = function()

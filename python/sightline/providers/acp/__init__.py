@@ -77,6 +77,12 @@ class AcpProvider:
         self._normal_mode: str | None = None
         self._mcp_checked = False  # whether this agent session's MCP server was looked for
 
+    @property
+    def agent_name(self) -> str | None:
+        """The name the agent gave in its initialize answer (agentInfo.name), once it has."""
+        info = self.init.agent_info if self.init is not None else None
+        return info.name if info is not None and info.name else None
+
     # -- the Provider protocol -------------------------------------------------------------
 
     def prepare(self) -> None:

@@ -9,6 +9,7 @@
 ---   folds       the fold spans, 'foldexpr' and 'foldtext'
 ---   markdown    tree-sitter rendering as windows show the rows, prefetch
 ---   bar         the winbar and the spinner
+---   fit         parts laid out whole in display cells (the bar, the hint)
 ---   notice      refusals at the end of the transcript and in the bar
 ---   state       what they share
 local M = {}

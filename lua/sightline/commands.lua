@@ -72,10 +72,11 @@ M.subcommands = {
     max_args = 0,
   },
   history = {
-    run = function()
-      return sl().history()
+    run = function(args)
+      return require('sightline.ui.history').command(args)
     end,
-    max_args = 0,
+    complete = fixed({ 'rename', 'delete' }),
+    max_args = 1,
   },
   accept = {
     run = function(args)

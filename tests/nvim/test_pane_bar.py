@@ -181,7 +181,7 @@ _NAME_CHARS = st.sampled_from([*"abcxyz0129-_./:%", "é", "名", "😀", "ｍ"])
 _NAME = st.text(_NAME_CHARS, min_size=1, max_size=40)
 _WORD = st.text(_NAME_CHARS, min_size=1, max_size=24)
 _PENDING = st.builds(
-    lambda kind, words, count: f"{kind} {' '.join(words)}" + (f" · {count} of 3" if count else ""),
+    lambda kind, words, count: (f"{count} of 3: " if count else "") + f"{kind} {' '.join(words)}",
     st.sampled_from(["edit", "create", "run:", "permission:"]),
     st.lists(_WORD, min_size=1, max_size=5),
     st.sampled_from([0, 1, 2]),

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from sightline.domain import mcp_config as mcfg
 from sightline.domain import secrets
 from sightline.domain.config import ConfigError
+from sightline.domain.mentions import parse_mentions
 from sightline.gate.policy import Kind, allowed_kinds
 from sightline.mcp_client import tools as mtools
-from sightline.mentions.mcp_resources import parse
 from sightline.tools.base import tools_for
 from tests.effective_config import core_config
 
@@ -46,7 +46,6 @@ def servers(raw: Any) -> tuple[mcfg.ServerConfig, ...]:
         ({"fs": {"command": 3}}, "mcp.servers.fs.command: expected a non-empty string"),
         ({"fs": {}}, "mcp.servers.fs: expected either command (stdio) or url (HTTP)"),
         ({"fs": {"command": "x", "url": "http://h"}}, "mcp.servers.fs: expected either"),
-        ({"fs": {"url": "ftp://h"}}, "mcp.servers.fs.url: expected an http:// or https:// URL"),
         ({"fs": {"command": "x", "args": "a b"}}, "mcp.servers.fs.args: expected a list"),
         ({"fs": {"command": "x", "env": {"A": 1}}}, "mcp.servers.fs.env.A: expected a string"),
         ({"fs": {"command": "x", "kind": "write"}}, "mcp.servers.fs.kind: expected 'read'"),
@@ -54,12 +53,26 @@ def servers(raw: Any) -> tuple[mcfg.ServerConfig, ...]:
         ({"fs": {"command": "x", "trust_annotations": 1}}, "trust_annotations: expected true"),
         ({"fs": {"command": "x", "type": "sse"}}, "sse is not supported"),
         (["fs"], "mcp.servers: expected a table of named servers"),
-        ({"": {"command": "x"}}, "mcp.servers: expected server names of 1 to 64 printable"),
     ],
 )
 def test_a_bad_server_entry_is_named_by_its_path(raw: Any, message: str) -> None:
     with pytest.raises(ConfigError) as err:
         servers(raw)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "message"),
+    [
+        ("fs", {"url": "ftp://h"}, ".mcp.json.fs.url: expected an http:// or https:// URL"),
+        ("", {"command": "x"}, ".mcp.json: expected server names of 1 to 64 printable"),
+        ("fs", {"command": ""}, ".mcp.json.fs.command: expected a non-empty string"),
+    ],
+)
+def test_a_workspace_entry_is_checked_in_full(name: str, raw: Any, message: str) -> None:
+    """setup()'s entries were checked by config.lua; a workspace's never passed through it."""
+    with pytest.raises(mcfg.ServerConfigError) as err:
+        mcfg.parse_server(name, raw, ".mcp.json", "workspace")
     assert message in str(err.value)
 
 
@@ -257,4 +270,7 @@ def test_results_are_summarised_bounded_and_redacted() -> None:
 
 def test_mcp_mentions_parse_like_ext_mentions() -> None:
     text = "see @mcp:fs:file:///a.txt, (@mcp:web:demo://x) a@mcp:no:x @mcp:fs:file:///a.txt"
-    assert parse(text) == [("fs", "file:///a.txt"), ("web", "demo://x")]
+    found = [(m.server, m.uri) for m in parse_mentions(text) if m.kind == "mcp"]
+    assert found == [("fs", "file:///a.txt"), ("web", "demo://x")]
+    # A resource mention is not also a file mention.
+    assert [m.kind for m in parse_mentions(text)] == ["mcp", "mcp"]

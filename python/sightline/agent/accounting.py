@@ -7,8 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sightline.domain import narrator, pricing
-from sightline.domain.config import CoreConfig, ProviderConfig
-from sightline.domain.presets import preset
+from sightline.domain.config import ProviderConfig
 from sightline.providers.base import Reply, Usage
 
 
@@ -16,9 +15,15 @@ class Accounts:
     """The counts of one conversation. `cfg` and `model` are asked each time: a new setup()
     or `:Sightline model` prices the next reply at the new model's price."""
 
-    def __init__(self, cfg: Callable[[], ProviderConfig], model: Callable[[], str]):
+    def __init__(
+        self,
+        cfg: Callable[[], ProviderConfig],
+        model: Callable[[], str],
+        local: Callable[[], bool],
+    ):
         self._cfg = cfg
         self._model = model
+        self._local = local  # the provider runs on this machine: free, context size unknown
         self.reset()
 
     def reset(self) -> None:
@@ -79,21 +84,17 @@ class Accounts:
                 self.last_context = _context_of(_recorded_usage(record["usage"]))
 
     def _price(self) -> pricing.Price | None:
-        cfg = self._cfg()
-        found = preset(cfg.name)
-        if found is not None and found.local:
+        if self._local():
             return {}  # a local server: free
-        return pricing.price_of(self._model(), cfg.prices)
+        return pricing.price_of(self._model(), self._cfg().prices)
 
     def _cost(self, tokens: pricing.Tokens) -> float | None:
         price = self._price()
         return None if price is None else pricing.cost(tokens, price)
 
     def context_window(self) -> int:
-        cfg = self._cfg()
-        found = preset(cfg.name)
         return pricing.context_window(
-            self._model(), local=bool(found and found.local), configured=cfg.context_window
+            self._model(), local=self._local(), configured=self._cfg().context_window
         )
 
     def usage(self) -> dict[str, Any]:
@@ -111,19 +112,6 @@ class Accounts:
 
     def footer(self, seconds: float) -> narrator.Note:
         return narrator.turn_footer(seconds, self.turn_tokens, self.turn_spent)
-
-
-def model_label(cfg: CoreConfig) -> str:
-    """The status bar's model before the provider names it: echo, an ACP preset's name ("" for
-    an agent of one's own command, named by its initialize answer), or the configured model."""
-    if cfg.provider.name == "echo":
-        return "echo"
-    if cfg.provider.name == "acp":
-        agent = cfg.provider.agent
-        if agent is not None and agent.cmd:
-            return ""
-        return agent.preset if agent is not None and agent.preset else "gemini"
-    return cfg.provider.model
 
 
 def _plus(a: float | None, b: float | None) -> float | None:

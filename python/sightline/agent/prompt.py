@@ -7,10 +7,10 @@ a note saying so) and redacted; `rules = false` in the config leaves them out.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from sightline.domain import secrets
+from sightline.domain.workspace import Outside, within
 
 BASE = """You are sightline, a coding agent inside the user's Neovim.
 The workspace root is {workspace}. Paths you give and receive are relative to it.
@@ -45,12 +45,14 @@ class RulesFile:
 def load_rules(workspace: str) -> list[RulesFile]:
     """The rules files present at the workspace root, bounded and redacted, in order.
     A file that is not a regular file inside the root (a symlink out of it) is skipped."""
-    root = os.path.realpath(workspace)
     out: list[RulesFile] = []
     budget = RULES_MAX_TOTAL_BYTES
     for rel in RULES_FILES:
-        full = os.path.realpath(os.path.join(root, rel))
-        if not full.startswith(root + os.sep) or not os.path.isfile(full) or budget <= 0:
+        try:
+            full = within(workspace, rel)  # the one rule for staying inside a folder
+        except Outside:
+            continue
+        if not full.is_file() or budget <= 0:
             continue
         limit = min(RULES_MAX_FILE_BYTES, budget)
         try:

@@ -1,6 +1,9 @@
 """MCP server configuration: `mcp.servers` from setup() and a workspace's `.mcp.json`.
 
-Both end as ServerConfig. What setup() declares is the user's: enabled unless they disable it,
+Both end as ServerConfig. setup()'s entries were checked by lua/sightline/config.lua (one
+check, at setup() time): here they are checked for shape only. A workspace's `.mcp.json`
+never passed through Lua, so its entries are checked in full here (bounds, URL schemes).
+What setup() declares is the user's: enabled unless they disable it,
 and its `kind`, `tools` and `trust_annotations` decide how its tools are placed. What a
 workspace carries (`.mcp.json`, Claude Code's `{"mcpServers": {...}}`) is disabled until the
 user enables it for that workspace, and can never declare its own tools read-only: a cloned
@@ -26,6 +29,7 @@ from sightline.domain.extensions import EnableState, load_state, save_state, wor
 
 Source = Literal["user", "workspace"]
 KINDS = ("read", "exec")
+TRANSPORTS = ("stdio", "http", "streamable-http")
 MCP_JSON = ".mcp.json"
 MAX_MCP_JSON_BYTES = 1 << 20
 MAX_TEXT = 4096
@@ -66,22 +70,24 @@ def _fail(path: str, expected: str, value: object) -> ServerConfigError:
     return ServerConfigError(f"{path}: expected {expected}, got {kind_of(value)}")
 
 
-def _text(value: object, path: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_TEXT:
+def _text(value: object, path: str, full: bool = True) -> str:
+    if not isinstance(value, str) or (full and (not value or len(value) > MAX_TEXT)):
         raise _fail(path, f"a non-empty string of at most {MAX_TEXT} characters", value)
     return value
 
 
-def _map(value: object, path: str, what: str = "a table of names to strings") -> dict[str, str]:
+def _map(
+    value: object, path: str, what: str = "a table of names to strings", full: bool = True
+) -> dict[str, str]:
     if value is None or (isinstance(value, list | tuple) and not value):
         return {}
-    if not isinstance(value, Mapping) or len(value) > MAX_MAP:
+    if not isinstance(value, Mapping) or (full and len(value) > MAX_MAP):
         raise _fail(path, what, value)
     out: dict[str, str] = {}
     for key, item in value.items():
-        if not isinstance(key, str) or not key or len(key) > MAX_TEXT:
+        if not isinstance(key, str) or (full and (not key or len(key) > MAX_TEXT)):
             raise _fail(path, what, value)
-        if not isinstance(item, str) or len(item) > MAX_TEXT:
+        if not isinstance(item, str) or (full and len(item) > MAX_TEXT):
             shown = key if key.isprintable() else repr(key)  # the message is one line
             raise _fail(f"{path}.{shown}", "a string", item)
         out[key] = item
@@ -89,12 +95,11 @@ def _map(value: object, path: str, what: str = "a table of names to strings") ->
 
 
 def parse_server(name: object, raw: object, path: str, source: Source) -> ServerConfig:
-    """One entry of `mcp.servers` (source "user") or of `.mcp.json` (source "workspace")."""
-    if (
-        not isinstance(name, str)
-        or not name
-        or len(name) > MAX_NAME_CHARS
-        or not name.isprintable()
+    """One entry of `mcp.servers` (source "user": its shape only) or of `.mcp.json` (source
+    "workspace": in full)."""
+    full = source == "workspace"
+    if not isinstance(name, str) or (
+        full and (not name or len(name) > MAX_NAME_CHARS or not name.isprintable())
     ):
         shown = repr(name) if isinstance(name, str) else kind_of(name)
         raise ServerConfigError(
@@ -109,7 +114,7 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
     if (command is None) == (url is None):
         raise ServerConfigError(f"{where}: expected either command (stdio) or url (HTTP)")
     kind_type = raw.get("type")
-    if kind_type is not None and kind_type not in ("stdio", "http", "streamable-http"):
+    if kind_type is not None and kind_type not in TRANSPORTS:
         raise ServerConfigError(
             f"{where}.type: expected stdio, http or streamable-http (sse is not supported)"
         )
@@ -118,8 +123,8 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
         args: tuple[str, ...] = ()
     elif (
         isinstance(args_raw, list | tuple)
-        and len(args_raw) <= MAX_ARGS
-        and all(isinstance(a, str) and len(a) <= MAX_TEXT for a in args_raw)
+        and (not full or len(args_raw) <= MAX_ARGS)
+        and all(isinstance(a, str) and (not full or len(a) <= MAX_TEXT) for a in args_raw)
     ):
         args = tuple(args_raw)
     else:
@@ -127,18 +132,20 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
     cfg = ServerConfig(
         name=name,
         source=source,
-        command=None if command is None else _text(command, f"{where}.command"),
+        command=None if command is None else _text(command, f"{where}.command", full),
         args=args,
-        env=tuple(_map(raw.get("env"), f"{where}.env").items()),
-        url=None if url is None else _url(url, f"{where}.url"),
-        headers=tuple(_map(raw.get("headers"), f"{where}.headers").items()),
+        env=tuple(_map(raw.get("env"), f"{where}.env", full=full).items()),
+        url=None if url is None else _url(url, f"{where}.url", full),
+        headers=tuple(_map(raw.get("headers"), f"{where}.headers", full=full).items()),
     )
     if source == "workspace":
         return cfg  # a repository does not choose how its tools are placed
     kind = raw.get("kind")
     if kind is not None and kind not in KINDS:
         raise _fail(f"{where}.kind", "'read' or 'exec'", kind)
-    tools = _map(raw.get("tools"), f"{where}.tools", "a table of tool names to 'read' or 'exec'")
+    tools = _map(
+        raw.get("tools"), f"{where}.tools", "a table of tool names to 'read' or 'exec'", full
+    )
     for tool, tool_kind in tools.items():
         if tool_kind not in KINDS:
             shown = tool if tool.isprintable() else repr(tool)
@@ -156,9 +163,9 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
     )
 
 
-def _url(value: object, path: str) -> str:
-    text = _text(value, path)
-    if not re.match(r"https?://", text):
+def _url(value: object, path: str, full: bool = True) -> str:
+    text = _text(value, path, full)
+    if full and not re.match(r"https?://", text):
         raise _fail(path, "an http:// or https:// URL", value)
     return text
 

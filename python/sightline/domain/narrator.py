@@ -51,7 +51,8 @@ def notice(text: str) -> Note:
 
 
 def retrying(reason: str, delay_s: float, attempt: int, of: int) -> Note:
-    return Note(f"↻ {reason} Retrying in {delay_s:g} s (retry {attempt} of {of}).", WARNING)
+    """One line, rewritten by each retry (`↻ … · retry 1/2 in 0.5 s`)."""
+    return Note(f"↻ {reason} · retry {attempt}/{of} in {delay_s:g} s", WARNING)
 
 
 def token_limit(max_tokens: int | None) -> Note:
@@ -239,6 +240,41 @@ def bypassed(paths: Sequence[str]) -> list[Line]:
     """Files an ACP agent changed on disk without the review gate."""
     shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
     return [(f"⚠ changed on disk by the agent, not through the review gate: {shown}", WARNING)]
+
+
+def bypass_unchecked() -> Note:
+    """The workspace walk for ACP self-writes was cut short (too many files, or too slow)."""
+    return Note(
+        "⚠ the workspace has too many files to check them all in time: a file the agent "
+        "wrote itself may not be named here",
+        WARNING,
+    )
+
+
+def agent_unasked(title: str) -> list[Line]:
+    """An ACP agent's write or command started with no permission request."""
+    return [
+        (
+            f"⚠ the agent ran {title!r} without asking: no permission request reached sightline",
+            WARNING,
+        )
+    ]
+
+
+def agent_switched_mode(mode: str) -> Note:
+    return Note(
+        f"⚠ the agent switched itself to its mode {mode!r}, which does not ask before it "
+        "writes or runs commands; sightline sets its asking mode again before the next turn",
+        WARNING,
+    )
+
+
+def agent_no_terminal() -> Note:
+    return Note(
+        "✗ refused a terminal: sightline does not offer the agent terminals; it has to run "
+        "commands its own way, which asks for your permission",
+        WARNING,
+    )
 
 
 def agent_resumed(session_id: str) -> Note:

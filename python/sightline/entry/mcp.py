@@ -3,15 +3,16 @@
 Three tools, never a write or exec tool: `reveal_editor_range` (scroll + transient
 highlight, cursor and selection untouched; flat arguments or the seed's `anchor_json`),
 `reveal_attachment` (a transcript chip by id) and `go_to_position` (move the cursor, select).
-All call the plugin's port functions (lua/sightline/port.lua, by name) in the Neovim at
-`$NVIM` or `--server ADDR`, so that Neovim must have sightline on its runtimepath. No core
-runs here and none is started: chip ids resolve in Neovim (lua/sightline/ui/chips.lua), Python
-members here with `pyresolve`.
+All go through the typed editor port (editor/port.py `NvimEditor`, the core's own path to
+lua/sightline/port.lua) in the Neovim at `$NVIM` or `--server ADDR`, so that Neovim must have
+sightline on its runtimepath. No core runs here and none is started: chip ids resolve in
+Neovim (lua/sightline/ui/chips.lua), Python members here with `pyresolve`.
 
 pynvim's blocking API cannot run inside the SDK's event loop, so one worker thread owns the
 Neovim connection; tool handlers hand it calls through a queue and await a future. Each call
-carries a deadline: once it has passed, the call is dropped here or refused by the Lua side,
-so a call answered "did not answer" never acts later.
+carries the port's deadline (editor/port.py `deadline_after`): once it has passed, the call is
+dropped here or refused by the Lua side, so a call answered "did not answer" (the port's
+`late` wording) never acts later.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def _reveal_mcp_def() -> dict[str, Any]:
 
 
 REVEAL_DEF = _reveal_mcp_def()
-TOOL_DEFS: dict[str, tuple[dict[str, Any], str]] = {
+TOOL_DEFS: dict[str, tuple[dict[str, Any], view.ViewFn]] = {
     "reveal_editor_range": (REVEAL_DEF, "reveal"),
     "reveal_attachment": (view.ATTACHMENT_DEF, "reveal_attachment"),
     "go_to_position": (view.GOTO_DEF, "go_to_position"),
@@ -145,6 +146,8 @@ class NvimWorker:
                 if self._nvim is None:
                     self._nvim = self._connect()
                 fut.set_result(fn(self._nvim))
+            except editor.EditorError as err:  # Neovim answered: the connection is fine
+                fut.set_exception(err)
             except Exception as err:
                 # A dropped connection is re-established on the next call.
                 self._drop()
@@ -170,24 +173,17 @@ class NvimWorker:
 
 
 async def call_lua(
-    worker: NvimWorker, fn: str, args: dict[str, Any], timeout: float
+    worker: NvimWorker, fn: view.ViewFn, args: dict[str, Any], timeout: float
 ) -> tuple[str, bool]:
     """(text, is_error) of reveal()/reveal_attachment()/go_to_position() in Neovim."""
-    deadline = view.deadline_after(timeout)
+    deadline = editor.deadline_after(timeout)
 
-    def run(nvim: Any) -> Any:
-        # The port functions the agent calls, by name, each carrying the deadline; a Python
-        # member is resolved here (pyresolve), never by starting a core.
-        def port(name: str, *a: Any) -> Any:
-            return nvim.exec_lua(editor.PORT_CALL, *editor.port_args(deadline, name, *a))
-
-        return view.call(port, fn, args)
+    def run(nvim: Any) -> str:
+        # The agent's own path: the typed port, every call carrying this call's deadline; a
+        # Python member is resolved here (pyresolve), never by starting a core.
+        return view.call(editor.NvimEditor.direct(nvim, deadline, timeout), fn, args)
 
     fut = worker.submit(run, deadline)
-    late = (
-        f"Neovim did not answer within {timeout:g} s (is it busy or waiting for input?); "
-        "the call was dropped and will not run later"
-    )
     try:
         # Neovim answers API calls from its main loop: while it is busy, or waits for a key
         # at a prompt, the call waits too. Answer the agent instead of hanging; the call
@@ -195,12 +191,12 @@ async def call_lua(
         result = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), timeout)
     except TimeoutError:
         fut.cancel()  # still queued here: never sent
-        return late, True
+        return editor.late(timeout), True
+    except editor.EditorError as err:
+        return str(err), True
     except Exception as err:
         return f"cannot reach Neovim at {worker.address}: {err}", True
-    if result == editor.EXPIRED:
-        return late, True
-    return view.answer(result, fn)
+    return view.answer(result)
 
 
 async def call_tool_text(

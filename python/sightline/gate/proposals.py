@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain import diff, narrator
 from sightline.domain.errors import Refused
 from sightline.editor.port import Applied, Editor, EditorError, HunkSpec
-from sightline.gate.turn import ToolResult
+from sightline.gate.decisions import Pending
+from sightline.gate.turn_contract import ToolResult
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Session, Turn
+    from sightline.gate.turn_contract import Session, Turn
 
 _ids = itertools.count(1)
 
@@ -139,13 +140,26 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
     if auto:
         decision, reason = "accept", ""
     else:
-        drawn = _show_inline(turn, proposal)
+        drawn = False  # whether it was drawn in its buffer (or tried to be)
+
+        def show(item: Pending) -> None:
+            # Drawn when it comes first in line: one proposal shows in its buffer at a time.
+            nonlocal drawn
+            drawn = True
+            if _show_inline(turn, proposal):
+                turn.gate.show_hunks(item, len(proposal.hunks))
+
         try:
             item = turn.gate.ask(
-                proposal.kind, summary, {"proposal": proposal}, len(proposal.hunks) if drawn else 0
+                proposal.kind,
+                summary,
+                {"proposal": proposal},
+                cancelled=turn.cancelled,
+                shown=show,
             )
         finally:
-            _clear_inline(turn, proposal)
+            if drawn:
+                _clear_inline(turn, proposal)
         decision, reason = item.decision or "reject", item.reason
         hunk_decisions = dict(item.hunks) if item.by_hunk else {}
     partial = any(d != "accept" for d, _ in hunk_decisions.values())

@@ -34,7 +34,7 @@ from sightline.mcp_client.tools import Listed, as_tool, could_offer, hints_text,
 from sightline.tools.base import Tool
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Turn
+    from sightline.gate.turn_contract import Turn
 
 log = logging.getLogger(__name__)
 

@@ -27,12 +27,12 @@ from sightline.domain import narrator, secrets
 from sightline.domain.mcp_config import ServerConfig
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import next_id
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 from sightline.tools.base import Tool
 from sightline.tools.output import HeadTail, clip_line
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Turn
+    from sightline.gate.turn_contract import Turn
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 4000

@@ -20,12 +20,12 @@ from sightline.domain import narrator, secrets
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import next_id
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 from sightline.tools.base import Tool
 from sightline.tools.output import HeadTail, clip_line
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Turn
+    from sightline.gate.turn_contract import Turn
 
 MAX_OUTPUT_BYTES = 30_000
 MAX_OUTPUT_LINES = 400

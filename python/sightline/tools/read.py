@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from sightline.domain import workspace
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 from sightline.tools.base import Tool
 from sightline.tools.output import Bounded, clip_line
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Turn
+    from sightline.gate.turn_contract import Turn
 
 READ_MAX_LINES = 2000
 READ_MAX_BYTES = 100_000

@@ -8,6 +8,7 @@
 ---   transcript  a delta from the core: rows, highlights, chips
 ---   folds       the fold spans, 'foldexpr' and 'foldtext'
 ---   markdown    tree-sitter rendering as windows show the rows, prefetch
+---   blocks      the code block keys: jump between blocks, yank one
 ---   bar         the winbar and the spinner
 ---   fit         parts laid out whole in display cells (the bar, the hint)
 ---   notice      refusals at the end of the transcript and in the bar

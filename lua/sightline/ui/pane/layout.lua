@@ -32,7 +32,7 @@ function M.ensure_buffers()
     -- is read as Markdown), so Markdown plugins must not re-render notes and diffs.
     vim.bo[S.tbuf].filetype = 'sightline'
     vim.bo[S.tbuf].modifiable = false
-    S.folds, S.md_resume, S.md_pending, S.md_last = {}, nil, {}, nil
+    S.folds, S.md_resume, S.md_pending, S.md_last, S.md_spans = {}, nil, {}, nil, {}
     keys.set(S.tbuf)
     markdown.register()
   end

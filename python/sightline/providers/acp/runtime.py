@@ -44,6 +44,12 @@ class LoopThread:
 
     def __init__(self, name: str = "acp-loop"):
         self.loop = asyncio.new_event_loop()
+        # The agent's requests wait for the user on worker threads (asyncio.to_thread): the
+        # default pool (a few threads on a small machine) would leave later ones, reads too,
+        # unanswered until a decision frees a thread.
+        self.loop.set_default_executor(
+            concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix=name)
+        )
         self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
         self._thread.start()
 
@@ -97,8 +103,10 @@ class AgentProcess:
     def alive(self) -> bool:
         return self.proc.returncode is None
 
-    def last_error(self) -> str:
-        return self.stderr[-1][:300] if self.stderr else ""
+    def tail(self, lines: int = 3) -> str:
+        """Its last few lines of error output, in one bounded line."""
+        text = " / ".join(list(self.stderr)[-lines:])
+        return text if len(text) <= 400 else "…" + text[-399:]
 
     async def wait_exit(self, timeout: float) -> int | None:
         with contextlib.suppress(asyncio.TimeoutError):

@@ -347,16 +347,15 @@ def _count(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
 
 
-def usage_line(tokens: pricing.Tokens, dollars: float | None) -> str:
-    """The pane bar's usage segment: `12.3k in · 456 out · 2000 cached · $0.012`."""
+def usage_parts(tokens: pricing.Tokens, dollars: float | None) -> dict[str, Any]:
+    """The pane bar's usage: `tokens`, the counts (`12.3k in`, `456 out`, `2000 cached`), and
+    `cost` (`$0.012`, None when the price is unknown); the bar shows each whole or not at all."""
     if tokens == pricing.Tokens():
-        return ""
-    parts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
+        return {"tokens": [], "cost": None}
+    counts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
     if tokens.cache_read:
-        parts.append(f"{_count(tokens.cache_read)} cached")
-    if dollars is not None:
-        parts.append(format_cost(dollars))
-    return " · ".join(parts)
+        counts.append(f"{_count(tokens.cache_read)} cached")
+    return {"tokens": counts, "cost": None if dollars is None else format_cost(dollars)}
 
 
 def turn_footer(seconds: float, used: pricing.Tokens, dollars: float | None) -> Note:

@@ -47,15 +47,14 @@ def wait_pending(nv: Any, timeout: float = TURN_TIMEOUT_S) -> dict[str, Any]:
 def wait_core_pending(nv: Any, timeout: float = TURN_TIMEOUT_S) -> dict[str, Any]:
     """Wait until the core itself says a decision waits: after an answer, the Lua mirror of
     the status can still show the question just answered until the core's next push."""
+
+    def core_status() -> dict[str, Any]:
+        answer = nv.exec_lua("return require('sightline.host').request('agent.status')")
+        return dict(answer["status"])
+
     return dict(
         wait_for(
-            lambda: (
-                (st := nv.exec_lua("return require('sightline.host').request('agent.status')"))[
-                    "state"
-                ]
-                == "awaiting_decision"
-                and st
-            ),
+            lambda: (st := core_status())["state"] == "awaiting_decision" and st,
             timeout,
             "a pending decision in the core",
         )

@@ -245,7 +245,9 @@ def _run_tool(
         except Exception as err:
             log.error("tool %s failed:\n%s", name, traceback.format_exc())
             result = ToolResult(f"tool {name} failed: {type(err).__name__}: {err}", True)
-        show_outcome(transcript, row, name, label, result.content, result.is_error, result.shown)
+        # run_command showed its output itself (before the turn's stop line, if stopped).
+        outcome = (result.content, result.is_error, result.shown)
+        show_outcome(transcript, row, name, label, *outcome, show_output=False)
     session.ui.schedule()
     block: dict[str, Any] = {
         "type": "tool_result",

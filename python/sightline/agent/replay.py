@@ -137,13 +137,14 @@ def show_outcome(
     content: str,
     is_error: bool,
     said: str | None = None,
+    show_output: bool = True,
 ) -> None:
     """A tool call's note, once its result is known: a failure is marked with its reason
     (what the user is told, else what the model was), and run_command's output is shown,
-    long output folded."""
+    long output folded (live, the command shows it itself: `show_output=False`)."""
     if is_error:
         transcript.set_line(row, *narrator.tool_failed(label, content if said is None else said))
-    if name == "run_command":
+    if name == "run_command" and show_output:
         _status, _, output = content.partition("\n")
         if output and output != "(no output)":
             transcript.add_output(output)

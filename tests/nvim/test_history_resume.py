@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from tests import fakeapi as fa
-from tests.agent_util import TURN_TIMEOUT_S, claude, idle, texts
+from tests.agent_util import TURN_TIMEOUT_S, claude, core_pid, core_status, idle, texts
 from tests.conftest import transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, validation_error
-from tests.nvim.test_restart import core_pid, core_status, gone
+from tests.processes import gone
 from tests.screen import Screen
 
 __all__ = ["fake_api"]

@@ -7,13 +7,36 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.agent_util import only_result
+from tests.agent_util import claude, edit, only_result, send, wait_pending
 from tests.conftest import transcript, wait_for
-from tests.fakeapi import FakeAnthropic, fake_api
-from tests.nvim.test_inline import SOURCE, shown, start
+from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
 from tests.screen import Screen
 
 __all__ = ["fake_api"]
+
+SOURCE = "".join(f"line {i}\n" for i in range(1, 13))
+# Three hunks: a change (line 2), a deletion (line 6), an addition (after line 10).
+OLD = "line 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\n"
+NEW = "line 2 CHANGED\nline 3\nline 4\nline 5\nline 7\nline 8\nline 9\nline 10\nadded one\n"
+
+
+def shown(nv: Any) -> Any:
+    return nv.exec_lua("return require('sightline.ui.inline').shown()")
+
+
+def start(nvim_factory: Any, fake_api: FakeAnthropic, ws: Path) -> tuple[Any, int, Path]:
+    """An edit of three hunks proposed for f.txt, drawn inline in its window."""
+    path = ws / "f.txt"
+    path.write_text(SOURCE)
+    nv = claude(nvim_factory, fake_api)
+    buf = edit(nv, path)
+    propose = {"path": "f.txt", "old_string": OLD, "new_string": NEW}
+    fake_api.script(tool_use("propose_edit", propose), text("done"))
+    send(nv)
+    wait_pending(nv)
+    wait_for(lambda: shown(nv), what="the proposal drawn inline")
+    return nv, buf, path
+
 
 MODEL_WORDS = ("your edit", "the user applied", "the user's note", "partly accepted")
 

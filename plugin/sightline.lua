@@ -65,6 +65,37 @@ for name, fn in pairs({
   vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
 end
 
+-- The transcript's code blocks (sightline.ui.pane.blocks); pane.keys maps them there.
+for name, fn in pairs({
+  ['block-next'] = function()
+    require('sightline.ui.pane.blocks').jump(1, vim.v.count1)
+  end,
+  ['block-prev'] = function()
+    require('sightline.ui.pane.blocks').jump(-1, vim.v.count1)
+  end,
+  ['block-yank'] = function()
+    require('sightline.ui.pane.blocks').yank()
+  end,
+}) do
+  vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
+end
+
+-- :help sightline needs doc/tags, which a build without a Neovim (`make venv` before one is
+-- installed) cannot write: made here when missing or older than the help. Two stats at
+-- start-up; an install that cannot be written to is left as it is.
+do
+  local root = debug.getinfo(1, 'S').source:match('^@(.*)/plugin/[^/]*$')
+  local doc = root and (root .. '/doc')
+  local help = doc and vim.uv.fs_stat(doc .. '/sightline.txt')
+  local tags = help and vim.uv.fs_stat(doc .. '/tags')
+  local function older(a, b)
+    return a.sec < b.sec or (a.sec == b.sec and a.nsec < b.nsec)
+  end
+  if help and (not tags or older(tags.mtime, help.mtime)) then
+    pcall(vim.cmd, 'silent helptags ' .. vim.fn.fnameescape(doc))
+  end
+end
+
 local group = vim.api.nvim_create_augroup('sightline', { clear = true })
 vim.api.nvim_create_autocmd('MenuPopup', {
   group = group,
@@ -80,6 +111,14 @@ vim.api.nvim_create_autocmd('VimLeavePre', {
     if host then
       host.shutdown()
     end
+  end,
+})
+-- Which window was used last (the editor window's rule, sightline.reveal.windows): a stamp,
+-- no require, so switching windows costs nothing more.
+vim.api.nvim_create_autocmd('WinLeave', {
+  group = group,
+  callback = function()
+    vim.w.sightline_left = vim.uv.hrtime()
   end,
 })
 vim.api.nvim_create_autocmd('ColorScheme', {

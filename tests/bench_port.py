@@ -132,8 +132,7 @@ def bench_python_reveal() -> list[dict[str, Any]]:
             def floor(i: int) -> Any:
                 return nv.api.buf_set_extmark(buf, ns, i % 100, 0, {})
 
-            def port(name: str, *a: Any) -> Any:
-                return nv.exec_lua(editor.PORT_CALL, *editor.port_args(None, name, *a))
+            port = editor.NvimEditor.direct(nv)
 
             def reveal(i: int) -> Any:
                 args = {"file_path": "a.py", "member_key": "Parser.parse", "duration_ms": 60000}

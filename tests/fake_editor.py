@@ -66,7 +66,7 @@ class FakeEditor:
     keep_updates: int = 50
     hunks: dict[int, HunkSpec] = field(default_factory=dict)  # drawn inline, by proposal id
     diagnostics_of: dict[str, list[Diagnostic]] = field(default_factory=dict)  # by path
-    editor_window: int | None = 1000  # the window id editor_win answers (shows `current`)
+    editor_window: int | None = 1000  # None: no editor window (else it shows `current`)
     server: str = "/tmp/fake-nvim.sock"
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -211,10 +211,6 @@ class FakeEditor:
             "modified": buffer.modified,
         }
 
-    def editor_win(self) -> int | None:
-        self._note("editor_win")
-        return self.editor_window
-
     def find_unique(self, path: str, needle: str, context: int) -> Found:
         self._note("find_unique")
         if not needle:
@@ -240,7 +236,7 @@ class FakeEditor:
             "modified": buffer.modified,
         }
 
-    def go_to_position(self, args: dict[str, Any], keys: list[str]) -> Any:
+    def go_to_position(self, args: dict[str, Any], keys: list[str]) -> str:
         self._note("go_to_position")
         self.views.append(("go_to_position", args))
         return "OK"
@@ -349,7 +345,7 @@ class FakeEditor:
         new_rng: FlatRange = {**rng, "end_row": er, "end_col": ec}
         return {"range": new_rng, "applied": self._save(buffer, was_modified)}
 
-    def reveal(self, args: dict[str, Any], keys: list[str], python: PythonResolution | None) -> Any:
+    def reveal(self, args: dict[str, Any], keys: list[str], python: PythonResolution | None) -> str:
         self._note("reveal")
         if python is not None and "version" in python:
             got = self.python_source(str(args.get("file_path")), 1 << 30)
@@ -359,7 +355,7 @@ class FakeEditor:
         self.views.append(("reveal", {**args, "python": python}))
         return "OK"
 
-    def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> Any:
+    def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> str:
         self._note("reveal_attachment")
         self.views.append(("reveal_attachment", args))
         return "OK"

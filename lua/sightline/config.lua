@@ -2,9 +2,23 @@
 local M = {}
 
 -- Facts other modules check against (reveal's arguments, syntax_scope steps) and the core's
--- tool schema mirrors (tests/test_port_config.py compares python/sightline/tools/view.py).
+-- tool schema mirrors (tests/unit/test_port_config.py compares python/sightline/tools/view.py).
 M.REVEAL_DURATION_MS = { min = 100, max = 60000, default = 3000 }
 M.SYNTAX_SCOPE_KINDS = { 'for', 'while', 'if', 'switch', 'try', 'block', 'function' }
+
+-- The providers the core has (python/sightline/providers/__init__.py REGISTRY), each with what
+-- provider.thinking means to it (its capabilities.thinking): a token budget or an effort name.
+-- tests/nvim/test_port_config.py holds the two equal. A new provider adds one line here.
+M.PROVIDERS = {
+  anthropic = { thinking = 'budget' },
+  openai = { thinking = 'effort' },
+  ollama = { thinking = 'effort' },
+  openrouter = { thinking = 'effort' },
+  acp = {},
+  echo = {},
+}
+local PROVIDER_NAMES = vim.tbl_keys(M.PROVIDERS)
+table.sort(PROVIDER_NAMES)
 
 ---@class sightline.Config
 local defaults = {
@@ -21,6 +35,7 @@ local defaults = {
     agent = nil, ---@type "gemini"|"claude"|"codex"|{cmd: string[], env: table<string,string>?, client_writes: boolean?}|nil
     thinking = nil, ---@type integer|"low"|"medium"|"high"|false|nil token budget (anthropic) or reasoning effort
     context_window = nil, ---@type integer? nil = the model's known context size
+    agent_mode = nil, ---@type string? acp: the agent's mode by id (the only way to one that never asks)
   },
   rules = true,
   pane = {
@@ -34,6 +49,9 @@ local defaults = {
       accept = 'ga',
       reject = 'gr',
       compare = 'gd',
+      block_next = ']b',
+      block_prev = '[b',
+      block_yank = 'gy',
     },
   },
   mappings = vim.deepcopy(require('sightline.keymaps').DEFAULTS),
@@ -156,11 +174,15 @@ local function tool_kinds(v)
 end
 
 -- One MCP server of `mcp.servers` (a map of names the user chooses): stdio or HTTP.
+local function url(v)
+  return text(v) and v:find('^https?://') ~= nil, 'http:// or https:// URL'
+end
+
 local mcp_server = {
-  command = { 'string', true },
+  command = { text, true },
   args = { strings, true },
   env = { string_map, true, 'secret' }, -- values may be tokens: never shown in a message
-  url = { 'string', true },
+  url = { url, true },
   headers = { string_map, true, 'secret' },
   type = { one_of({ 'stdio', 'http', 'streamable-http' }), true },
   kind = { one_of({ 'read', 'exec' }), true },
@@ -175,7 +197,7 @@ local mcp_server = {
 local schema = {
   python = { text, true },
   provider = {
-    name = { one_of({ 'anthropic', 'openai', 'ollama', 'openrouter', 'acp', 'echo' }), true },
+    name = { one_of(PROVIDER_NAMES), true },
     model = { text, true },
     max_tokens = { positive },
     base_url = { text, true },
@@ -188,10 +210,7 @@ local schema = {
         for model, p in pairs(ok and v or {}) do
           ok = ok and type(model) == 'string' and type(p) == 'table'
           for k, n in pairs(type(p) == 'table' and p or {}) do
-            ok = ok
-              and vim.tbl_contains({ 'input', 'output', 'cache_read', 'cache_write' }, k)
-              and type(n) == 'number'
-              and n >= 0
+            ok = ok and vim.tbl_contains({ 'input', 'output', 'cache_read', 'cache_write' }, k) and finite(n) and n >= 0
           end
         end
         return ok, 'a table { [model] = { input = n, output = n, cache_read = n, cache_write = n } }'
@@ -209,6 +228,7 @@ local schema = {
       true,
     },
     context_window = { count(1024, 2 ^ 31 - 1), true },
+    agent_mode = { 'string', true },
   },
   rules = { 'boolean' },
   pane = {
@@ -222,6 +242,9 @@ local schema = {
       accept = { key_or_false },
       reject = { key_or_false },
       compare = { key_or_false },
+      block_next = { key_or_false },
+      block_prev = { key_or_false },
+      block_yank = { key_or_false },
     },
   },
   mappings = { chat = { key_or_false }, change = { key_or_false } },
@@ -279,6 +302,8 @@ function M.check_map(name, value, entry, unknown, validate)
     local path = name .. '.' .. tostring(key)
     if type(key) ~= 'string' then
       return ('%s: expected a table of named entries, got a list'):format(name)
+    elseif key == '' or key:find('%c') or vim.fn.strchars(key) > 64 then
+      return ('%s: expected names of 1 to 64 characters without control characters, got %s'):format(name, describe(key))
     elseif type(item) ~= 'table' then
       return ('%s: expected table, got %s'):format(path, type(item))
     end
@@ -374,6 +399,23 @@ local function merge(node, default, layers)
   return out
 end
 
+---The rules across keys, on the merged config (each key alone was checked by `validate`).
+---@param cfg sightline.Config
+---@param opts table? the setup() layer (a value it set is named `sightline.…`)
+---@return string? err
+local function across_keys(cfg, opts)
+  local name, thinking = cfg.provider.name, cfg.provider.thinking
+  if type(thinking) == 'number' and name and M.PROVIDERS[name].thinking == 'effort' then
+    local mine = type(opts) == 'table' and type(opts.provider) == 'table' and opts.provider.thinking ~= nil
+    local expected = "'low', 'medium' or 'high' for the " .. name .. ' provider (a token budget is for anthropic)'
+    return ('%s.provider.thinking: expected %s, got %s'):format(
+      mine and 'sightline' or 'vim.g.sightline',
+      expected,
+      describe(thinking)
+    )
+  end
+end
+
 local current ---@type table?
 local last_opts ---@type table?
 local last_error ---@type string?
@@ -397,7 +439,12 @@ function M.build(opts)
       layers[#layers + 1] = value
     end
   end
-  return merge(schema, defaults, layers), nil, unknown
+  local cfg = merge(schema, defaults, layers)
+  local err = across_keys(cfg, opts)
+  if err then
+    return nil, err, unknown
+  end
+  return cfg, nil, unknown
 end
 
 ---Every setup() starts again from the defaults.

@@ -1,8 +1,14 @@
 ---@mod sightline.port  The only Lua the core calls: everything the core can do to Neovim.
----Mechanism only. Each function returns data and short codes (`missing`, `stale`, `gone`, …),
----never sentences: the core (python/sightline/editor/port.py mirrors this module method for method)
----words every message. Nothing here calls the core back. One function per port method,
----grouped by topic and alphabetical inside a group.
+---Mechanism only. Functions return data and short codes (`missing`, `stale`, `gone`, …) that the
+---core (python/sightline/editor/port.py mirrors this module method for method) words into its
+---messages. Text crosses in three places only, each worded here because a path with no core
+---shows it too: the view functions answer as the public `reveal()` does ('OK…' or what is
+---wrong, also what `:Sightline reveal` prints); a range check's `error` is port/scope.lua's, the
+---words of the Lua API's own range check; and a `detail` or an apply's `error` says why the
+---buffer or Neovim refused (port/buffers.lua, port/apply.lua, a failed :write), which the core
+---puts after its own words.
+---Nothing here calls the core back. One function per port method, grouped by topic and
+---alphabetical inside a group.
 local M = {}
 local api = vim.api
 
@@ -280,13 +286,16 @@ end
 
 local MAX_ITEMS = 1000 -- far above what the core shows; keeps one answer small
 
----Diagnostics of loaded buffers under `root`, or of the buffer of `path` alone.
+---Diagnostics of loaded buffers under `root`, or of the buffer of `path` alone, worst first
+---(all errors of every buffer before any warning, …) and only then cut to MAX_ITEMS, so no
+---number of hints can hide an error.
 ---@param opts { root: string, path?: string }
 ---@return { loaded: boolean, items: table[], truncated: boolean }
 function M.diagnostics(opts)
   local root = vim.fs.normalize(opts.root)
   local want = opts.path and vim.fs.normalize(opts.path) or nil
   local out = { loaded = false, items = {}, truncated = false }
+  local matched = {} ---@type { buf: integer, name: string }[]
   for _, buf in ipairs(api.nvim_list_bufs()) do
     local name = api.nvim_buf_is_loaded(buf) and api.nvim_buf_get_name(buf) or ''
     if name ~= '' then
@@ -300,13 +309,19 @@ function M.diagnostics(opts)
     end
     if match then
       out.loaded = true
-      for _, d in ipairs(vim.diagnostic.get(buf)) do
+      table.insert(matched, { buf = buf, name = name })
+    end
+  end
+  local severity = vim.diagnostic.severity
+  for _, level in ipairs({ severity.ERROR, severity.WARN, severity.INFO, severity.HINT }) do
+    for _, m in ipairs(matched) do
+      for _, d in ipairs(vim.diagnostic.get(m.buf, { severity = level })) do
         if #out.items >= MAX_ITEMS then
           out.truncated = true
-          break
+          return out
         end
         table.insert(out.items, {
-          path = name,
+          path = m.name,
           lnum = d.lnum,
           col = d.col,
           end_lnum = d.end_lnum or d.lnum,
@@ -377,49 +392,12 @@ end
 
 -- The editor window -----------------------------------------------------------------------
 
----Whether `win` shows the user's editing: a normal window (not a float) of a normal buffer
----(not the pane's, a dialog's or another scratch buffer).
-local function is_editor_win(win)
-  if not win or win == 0 or not api.nvim_win_is_valid(win) then
-    return false
-  end
-  if api.nvim_win_get_config(win).relative ~= '' then
-    return false
-  end
-  local buf = api.nvim_win_get_buf(win)
-  return vim.bo[buf].buftype == '' and not vim.startswith(api.nvim_buf_get_name(buf), 'sightline://')
-end
-
----The editor window: the current window when it is one, else the previous one (`wincmd p`),
----else the window of the current tab whose buffer was used last.
----@return integer? win
-function M.editor_win()
-  local cur = api.nvim_get_current_win()
-  if is_editor_win(cur) then
-    return cur
-  end
-  local prev = vim.fn.win_getid(vim.fn.winnr('#'))
-  if is_editor_win(prev) then
-    return prev
-  end
-  local best, used = nil, -1
-  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if is_editor_win(win) then
-      local info = vim.fn.getbufinfo(api.nvim_win_get_buf(win))[1]
-      if info and info.lastused > used then
-        best, used = win, info.lastused
-      end
-    end
-  end
-  return best
-end
-
 ---The text of the editor window's buffer (unsaved changes included): whole lines up to
 ---`max` bytes, then one cut line, so `#text > max` says it went on.
 ---@param max integer
 ---@return { name: string, text: string, filetype: string, modified: boolean }?
 function M.editor_buffer(max)
-  local win = M.editor_win()
+  local win = require('sightline.reveal.windows').find()
   if not win then
     return nil
   end

@@ -8,20 +8,24 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sightline import providers
 from sightline.agent.session import Session
-from sightline.domain import history, narrator, paths, scope
+from sightline.domain import history, history_admin, narrator, paths, scope
+from sightline.domain import mentions as grammar
 from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.errors import Refused
 from sightline.editor.port import Editor
 from sightline.mcp_client.manager import Manager
 from sightline.mentions import mcp_resources as mcp_mentions
-from sightline.mentions.budget import ContextLimits
+from sightline.mentions.build_parts import ContextLimits
 from sightline.mentions.composer import ComposerCompletion
 from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
 from sightline.providers import REGISTRY
+from sightline.providers.base import Provider, ProviderError
 from sightline.tools.registry import default_registry
 from sightline.ui import chips
 from sightline.ui.chips import reference_finder
@@ -40,11 +44,12 @@ class Core:
         # The user's MCP servers: their tools join a turn's, their resources `@` mentions.
         self.mcp = Manager(self._mcp_note)
         self.session.extra_tools = self.mcp.turn_tools
-        self.session.late_parts = self._mcp_parts
         self.completion = ComposerCompletion(
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
         )
         atexit.register(self.mcp.stop_all)
+        # Set once what the provider's first request needs is loaded (core.ping says so).
+        self.preloaded = threading.Event()
         # Model lists per (provider, base_url): fetched once, off Neovim's thread.
         self._models: dict[tuple[str, str | None], list[str] | str] = {}
         self._fetches: dict[tuple[str, str | None], threading.Event] = {}
@@ -55,9 +60,21 @@ class Core:
         self.session.transcript.add_note(*note)
         self.session.ui.schedule()
 
-    def _mcp_parts(self, workspace: str, text: str, used: int) -> list[str]:
-        remaining = max(0, self.cfg.max_total_bytes - used)
-        return mcp_mentions.parts(self.mcp, workspace, text, self.cfg.max_file_bytes, remaining)
+    def _mcp_parts(self, found: list[grammar.Mention]) -> Callable[[int], list[str]] | None:
+        """The `@mcp:` resources' parts, read on the turn's worker (they wait on a server)."""
+        if not any(m.kind == "mcp" for m in found):
+            return None
+        workspace, max_file, max_total = (
+            self.session.workspace,
+            self.cfg.max_file_bytes,
+            self.cfg.max_total_bytes,
+        )
+
+        def late(used: int) -> list[str]:
+            remaining = max(0, max_total - used)
+            return mcp_mentions.parts(self.mcp, workspace, found, max_file, remaining)
+
+        return late
 
     def configure(self, raw: object, workspace: str | None = None) -> None:
         """Apply the Lua config table; a bad one is refused whole and changes nothing."""
@@ -75,22 +92,19 @@ class Core:
         self.mcp.configure(cfg.mcp_servers, cfg.mcp_start_timeout_ms, cfg.mcp_call_timeout_ms)
         if workspace:
             self.set_workspace(workspace)
-        if self.cfg.provider.name == "anthropic":
-            from sightline.providers.anthropic_api import preload
-
-            preload()
-        elif self.cfg.provider.name in ("openai", "ollama", "openrouter"):
-            from sightline.providers.openai_api import preload as preload_openai
-
-            preload_openai()
+        self.preloaded = providers.preload(cfg.provider, lambda: self.session.provider)
 
     def set_model(self, name: str) -> None:
         """Use model `name` from the next request on (until the next setup())."""
         name = name.strip()
         if not _MODEL.match(name):
             raise Refused("model: expected a model name (no spaces or control characters)")
-        if self.cfg.provider.name == "echo":
-            raise Refused("model: the echo provider has one model, echo; set provider.name")
+        provider = self.session.provider
+        if not provider.capabilities.choose_model:
+            raise Refused(
+                f"model: the {provider.name} provider has one model, {provider.model}; "
+                "set provider.name"
+            )
         if self.session.turn is not None:
             raise Refused("model: a turn is running; wait for it or :Sightline stop")
         self.cfg = dataclasses.replace(
@@ -105,18 +119,22 @@ class Core:
         for at most `wait_s`); `loading` while it is not there yet."""
         prov = self.cfg.provider
         current = self.session.provider.model
-        if prov.name == "echo":
-            return {"models": ["echo"], "model": "echo", "loading": False}
+        if not self.session.provider.capabilities.choose_model:
+            return {"models": [current], "model": current, "loading": False}
         key = (prov.name, prov.base_url)
         with self._models_lock:
             done = self._fetches.get(key)
+            # Only the first ask waits for the list: while a fetch hangs, or after one
+            # failed, each later <Tab> answers at once with what is known (loading, the error).
+            wait = done is None and key not in self._models
             if done is None:
                 done = self._fetches[key] = threading.Event()
                 provider = self.session.provider
                 threading.Thread(
                     target=self._fetch_models, args=(key, provider, done), daemon=True
                 ).start()
-        done.wait(wait_s)
+        if wait:
+            done.wait(wait_s)
         with self._models_lock:
             found = self._models.get(key)
         out: dict[str, Any] = {"model": current, "loading": found is None}
@@ -130,13 +148,14 @@ class Core:
         return out
 
     def _fetch_models(
-        self, key: tuple[str, str | None], provider: Any, done: threading.Event
+        self, key: tuple[str, str | None], provider: Provider, done: threading.Event
     ) -> None:
         try:
-            listing = getattr(provider, "models", None)
-            result: list[str] | str = list(listing()) if listing else []
+            result: list[str] | str = list(provider.models())
+        except ProviderError as err:
+            result = err.message
         except Exception as err:
-            result = getattr(err, "message", None) or f"{type(err).__name__}"
+            result = type(err).__name__
             with self._models_lock:
                 self._fetches.pop(key, None)  # a failed fetch is tried again next time
         with self._models_lock:
@@ -171,14 +190,22 @@ class Core:
             note = narrator.about(selection.title)
             chip = {**selection.flat(), "file_path": selection.name}
             chip["attachment_id"] = chips.attachment_id(chip, "sel")
-        extra.extend(self.mention_parts(text))
-        named = chips.attachment_part(text, self.session.workspace, chip)
+        found = grammar.parse_mentions(text)  # once per send: every part below reads these
+        extra.extend(self.mention_parts(found))
+        named = chips.attachment_part(found, self.session.workspace, chip)
         if named:
             extra.append(named)
-        turn = self.session.send(text, extra_parts=extra, scope=selection, note=note, chip=chip)
+        turn = self.session.send(
+            text,
+            extra_parts=extra,
+            scope=selection,
+            note=note,
+            chip=chip,
+            late=self._mcp_parts(found),
+        )
         return {"turn": turn.id, "status": self.session.status()}
 
-    def mention_parts(self, text: str) -> list[str]:
+    def mention_parts(self, text: str | list[grammar.Mention]) -> list[str]:
         """The parts `@ext:<name>` and `@path` mentions add for the model (after the
         selection block); a mentioned file comes from its buffer when one is loaded."""
         limits = ContextLimits(self.cfg.max_file_bytes, self.cfg.max_total_bytes)
@@ -194,13 +221,7 @@ class Core:
     def selection(self, params: dict[str, Any]) -> scope.Selection:
         """Check the flat range in Neovim and read the selected text there (the request
         carries none). Refused before any turn starts; nothing is recorded."""
-        if self.cfg.provider.name == "echo":
-            raise Refused(
-                "Change with Agent needs a model provider; the echo provider cannot change "
-                "anything (set $ANTHROPIC_API_KEY or provider.name)"
-            )
-        refusal = getattr(self.session.provider, "scope_refusal", None)
-        why = refusal() if callable(refusal) else None
+        why = self.session.provider.scope_refusal()
         if why:
             raise Refused(f"sightline: {why}")
         flat = {k: params.get(k) for k in scope.RANGE_KEYS}
@@ -218,7 +239,17 @@ class Core:
 
     def history_list(self) -> list[dict[str, Any]]:
         summaries = history.list_conversations(paths.history_dir(), self.session.workspace)
-        return [s.to_wire() for s in summaries]
+        names = history_admin.titles(paths.history_dir())
+        return [{**s.to_wire(), "title": names.get(s.path.stem, s.title)} for s in summaries]
+
+    def history_preview(self, path: str) -> list[str]:
+        return history_admin.preview(paths.history_dir(), path)
+
+    def history_rename(self, path: str, title: str) -> str:
+        return history_admin.rename(paths.history_dir(), path, title)
+
+    def history_delete(self, path: str) -> None:
+        history_admin.delete(paths.history_dir(), path)
 
     def history_open(self, path: str) -> dict[str, Any]:
         self.session.open(Path(path))

@@ -1,9 +1,9 @@
 """`python -m sightline.host`: the core, the public name Lua starts (the adapter itself is
-sightline.entry.host; this name stays when modules move)."""
+sightline.entry.stdio; this name stays when modules move)."""
 
 import os
 
-from sightline.entry.host import main
+from sightline.entry.stdio import main
 
 if __name__ == "__main__":
     main()

@@ -193,3 +193,44 @@ def test_a_fold_streamed_in_insert_mode_closes_when_insert_mode_ends(nvim: Any) 
     nvim.input("<Esc>")
     wait_for(lambda: nvim.api.get_mode()["mode"] == "n", what="Normal mode")
     wait_for(lambda: closed() == header, what="the thinking folded")
+
+
+_WATCH_REQUESTS = """
+local host, receive = require('sightline.host'), require('sightline.ui.receive')
+local request, update, inside = host.request, receive.update, false
+_G.asked = {}
+host.request = function(method, params)
+  table.insert(_G.asked, { method, inside })
+  return request(method, params)
+end
+receive.update = function(payload)
+  inside = true
+  update(payload)
+  inside = false
+end
+"""
+
+
+def test_a_lost_delta_brings_the_whole_transcript_asked_for_once_after_the_push(
+    nvim: Any, screen: Screen
+) -> None:
+    nvim.input(":Sightline chat<CR>")
+    screen.wait_for(lambda s: s.mode == "insert")
+    nvim.input("first message<C-s>")
+    wait_idle(nvim)
+    shown = transcript(nvim)
+    nvim.exec_lua(_WATCH_REQUESTS)
+    # The pane lost what the core drew (its buffer emptied), then two pushes arrive whose
+    # deltas start past its end, as after a core restarted mid-update.
+    lost = "{start = %d, lines = {'later'}, hls = {}, chips = {}, md = {}, folds = {}}"
+    nvim.exec_lua(
+        "local receive = require('sightline.ui.receive') "
+        "receive.update({transcript = {start = 0, lines = {}, hls = {}, chips = {}, md = {},"
+        " folds = {}}}) "
+        f"receive.update({{transcript = {lost % 40}}}) "
+        f"receive.update({{transcript = {lost % 41}}})"
+    )
+    wait_for(lambda: transcript(nvim) == shown, what="the whole transcript again")
+    screen.wait_text("echo: first message")
+    # Asked once, and not from inside the push (no Lua function the core calls calls it).
+    assert nvim.exec_lua("return _G.asked") == [["transcript.full", False]]

@@ -109,8 +109,33 @@ def test_retry_is_shown_in_the_pane(nvim_factory: Any, fake_api: FakeAnthropic) 
     send(nv, "x")
     wait_idle(nv)
     lines = transcript(nv)
-    assert any(line.startswith("↻") and "retry 1 of 2" in line for line in lines), lines
+    assert any(line.startswith("↻") and "retry 1/2" in line for line in lines), lines
     assert "after retry" in lines
+
+
+def test_a_refused_connection_is_said_once_naming_where_the_address_came_from(
+    nvim_factory: Any, screen_factory: Any
+) -> None:
+    """Retried twice, then failed: one line that the retries rewrite, then the failure in
+    its place, blaming $ANTHROPIC_BASE_URL (which the user set), not provider.base_url."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"}
+    nv = nvim_factory({"provider": {"name": "anthropic", "retries": 2}}, env=env)
+    screen = screen_factory(nv, 160, 40)
+    nv.command("Sightline chat")
+    send(nv, "x")
+    wait_idle(nv)
+    lines = transcript(nv)
+    said = [line for line in lines if "connection refused" in line]
+    assert len(said) == 1 and not any(line.startswith("↻") for line in lines), lines
+    assert said[0].startswith(f"✗ Could not connect to 127.0.0.1:{port}: connection refused")
+    assert "address from $ANTHROPIC_BASE_URL" in said[0] and "provider.base_url" not in said[0]
+    screen.wait_for(lambda s: "ANTHROPIC_BASE_URL" in "".join(s.text().split()), what="shown")
+    assert "".join(screen.text().split()).count("Couldnotconnect") == 1
 
 
 def test_stop_mid_stream_closes_it_and_applies_nothing_more(

@@ -21,11 +21,7 @@ from tests.lua_helper import lua_helper
 def reveal(nvim: Any, args: dict[str, Any]) -> Any:
     """The callers' path (the agent's tool and the MCP server's): a Python member resolved
     with pyresolve here, then the port's reveal."""
-
-    def port(name: str, *a: Any) -> Any:
-        return nvim.exec_lua(editor.PORT_CALL, *editor.port_args(None, name, *a))
-
-    return view.call(port, "reveal", args)
+    return view.call(editor.NvimEditor.direct(nvim), "reveal", args)
 
 
 LAST = "local l = require('sightline.reveal').last return {l.start_line, l.end_line}"

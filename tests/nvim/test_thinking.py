@@ -1,4 +1,4 @@
-"""Thinking: provider.thinking checked in both schemas, streamed into its own transcript
+"""Thinking: provider.thinking checked by config.lua, streamed into its own transcript
 section (SightlineThinking), and passed back exactly as the API requires during tool use.
 
 The end-to-end test drives the real anthropic SDK in a child Neovim against the loopback
@@ -95,3 +95,28 @@ def test_thinking_round_trips_through_a_tool_turn_and_shows_in_the_pane(
     replies = [r for r in records if r.get("role") == "assistant"]
     assert replies[0]["content"][0]["signature"] == first.signature
     assert replies[0]["content"][1] == {"type": "redacted_thinking", "data": hidden.data}
+
+
+def test_the_reply_stays_in_view_when_the_thinking_folds_on_leaving_insert_mode(
+    nvim_factory: Any, fake_api: FakeAnthropic, screen_factory: Any
+) -> None:
+    # A thought longer than the pane: streamed in Insert mode it shows whole and the view
+    # follows the reply below it; leaving Insert mode folds it to one row.
+    thought = "\n".join(f"step {i} of the plan" for i in range(60))
+    fake_api.script(fa.reply(fa.thinking(thought, chunks=6), fa.text("The answer is 42.")))
+    provider = {"name": "anthropic", "base_url": fake_api.base_url, "retries": 0}
+    nv = nvim_factory(
+        {"provider": {**provider, "thinking": 2048}}, env={"ANTHROPIC_API_KEY": API_KEY}
+    )
+    screen = screen_factory(nv, 120, 40)
+    nv.input(":Sightline chat<CR>")
+    screen.wait_for(lambda s: s.mode == "insert", what="the composer in Insert mode")
+    nv.input("think hard<C-s>")
+    idle(nv)
+    screen.wait_text("The answer is 42.")
+    assert screen.find("step 0 of the plan") is None  # scrolled off the top
+    nv.input("<Esc>")
+    screen.wait_text(f"{THINKING_HEADER}  ▸ 60 lines")
+    # The whole exchange shows again, from the question to the reply's footer.
+    screen.wait_text("think hard")
+    screen.wait_text("The answer is 42.")

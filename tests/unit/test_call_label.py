@@ -4,7 +4,7 @@ MCP tool by all its arguments in short (the server gets them all), secrets left 
 from __future__ import annotations
 
 from sightline.domain import secrets
-from sightline.tools.base import LABEL_CHARS, call_label
+from sightline.tools.registry import LABEL_CHARS, call_label
 
 
 def test_an_mcp_call_is_labelled_by_its_arguments_in_short() -> None:

@@ -1,10 +1,10 @@
-"""`@` completion: modes, items, ranking, the narrowing cache, file listing and its cache."""
+"""`@` completion: modes, items, ranking, the narrowing cache and the file index's cache (the
+listing itself is domain/workspace.py's: tests/unit/test_workspace.py)."""
 
 from __future__ import annotations
 
 import random
 import re
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -15,18 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sightline.domain.mentions import escape_path, unescape_path
 from sightline.mentions import completion as comp
 from sightline.mentions.completion import (
     CompletionSession,
     FileIndex,
     FileListCache,
     complete,
-    git_files,
-    iter_workspace_files,
-    list_workspace_files,
-    walk_files,
 )
-from sightline.mentions.parse import escape_path, unescape_path
 
 EXTS = [
     ("browser-tools", "Drive a \x1b[1mbrowser\x1b[0m\nfrom tests"),
@@ -253,74 +249,6 @@ def test_new_index_resets_the_cache() -> None:
     assert session.rank_files(first, "ab", 10) == ["abc.txt"]
     second = FileIndex(["abd.txt"])
     assert session.rank_files(second, "ab", 10) == ["abd.txt"]
-
-
-# --- listing -------------------------------------------------------------------------------
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
-
-
-def test_git_workspace_lists_tracked_and_untracked_not_ignored(tmp_path: Path) -> None:
-    (tmp_path / ".gitignore").write_text("ignored.log\nbuild/\n")
-    (tmp_path / "tracked.py").write_text("")
-    (tmp_path / "sub dir").mkdir()
-    (tmp_path / "sub dir" / "new file.txt").write_text("")
-    (tmp_path / "ignored.log").write_text("")
-    (tmp_path / "build").mkdir()
-    (tmp_path / "build" / "out.o").write_text("")
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", ".gitignore", "tracked.py")
-    git(tmp_path, "commit", "-qm", "init")
-    assert git_files(tmp_path) == [".gitignore", "tracked.py"]
-    steps = list(iter_workspace_files(tmp_path))
-    assert steps == [
-        [".gitignore", "tracked.py"],
-        [".gitignore", "tracked.py", "sub dir/new file.txt"],
-    ]
-    assert list_workspace_files(tmp_path) == steps[-1]
-
-
-def test_git_subfolder_lists_relative_to_it(tmp_path: Path) -> None:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "a.py").write_text("")
-    (tmp_path / "top.py").write_text("")
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", ".")
-    assert list_workspace_files(tmp_path / "pkg") == ["a.py"]
-
-
-def test_walk_outside_git_skips_ignored_folders_and_linked_folders(tmp_path: Path) -> None:
-    for rel in [
-        "a.py",
-        "src/b.py",
-        "src/deep/c.py",
-        "node_modules/x/index.js",
-        ".venv/lib/site.py",
-        "__pycache__/a.pyc",
-        "pkg.egg-info/PKG-INFO",
-        ".git/config",
-    ]:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text("")
-    (tmp_path / "linked").symlink_to(tmp_path / "src")
-    (tmp_path / "file-link.py").symlink_to(tmp_path / "a.py")
-    assert git_files(tmp_path) is None
-    assert sorted(list_workspace_files(tmp_path)) == [
-        "a.py",
-        "file-link.py",
-        "src/b.py",
-        "src/deep/c.py",
-    ]
-    # breadth-first: shallow files come first, and the walk is bounded
-    assert walk_files(tmp_path)[:2] == ["a.py", "file-link.py"]
-    assert len(walk_files(tmp_path, max_files=2)) == 2
 
 
 # --- the background cache --------------------------------------------------------------------

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sightline.domain import extensions
+from sightline.domain.mentions import mention_at_end
 from sightline.mentions.composer import ComposerCompletion
-from sightline.mentions.parse import mention_at_end
 from tests.child import ROOT
 
 

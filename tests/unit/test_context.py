@@ -13,8 +13,8 @@ import pytest
 
 from sightline.domain import extensions as ext
 from sightline.domain.extensions import Extension, ExtensionDirs, Manifest
-from sightline.mentions import budget as ctx
-from sightline.mentions.budget import ContextLimits, build_context_parts
+from sightline.mentions import build_parts as ctx
+from sightline.mentions.build_parts import ContextLimits, build_context_parts
 
 
 @pytest.fixture
@@ -224,7 +224,7 @@ def test_binary_and_undecodable_files_are_skipped_with_a_debug_line(
         {"bin.dat": b"PK\x03\x04\x00\x00data", "latin.txt": b"caf\xe9 au lait", "ok.md": "fine"},
         context=["bin.dat", "latin.txt", "ok.md"],
     )
-    with caplog.at_level(logging.DEBUG, logger="sightline.mentions.budget"):
+    with caplog.at_level(logging.DEBUG, logger="sightline.mentions.build_parts"):
         [part] = build_context_parts("@ext:foo", active(dirs, ws), ws)
     assert '<context_file path="ok.md">\nfine\n</context_file>' in part
     assert 'bin.dat">' not in part and 'latin.txt">' not in part
@@ -251,7 +251,7 @@ def test_unreadable_context_file_is_skipped_with_a_debug_line(
             return real_open(path, flags, *args)
 
         monkeypatch.setattr(os, "open", deny)  # the module reads through os.open
-    with caplog.at_level(logging.DEBUG, logger="sightline.mentions.budget"):
+    with caplog.at_level(logging.DEBUG, logger="sightline.mentions.build_parts"):
         [part] = build_context_parts("@ext:foo", active(dirs, ws), ws)
     assert "LOCKED" not in part and "\nfine\n" in part
     assert "locked.md skipped: cannot open: Permission denied" in caplog.text
@@ -264,7 +264,7 @@ def test_folder_or_fifo_named_like_a_context_file_is_skipped(
     folder = install(dirs, "foo", {"ok.md": "fine"}, context=["SIGHTLINE.md", "pipe.md", "ok.md"])
     (folder / "SIGHTLINE.md").mkdir()
     os.mkfifo(folder / "pipe.md")
-    with caplog.at_level(logging.DEBUG, logger="sightline.mentions.budget"):
+    with caplog.at_level(logging.DEBUG, logger="sightline.mentions.build_parts"):
         [part] = build_context_parts("@ext:foo", active(dirs, ws), ws)
     assert "\nfine\n" in part
     assert "SIGHTLINE.md skipped: not a regular file" in caplog.text
@@ -279,7 +279,7 @@ def test_symlink_loop_is_an_unreadable_file_not_a_crash(
     (folder / "loop").symlink_to(folder / "SIGHTLINE.md")
     (ws / "a").symlink_to(ws / "b")
     (ws / "b").symlink_to(ws / "a")
-    with caplog.at_level(logging.DEBUG, logger="sightline.mentions.budget"):
+    with caplog.at_level(logging.DEBUG, logger="sightline.mentions.build_parts"):
         parts = build_context_parts("@ext:foo @a", active(dirs, ws), ws)
     assert len(parts) == 1 and "\nfine\n" in parts[0]
     assert "Too many levels of symbolic links" in caplog.text

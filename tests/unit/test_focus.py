@@ -12,8 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sightline.tools.base import call_label
-from sightline.tools.registry import default_registry
+from sightline.tools.registry import call_label, default_registry
 from tests.fakeapi import fake_api
 from tests.mcp_util import listening
 

@@ -13,12 +13,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sightline.domain import extensions, pyresolve
+from sightline.domain import extensions, mentions, pyresolve
 from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.text import clean_display_text
 from sightline.entry.params import Invalid, check_params
 from sightline.entry.rpc import SCHEMAS
-from sightline.mentions import parse as mentions
 from tests.strategies import anything, config_values, nested, odd_text
 
 FUZZ = settings(

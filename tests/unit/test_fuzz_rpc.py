@@ -297,9 +297,9 @@ def refusal(world: World, name: str, params: Any) -> str:
     [
         ("x", "config: expected a table, got a string"),
         ({"provider": 5}, "config: provider: expected a table, got a number"),
-        ({"provider": {"max_tokens": "8k"}}, "provider.max_tokens: expected a positive integer"),
+        ({"provider": {"max_tokens": "8k"}}, "provider.max_tokens: expected a whole number"),
         ({"provider": {"name": "nope"}}, "config: provider.name: expected one of "),
-        ({"tools": {"command_timeout_ms": float("inf")}}, "tools.command_timeout_ms: expected"),
+        ({"tools": {"command_timeout_ms": float("nan")}}, "tools.command_timeout_ms: expected"),
         ({"autoaccept": "yes"}, "config: autoaccept: expected true or false, got a string"),
     ],
 )

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from sightline.agent.session import Session, Turn
 from sightline.domain import workspace
 from sightline.domain.errors import Refused
-from sightline.gate.turn import ToolResult
-from sightline.mentions import budget as context
+from sightline.gate.turn_contract import ToolResult
+from sightline.mentions import build_parts as context
 from sightline.tools import read
 from tests.conftest import wait_for
 from tests.effective_config import core_config

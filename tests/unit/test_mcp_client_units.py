@@ -16,13 +16,12 @@ from hypothesis import strategies as st
 from sightline.domain import mcp_config as mcfg
 from sightline.domain import secrets
 from sightline.domain.config import ConfigError
+from sightline.domain.mentions import parse_mentions
 from sightline.gate.policy import Kind, allowed_kinds
 from sightline.mcp_client import tools as mtools
-from sightline.mentions.mcp_resources import parse
 from sightline.tools.base import tools_for
 from tests.effective_config import core_config
 
-API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 FUZZ = settings(
     max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck)
 )
@@ -46,7 +45,6 @@ def servers(raw: Any) -> tuple[mcfg.ServerConfig, ...]:
         ({"fs": {"command": 3}}, "mcp.servers.fs.command: expected a non-empty string"),
         ({"fs": {}}, "mcp.servers.fs: expected either command (stdio) or url (HTTP)"),
         ({"fs": {"command": "x", "url": "http://h"}}, "mcp.servers.fs: expected either"),
-        ({"fs": {"url": "ftp://h"}}, "mcp.servers.fs.url: expected an http:// or https:// URL"),
         ({"fs": {"command": "x", "args": "a b"}}, "mcp.servers.fs.args: expected a list"),
         ({"fs": {"command": "x", "env": {"A": 1}}}, "mcp.servers.fs.env.A: expected a string"),
         ({"fs": {"command": "x", "kind": "write"}}, "mcp.servers.fs.kind: expected 'read'"),
@@ -54,12 +52,26 @@ def servers(raw: Any) -> tuple[mcfg.ServerConfig, ...]:
         ({"fs": {"command": "x", "trust_annotations": 1}}, "trust_annotations: expected true"),
         ({"fs": {"command": "x", "type": "sse"}}, "sse is not supported"),
         (["fs"], "mcp.servers: expected a table of named servers"),
-        ({"": {"command": "x"}}, "mcp.servers: expected server names of 1 to 64 printable"),
     ],
 )
 def test_a_bad_server_entry_is_named_by_its_path(raw: Any, message: str) -> None:
     with pytest.raises(ConfigError) as err:
         servers(raw)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "message"),
+    [
+        ("fs", {"url": "ftp://h"}, ".mcp.json.fs.url: expected an http:// or https:// URL"),
+        ("", {"command": "x"}, ".mcp.json: expected server names of 1 to 64 printable"),
+        ("fs", {"command": ""}, ".mcp.json.fs.command: expected a non-empty string"),
+    ],
+)
+def test_a_workspace_entry_is_checked_in_full(name: str, raw: Any, message: str) -> None:
+    """setup()'s entries were checked by config.lua; a workspace's never passed through it."""
+    with pytest.raises(mcfg.ServerConfigError) as err:
+        mcfg.parse_server(name, raw, ".mcp.json", "workspace")
     assert message in str(err.value)
 
 
@@ -149,23 +161,61 @@ def test_env_references_are_resolved_and_registered_as_secrets(
         mcfg.resolved_env(missing)
 
 
+# Every provider's rule for a tool name (Anthropic and OpenAI: [a-zA-Z0-9_-]{1,64}; Gemini
+# also wants a letter or `_` first).
+PROVIDER_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
+# Names as users and servers write them, `_` and `__` and their neighbours often.
+NAME_PART = st.text(alphabet=st.sampled_from("ab_-.é/ \0"), min_size=1, max_size=70)
+SERVER_NAME = st.text(
+    alphabet=st.characters(exclude_categories=("C", "Z")) | st.sampled_from("ab_-"),
+    min_size=1,
+    max_size=64,
+)
+
+
 @FUZZ
-@given(server=st.text(min_size=1, max_size=64), tool=st.lists(st.text(max_size=120), max_size=6))
-def test_tool_names_always_fit_the_api_and_never_collide(server: str, tool: list[str]) -> None:
-    taken: set[str] = set()
-    for name in tool:
-        api = mtools.tool_name(server, name, taken)
-        assert API_NAME.match(api), api
-        assert api not in taken
-        taken.add(api)
+@given(
+    pairs=st.lists(
+        st.tuples(SERVER_NAME | NAME_PART.filter(str.isprintable), NAME_PART | st.text()),
+        max_size=12,
+    )
+)
+def test_any_server_and_tool_names_give_unique_valid_names_that_map_back(
+    pairs: list[tuple[str, str]],
+) -> None:
+    back: dict[str, tuple[str, str]] = {}
+    for server, tool in pairs:
+        api = mtools.tool_name(server, tool)
+        assert PROVIDER_NAME.match(api), api
+        assert back.setdefault(api, (server, tool)) == (server, tool), api
+        assert api == mtools.tool_name(server, tool)  # stable
+
+
+def test_names_that_shared_a_name_get_two() -> None:
+    # The issue's pair: both were mcp__a__b__c, and the API refused every turn.
+    assert mtools.tool_name("a", "b__c") != mtools.tool_name("a__b", "c")
+    assert mtools.tool_name("a", "b__c") == "mcp__a__b__c"
+    assert mtools.tool_name("a_", "_b") != mtools.tool_name("a", "__b")
+    assert mtools.tool_name("my.server", "a b") != mtools.tool_name("my_server", "a_b")
 
 
 def test_tool_names_are_namespaced_and_cut_stably() -> None:
-    assert mtools.tool_name("fs", "read_file", set()) == "mcp__fs__read_file"
-    assert mtools.tool_name("my.server", "a b", set()) == "mcp__my_server__a_b"
-    long = mtools.tool_name("srv", "t" * 100, set())
-    assert len(long) == 64 and long == mtools.tool_name("srv", "t" * 100, set())
-    assert mtools.tool_name("s", "a.b", {"mcp__s__a_b"}) != "mcp__s__a_b"
+    assert mtools.tool_name("fs", "read_file") == "mcp__fs__read_file"
+    assert mtools.tool_name("my-db", "q") == "mcp__my-db__q"
+    shown = mtools.tool_name("my.server", "a b")
+    assert re.fullmatch(r"mcp_[0-9a-f]{12}_my_server__a_b", shown), shown
+    long = mtools.tool_name("srv", "t" * 100)
+    assert len(long) == 64 and long == mtools.tool_name("srv", "t" * 100)
+
+
+def test_a_tool_listed_twice_is_offered_once() -> None:
+    cfg = mcfg.ServerConfig(name="s", command="x")
+    twice = [fake_tool("t", {"type": "object"}), fake_tool("t", {"type": "object"})]
+    listed = mtools.listed_tools(cfg, twice)
+    assert [(t.api_name, t.refused) for t in listed] == [
+        ("mcp__s__t", None),
+        ("mcp__s__t", "the server lists it twice"),
+    ]
 
 
 def fake_tool(name: str, schema: Any, read_only: bool | None = None) -> Any:
@@ -257,4 +307,7 @@ def test_results_are_summarised_bounded_and_redacted() -> None:
 
 def test_mcp_mentions_parse_like_ext_mentions() -> None:
     text = "see @mcp:fs:file:///a.txt, (@mcp:web:demo://x) a@mcp:no:x @mcp:fs:file:///a.txt"
-    assert parse(text) == [("fs", "file:///a.txt"), ("web", "demo://x")]
+    found = [(m.server, m.uri) for m in parse_mentions(text) if m.kind == "mcp"]
+    assert found == [("fs", "file:///a.txt"), ("web", "demo://x")]
+    # A resource mention is not also a file mention.
+    assert [m.kind for m in parse_mentions(text)] == ["mcp", "mcp"]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from sightline.domain.text import clean_display_text
-from sightline.mentions.parse import (
+from sightline.domain.mentions import (
     escape_path,
     extension_mentions,
     file_mentions,
@@ -14,6 +15,7 @@ from sightline.mentions.parse import (
     strip_mentions,
     unescape_path,
 )
+from sightline.domain.text import clean_display_text
 
 
 @pytest.mark.parametrize(
@@ -136,3 +138,35 @@ def test_clean_display_text() -> None:
 )
 def test_mention_at_end(before: str, expected: tuple[int, str] | None) -> None:
     assert mention_at_end(before) == expected
+
+
+def test_a_send_parses_its_text_once(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Core.send parses the message once; the file's part, the chip names and the MCP
+    resources' parts all read that parse (they each parsed the text again)."""
+    from sightline.core import Core
+    from sightline.domain import mentions
+    from tests.conftest import wait_for
+    from tests.effective_config import effective
+    from tests.fake_editor import FakeEditor
+
+    (isolated_env / "a.py").write_text("A = 1\n")
+    core = Core(FakeEditor())
+    core.configure(effective())
+    core.set_workspace(str(isolated_env))
+    scanned: list[str] = []
+    scan = mentions._mentions_in
+
+    def counted(text: str, part: int) -> list[mentions.Mention]:
+        scanned.append(text)
+        return scan(text, part)
+
+    monkeypatch.setattr(mentions, "_mentions_in", counted)
+    text = "look at @a.py\nand @mcp:srv:file:///x.txt"
+    core.send({"text": text})
+    wait_for(lambda: core.session.turn is None, what="the echo turn ends")
+    assert scanned.count(text) == 1
+    assert core.session.conversation is not None
+    [user] = [r for r in core.session.conversation.records if r.get("role") == "user"]
+    sent = [b["text"] for b in user["content"]]
+    assert sent[0] == text and any(p.startswith('<file path="a.py">') for p in sent)
+    assert any("= @a.py" in p for p in sent)  # the chip's id, named for the model

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sightline.mentions.budget import ContextLimits, build_context_parts
+from sightline.mentions.build_parts import ContextLimits, build_context_parts
 from sightline.mentions.composer import ComposerCompletion
 from tests.fakeapi import fake_api
 

@@ -1,6 +1,7 @@
-"""The layers of python/sightline as rules over its imports (ast only: nothing is imported).
+"""The layers of python/sightline as one order over its imports (ast only: nothing is imported).
 
-Layers (the first part of a module's dotted name under `sightline`):
+LAYERS lists the layers (the first part of a module's dotted name under `sightline`) from
+the bottom up; a module may import its own layer and the layers below it, never one above:
   domain     pure logic; imports no other layer
   editor     the port to Neovim
   ui         transcript and UI state
@@ -10,14 +11,15 @@ Layers (the first part of a module's dotted name under `sightline`):
   mentions   the mentions feature
   providers  model providers
   agent      turns
-  entry      the adapters that receive calls (RPC host, CLI, MCP server)
   core       the composition root (`sightline.core`)
+  entry      the adapters that receive calls (RPC host, CLI, MCP server)
+  the public `python -m` names: `python -m sightline` (__main__), `python -m sightline.host`
+             (the core, as Lua starts it), `python -m sightline.mcp` (the MCP server)
 
-Every import counts for the layer rules, wherever it is written (module level, under
-`if TYPE_CHECKING:`, inside a function): a deferred import is still a dependency. The cycle
-rule counts the imports at module level, TYPE_CHECKING ones included (a cycle of types is a
-cycle of knowledge), and leaves out imports inside functions: those run on a call, never at
-import time, and the few there are defer heavy modules (SDKs) rather than break a circle.
+So no two layers can import each other, however long the way round. Every import counts,
+wherever it is written (module level, under `if TYPE_CHECKING:`, inside a function): a
+deferred import is still a dependency, for the order and for the module circles (two
+modules of one layer that import each other, even through a function, are one room).
 """
 
 from __future__ import annotations
@@ -31,38 +33,23 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "python" / "sightline"
 
-# layer → the layers it must never import (its own layer is always allowed).
-FORBIDDEN: dict[str, frozenset[str]] = {
-    "domain": frozenset(
-        {
-            "editor",
-            "ui",
-            "gate",
-            "tools",
-            "mcp_client",
-            "mentions",
-            "providers",
-            "agent",
-            "entry",
-            "core",
-        }
-    ),
-    "editor": frozenset(
-        {"ui", "gate", "tools", "mcp_client", "mentions", "providers", "agent", "entry", "core"}
-    ),
-    "ui": frozenset({"gate", "tools", "mcp_client", "providers", "agent", "entry", "core"}),
-    "gate": frozenset({"tools", "mcp_client", "mentions", "providers", "agent", "entry", "core"}),
-    "tools": frozenset({"agent", "entry", "ui", "providers", "mcp_client", "core"}),
-    "mcp_client": frozenset({"agent", "entry", "providers", "core"}),
-    "mentions": frozenset({"agent", "entry", "ui", "providers", "core"}),
-    "providers": frozenset({"agent", "tools", "entry", "core"}),
-    "agent": frozenset({"entry", "core"}),
-    "core": frozenset({"entry"}),
-}
-# Only the adapters themselves and the public `python -m` names may import an adapter:
-# `python -m sightline` (__main__), `python -m sightline.host` (the core, as Lua starts it)
-# and `python -m sightline.mcp` (the MCP server, as external agents' configs name it).
-ENTRY_IMPORTERS = frozenset({"entry", "__main__", "host", "mcp"})
+# Bottom up; the names of one entry share a rank (none imports another).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("__init__",),
+    ("domain",),
+    ("editor",),
+    ("ui",),
+    ("gate",),
+    ("tools",),
+    ("mcp_client",),
+    ("mentions",),
+    ("providers",),
+    ("agent",),
+    ("core",),
+    ("entry",),
+    ("__main__", "host", "mcp"),
+)
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
 
 @dataclass(frozen=True)
@@ -133,20 +120,22 @@ def layer_violations(found: list[Import]) -> list[str]:
     out = []
     for imp in found:
         mine, theirs = layer_of(imp.importer), layer_of(imp.imported)
-        if mine == theirs:
-            continue
-        if theirs in FORBIDDEN.get(mine, frozenset()):
+        if mine != theirs and RANK[theirs] >= RANK[mine]:
             out.append(f"{imp.importer}:{imp.line} imports {imp.imported} ({mine} → {theirs})")
-        elif theirs == "entry" and mine not in ENTRY_IMPORTERS:
-            out.append(f"{imp.importer}:{imp.line} imports the adapter {imp.imported}")
     return sorted(set(out))  # one line per import statement, however many names it takes
 
 
+def layer_cycles(found: list[Import]) -> list[list[str]]:
+    """Each circle among layers (whatever the order says): one list of layer names."""
+    edges = {(layer_of(i.importer), layer_of(i.imported)) for i in found}
+    return cycles([Import(a, b, 0, True) for a, b in sorted(edges) if a != b])
+
+
 def cycles(found: list[Import]) -> list[list[str]]:
-    """Each import circle among modules (module-level imports), as one list of names."""
+    """Each import circle among modules (every import, deferred ones too), as one list."""
     graph: dict[str, set[str]] = {}
     for imp in found:
-        if imp.top and imp.imported != imp.importer:
+        if imp.imported != imp.importer:
             graph.setdefault(imp.importer, set()).add(imp.imported)
     # Tarjan's strongly connected components: a component of more than one module is a circle.
     index: dict[str, int] = {}
@@ -183,17 +172,18 @@ def cycles(found: list[Import]) -> list[list[str]]:
 
 
 def test_every_module_is_in_a_known_layer() -> None:
-    known = {*FORBIDDEN, *ENTRY_IMPORTERS, "__init__"}
     names = {module_name(p, PACKAGE) for p in PACKAGE.rglob("*.py")}
-    assert {n for n in names if layer_of(n) not in known} == set()
+    assert {n for n in names if layer_of(n) not in RANK} == set()
 
 
-def test_layers_import_only_what_they_may() -> None:
+def test_layers_import_only_what_is_below_them() -> None:
     assert layer_violations(package_imports()) == []
 
 
-def test_no_import_cycle() -> None:
-    assert cycles(package_imports()) == []
+def test_no_circle_among_layers_or_modules() -> None:
+    found = package_imports()
+    assert layer_cycles(found) == []
+    assert cycles(found) == []
 
 
 # The rules can fail: a tool importing the agent, and a circle, in a package written here.
@@ -252,7 +242,7 @@ def test_an_import_of_an_adapter_is_caught(tmp_path: Path) -> None:
     ]
 
 
-def test_a_circle_is_caught_and_a_deferred_import_is_not_one(tmp_path: Path) -> None:
+def test_a_circle_is_caught_even_through_a_deferred_import(tmp_path: Path) -> None:
     pkg = _write(
         tmp_path,
         {
@@ -268,4 +258,34 @@ def test_a_circle_is_caught_and_a_deferred_import_is_not_one(tmp_path: Path) -> 
             "tools/registry.py": "from sightline.tools import base\n",
         },
     )
-    assert cycles(package_imports(pkg)) == [["sightline.agent.session", "sightline.tools.plan"]]
+    found = package_imports(pkg)
+    assert cycles(found) == [
+        ["sightline.agent.session", "sightline.tools.plan"],
+        ["sightline.tools.base", "sightline.tools.registry"],
+    ]
+    assert layer_cycles(found) == [["agent", "tools"]]
+
+
+def test_a_way_round_through_three_layers_is_caught(tmp_path: Path) -> None:
+    """gate → ui → mentions → tools → gate: each step but one goes down; that one is named."""
+    pkg = _write(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "gate/__init__.py": "",
+            "gate/turn.py": "from sightline.ui import push\n",
+            "ui/__init__.py": "",
+            "ui/push.py": "",
+            "ui/chips.py": "from sightline.mentions.parse import parse_mentions\n",
+            "mentions/__init__.py": "",
+            "mentions/parse.py": "",
+            "mentions/parts.py": "def f():\n    from sightline.tools import diagnostics\n",
+            "tools/__init__.py": "",
+            "tools/diagnostics.py": "from sightline.gate import turn\n",
+        },
+    )
+    found = package_imports(pkg)
+    assert layer_violations(found) == [
+        "sightline.ui.chips:1 imports sightline.mentions.parse (ui → mentions)"
+    ]
+    assert layer_cycles(found) == [["gate", "mentions", "tools", "ui"]]

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from sightline.domain import workspace
 from sightline.domain.errors import Refused
-from sightline.mentions.budget import build_context_parts
-from sightline.mentions.parse import parse_mentions
+from sightline.domain.mentions import parse_mentions
+from sightline.mentions.build_parts import build_context_parts
 from sightline.ui.chips import REFERENCE, reference_finder
 
 SEGMENTS = ["..", ".", "sub", "a.txt", "in.txt", "link", "out.txt", "ws"]

@@ -12,9 +12,9 @@ from sightline.domain.errors import Refused
 from sightline.domain.globs import glob_match
 from sightline.domain.narrator import checklist
 from sightline.gate.policy import Kind, allowed_kinds
-from sightline.tools.base import call_label, tools_for
+from sightline.tools.base import tools_for
 from sightline.tools.output import Bounded, HeadTail
-from sightline.tools.registry import default_registry
+from sightline.tools.registry import call_label, default_registry
 from tests.tool_policy import COLUMNS, TABLE, expected
 
 

@@ -2,8 +2,8 @@
 ---
 --- Pushes arrive through port.lua `notify_ui` (an RPC notification: the core waits for no
 --- answer); a status also comes with each answer of host.request, and the host reports a core
---- that ended on its own. Everything here draws or fires events; nothing calls the core but
---- the pane's request for the whole transcript when a delta was lost.
+--- that ended on its own. Everything here draws or fires events and never calls the core:
+--- the pane asks for the whole transcript after a lost delta only once the push returned.
 local M = {}
 
 ---Apply one batched update (the part of M.update that may fail).

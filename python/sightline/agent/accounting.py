@@ -3,13 +3,11 @@ reply streams, their price, and how full the context window is."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 from sightline.domain import narrator, pricing
-from sightline.domain.config import CoreConfig, ProviderConfig
-from sightline.domain.presets import preset
+from sightline.domain.config import ProviderConfig
 from sightline.providers.base import Reply, Usage
 
 
@@ -17,9 +15,15 @@ class Accounts:
     """The counts of one conversation. `cfg` and `model` are asked each time: a new setup()
     or `:Sightline model` prices the next reply at the new model's price."""
 
-    def __init__(self, cfg: Callable[[], ProviderConfig], model: Callable[[], str]):
+    def __init__(
+        self,
+        cfg: Callable[[], ProviderConfig],
+        model: Callable[[], str],
+        local: Callable[[], bool],
+    ):
         self._cfg = cfg
         self._model = model
+        self._local = local  # the provider runs on this machine: free, context size unknown
         self.reset()
 
     def reset(self) -> None:
@@ -80,21 +84,17 @@ class Accounts:
                 self.last_context = _context_of(_recorded_usage(record["usage"]))
 
     def _price(self) -> pricing.Price | None:
-        cfg = self._cfg()
-        found = preset(cfg.name)
-        if found is not None and found.local:
+        if self._local():
             return {}  # a local server: free
-        return pricing.price_of(self._model(), cfg.prices)
+        return pricing.price_of(self._model(), self._cfg().prices)
 
     def _cost(self, tokens: pricing.Tokens) -> float | None:
         price = self._price()
         return None if price is None else pricing.cost(tokens, price)
 
     def context_window(self) -> int:
-        cfg = self._cfg()
-        found = preset(cfg.name)
         return pricing.context_window(
-            self._model(), local=bool(found and found.local), configured=cfg.context_window
+            self._model(), local=self._local(), configured=self._cfg().context_window
         )
 
     def usage(self) -> dict[str, Any]:
@@ -107,14 +107,8 @@ class Accounts:
         return {
             "tokens": tokens,
             "cost": None if total is None else {"total": total, "turn": turn or 0.0},
-            "usage_line": narrator.usage_line(self.tokens + live, total),
+            "usage_parts": narrator.usage_parts(self.tokens + live, total),
         }
-
-    def running_turn(self) -> dict[str, int]:
-        """Tokens of the running turn (the bar's live count): its finished rounds plus the
-        reply streaming now."""
-        tokens = self.turn_tokens + self.live
-        return {"input": tokens.input + tokens.cache_write, "output": tokens.output}
 
     def footer(self, seconds: float) -> narrator.Note:
         return narrator.turn_footer(seconds, self.turn_tokens, self.turn_spent)
@@ -149,18 +143,6 @@ def _number(value: Any) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         return float(value)
     return None
-
-
-def model_label(cfg: CoreConfig) -> str:
-    """The status bar's model: echo, an ACP agent's name, or the configured model."""
-    if cfg.provider.name == "echo":
-        return "echo"
-    if cfg.provider.name == "acp":
-        agent = cfg.provider.agent
-        if agent is not None and agent.cmd:
-            return os.path.basename(agent.cmd[0])
-        return agent.preset if agent is not None and agent.preset else "gemini"
-    return cfg.provider.model
 
 
 def _plus(a: float | None, b: float | None) -> float | None:

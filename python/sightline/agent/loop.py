@@ -16,7 +16,7 @@ from sightline.domain import narrator
 from sightline.domain.errors import Refused
 from sightline.domain.wire import clean_text, wire_messages
 from sightline.gate.policy import allowed_kinds
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 from sightline.providers.base import (
     Notice,
     ProviderError,
@@ -27,7 +27,8 @@ from sightline.providers.base import (
     ThinkingDelta,
     Usage,
 )
-from sightline.tools.base import Tool, call_label, tools_for
+from sightline.tools.base import Tool, tools_for
+from sightline.tools.registry import call_label
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +42,11 @@ def run(session: SessionState, turn: Turn) -> None:
             # before the user's message is written to history.
             session.provider.prepare()
             pending = turn.user
-            if pending is not None:
+            if pending is not None and turn.late is not None:
                 # Parts that need a worker thread (MCP resources), after the typed text.
                 content = pending["content"]
                 used = sum(_utf8_len(str(b.get("text", ""))) for b in content[1:])
-                late = session.late_parts(session.workspace, pending["visible"], used)
+                late = turn.late(used)
                 with turn.lock:
                     content.extend({"type": "text", "text": part} for part in late)
         finally:
@@ -55,13 +56,17 @@ def run(session: SessionState, turn: Turn) -> None:
                     session.record(user)
         if turn.cancelled() or user is None:
             return  # stopped while the key was fetched: nothing is sent
-        # The seam for providers that run whole turns (providers/base.py TurnRunner).
-        run_turn = getattr(session.provider, "run_turn", None)
-        status = run_turn(turn, user) if callable(run_turn) else _loop(session, turn)
+        # An ACP agent runs the whole turn itself (Provider.run_turn).
+        provider = session.provider
+        status = (
+            provider.run_turn(turn, user)
+            if provider.capabilities.runs_turns
+            else _loop(session, turn)
+        )
     except ProviderError as err:
         status = "error"
         if not turn.cancelled():
-            session.transcript.add_note(*narrator.error(err.message))
+            _say(session, turn, narrator.error(err.message))
             session.record({"type": "event", "event": "error", "text": err.message})
     except Exception as err:
         status = "error"
@@ -91,7 +96,9 @@ def _loop(session: SessionState, turn: Turn) -> str:
     rules = load_rules(session.workspace) if cfg.rules else []
     if rules:
         cut = [r.path for r in rules if r.cut]
-        note = narrator.rules([r.path for r in rules], cut, RULES_MAX_FILE_BYTES // 1024)
+        used = [r.path for r in rules if r.refused is None]
+        left_out = [f"{r.path} ({r.refused})" for r in rules if r.refused is not None]
+        note = narrator.rules(used, cut, RULES_MAX_FILE_BYTES // 1024, left_out)
         session.transcript.add_note(*note)
         session.ui.schedule()
     system = system_prompt(session.workspace, mode, turn.scope is not None, rules)
@@ -180,10 +187,12 @@ def _stream(session: SessionState, turn: Turn, request: Request) -> Reply | None
             ui.schedule()
         elif isinstance(event, Retrying):
             note = narrator.retrying(event.reason, event.delay_s, event.attempt, event.of)
-            transcript.add_note(*note)
+            _say(session, turn, note, keep=True)
             ui.schedule()
+            continue
         else:
             reply = event
+        turn.retry_row = None  # the request went through: a later fault says so anew
     return None if turn.cancelled() else reply
 
 
@@ -274,3 +283,15 @@ def _json_kind(value: Any) -> str:
 def _utf8_len(text: str) -> int:
     """Bytes of `text` as sent; a selection may hold bytes that are not UTF-8 (surrogates)."""
     return len(text.encode("utf-8", errors="surrogateescape"))
+
+
+def _say(session: SessionState, turn: Turn, note: narrator.Note, keep: bool = False) -> None:
+    """A retry, then the failure, on one transcript line: each retry rewrites the line the
+    first one added, and the final error replaces it (said once, not once per attempt).
+    `keep` leaves the row for the next retry to rewrite."""
+    row = turn.retry_row
+    if row is None:
+        row = session.transcript.add_note(*note)
+    else:
+        session.transcript.set_line(row, *note)
+    turn.retry_row = row if keep else None

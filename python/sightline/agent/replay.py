@@ -8,7 +8,7 @@ from typing import Any
 from sightline.agent.accounting import footer_of
 from sightline.domain import narrator
 from sightline.domain.wire import ABANDONED, is_compaction
-from sightline.tools.base import call_label
+from sightline.tools.registry import call_label
 from sightline.ui.transcript import Transcript
 
 

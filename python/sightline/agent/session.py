@@ -13,6 +13,7 @@ reset, reopen. The rooms behind it:
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from sightline.agent import compacting, compaction, loop
@@ -33,8 +34,10 @@ class Session(SessionState):
         scope: Selection | None = None,
         note: str | None = None,
         chip: dict[str, Any] | None = None,
+        late: Callable[[int], list[str]] | None = None,
     ) -> Turn:
-        """Start a turn; returns once it is accepted (the worker runs on its own thread)."""
+        """Start a turn; returns once it is accepted (the worker runs on its own thread).
+        `late` adds the parts that must wait on the worker (see Turn.late)."""
         with self._lock:
             if self.turn is not None:
                 raise Refused("a turn is already running: wait for it or :Sightline stop")
@@ -54,7 +57,7 @@ class Session(SessionState):
             if note:  # display only: how the transcript labels the message when reopened
                 user.update(note=note, chip=chip)
             self._turn_ids += 1
-            turn = Turn(self._turn_ids, self, scope=scope, user=user)
+            turn = Turn(self._turn_ids, self, scope=scope, user=user, late=late)
             self._begin(turn)
         self.transcript.add_user(text, note, chip)
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sightline.agent.accounting import Accounts, model_label
+from sightline.agent.accounting import Accounts
 from sightline.agent.replay import render_records
 from sightline.agent.turn import Turn
 from sightline.domain import history, narrator, paths
@@ -53,7 +53,11 @@ class SessionState:
         self.conversation: history.Conversation | None = None
         self.turn: Turn | None = None
         self.plan: list[dict[str, Any]] = []
-        self.accounts = Accounts(lambda: self.cfg.provider, lambda: self.provider.model)
+        self.accounts = Accounts(
+            lambda: self.cfg.provider,
+            lambda: self.provider.model,
+            lambda: self.provider.capabilities.local,
+        )
         self._provider: Provider | None = None
         self._turn_ids = 0
         self._status_seq = itertools.count(1)  # lets the Lua mirror drop out-of-order statuses
@@ -61,7 +65,6 @@ class SessionState:
         # Tools and mention parts from outside the registry (the MCP client; Core sets them).
         # Asked on the turn's worker thread, the one place that may wait on a server.
         self.extra_tools: Callable[[str, frozenset[Kind]], list[Tool]] = lambda ws, kinds: []
-        self.late_parts: Callable[[str, str, int], list[str]] = lambda ws, text, used: []
 
     # -- the provider -------------------------------------------------------------------------
 
@@ -94,21 +97,25 @@ class SessionState:
             "seq": next(self._status_seq),
             "state": self.state(),
             "provider": self.cfg.provider.name,
-            "model": model_label(self.cfg)
-            if self.cfg.provider.name == "acp"
-            else self.provider.model,
+            "model": self._model_name(),
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
             "scope": turn.scope.flat() if turn and turn.scope else None,
-            "pending": pending.summary if pending else None,
+            "pending": self.gate.summary(),  # `1 of 3: …` when more wait behind it
             "pending_kind": pending.kind if pending else None,
             "conversation": self.conversation.id if self.conversation else None,
             "conversation_path": str(self.conversation.path) if self.conversation else None,
             "read_only": bool(self.conversation and self.conversation.read_only),
             **self.accounts.usage(),
-            "turn_tokens": None if turn is None else self.accounts.running_turn(),
         }
+
+    def _model_name(self) -> str:
+        """The model the bar names: an ACP agent's own name (its `agent_name`) where the
+        provider has one, else the provider's model."""
+        provider = self.provider
+        named = getattr(provider, "agent_name", None)
+        return named if isinstance(named, str) else provider.model
 
     def set_mode(self, mode: str) -> None:
         if mode not in MODES:

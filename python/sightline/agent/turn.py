@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sightline.domain.scope import Selection
 from sightline.editor.port import Editor
-from sightline.gate import turn as turn_view
+from sightline.gate import turn_contract as turn_view
 from sightline.gate.decisions import Gate
 
 log = logging.getLogger(__name__)
@@ -20,8 +20,8 @@ log = logging.getLogger(__name__)
 @dataclass
 class Turn:
     id: int
-    # The session as the code below the agent sees it (gate/turn.py): the agent's own code is
-    # handed its Session itself, so a turn never needs more of it.
+    # The session as the code below the agent sees it (gate/turn_contract.py): the agent's
+    # own code is handed its Session itself, so a turn never needs more of it.
     session: turn_view.Session
     scope: Selection | None = None
     started: float = field(default_factory=time.monotonic)
@@ -29,6 +29,10 @@ class Turn:
     # The user's message until it is recorded: by the worker once the key is known, or by
     # stop() if that comes first, so the history holds it before the stop.
     user: dict[str, Any] | None = None
+    # Parts that need a worker thread (MCP resources): given the bytes the parts so far
+    # hold, the parts to add after them.
+    late: Callable[[int], list[str]] | None = None
+    retry_row: int | None = None  # the transcript row saying a request is being retried
     lock: threading.Lock = field(default_factory=threading.Lock)
     _cancelled: threading.Event = field(default_factory=threading.Event)
     _on_cancel: list[Callable[[], None]] = field(default_factory=list)
@@ -62,7 +66,7 @@ class Turn:
 
 
 if TYPE_CHECKING:
-    # The code below the agent sees a turn through gate/turn.py's Protocols: mypy checks
+    # The code below the agent sees a turn through gate/turn_contract.py's Protocols: mypy checks
     # here that the real one fits them.
     def _fits(turn: Turn) -> turn_view.Turn:
         return turn

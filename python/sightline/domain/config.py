@@ -1,11 +1,14 @@
 """The core's view of the user's configuration.
 
-One schema: lua/sightline/config.lua holds every default and validates what the user wrote;
-the core receives the whole effective config (host.lua `config_for_core`) and keeps no
-defaults of its own, so the two can never differ. It still checks what arrives over RPC,
-because anything may: `from_dict` raises ConfigError naming the key (`provider.max_tokens:
-expected a positive integer, got a string`; a key that is missing: `got nothing`) and never
-anything else. Keys the core does not use are the Lua side's business and are ignored.
+One schema, one check: lua/sightline/config.lua holds every default and every rule (bounds,
+choices, rules across keys), so a bad value is reported by setup() with its path, never later
+when the core starts. The core receives the whole effective config (host.lua
+`config_for_core`), keeps no defaults of its own and checks its *shape* only: each key it
+reads has the type it reads (anything may arrive over RPC, and the core must not break on
+it). `from_dict` raises ConfigError naming the key (`provider.max_tokens: expected a whole
+number, got a string`; a key that is missing: `got nothing`) and never anything else; it
+never refuses what the schema took (tests/nvim/test_port_config.py). Keys the core does not
+use are the Lua side's business and are ignored.
 """
 
 from __future__ import annotations
@@ -20,18 +23,11 @@ from sightline.domain.mcp_config import ServerConfig, ServerConfigError, parse_s
 
 # A vim/libuv timer cannot wait longer than this either; Python's waits overflow above it.
 MAX_MS = 2**31 - 1
-# The largest whole number a Lua number holds exactly.
-MAX_COUNT = 2**53
-MAX_TEXT = 4096
 
 
 class ConfigError(ValueError):
     """A config value has the wrong type or range; the text names its key path."""
 
-
-EFFORTS = ("low", "medium", "high")
-MIN_THINKING = 1024  # the Messages API refuses a smaller budget_tokens
-MAX_THINKING = 128_000
 
 PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
 # Prices per million tokens, by model: {model: {input=…, output=…, cache_read=…, cache_write=…}}.
@@ -63,34 +59,32 @@ class ProviderConfig:
     api_key_cmd: str | list[str] | None
     prices: Prices = field(compare=False)
     agent: AgentConfig | None
-    # Anthropic extended thinking budget in tokens, or an OpenAI-compatible reasoning effort
-    # ("low" | "medium" | "high"); None = off.
+    # A thinking budget in tokens (a provider whose capabilities.thinking is "budget"), or a
+    # reasoning effort ("low" | "medium" | "high"); None = off. config.lua says which.
     thinking: int | str | None
     # The model's context window in tokens; None = the known size of the model (pricing.py).
     context_window: int | None
+    # acp: the agent's mode for normal turns, by its id; the only way a mode that does not
+    # ask before it writes or runs commands is used (providers/acp/modes.py).
+    agent_mode: str | None = None
 
     @classmethod
     def from_table(cls, prov: _Table) -> ProviderConfig:
         """provider.* of the effective config; ConfigError names a wrong or missing key."""
-        provider = cls(
+        return cls(
             name=prov.text("name"),
             model=prov.optional_text("model") or "",
             max_tokens=prov.count("max_tokens"),
             base_url=prov.optional_text("base_url"),
             api_key_cmd=prov.command("api_key_cmd"),
             timeout_ms=prov.ms("timeout_ms"),
-            retries=prov.count("retries", minimum=0, maximum=10),
+            retries=prov.count("retries"),
             prices=prov.prices("prices"),
             agent=prov.agent("agent"),
             thinking=prov.thinking("thinking"),
-            context_window=prov.optional_count("context_window", minimum=1024),
+            context_window=prov.optional_count("context_window"),
+            agent_mode=prov.optional_text("agent_mode"),
         )
-        if isinstance(provider.thinking, int) and _kind_of(provider.name) == "openai":
-            raise ConfigError(
-                "provider.thinking: expected 'low', 'medium' or 'high' for an "
-                "OpenAI-compatible provider (a token budget is for anthropic), got a number"
-            )
-        return provider
 
     @classmethod
     def from_dict(cls, raw: object) -> ProviderConfig:
@@ -149,13 +143,6 @@ def _mcp_servers(raw: object) -> tuple[ServerConfig, ...]:
         raise ConfigError(str(err)) from None
 
 
-def _kind_of(provider: str) -> str | None:
-    from sightline.domain.presets import preset
-
-    found = preset(provider)
-    return found.kind if found else None
-
-
 def _kind(value: object) -> str:
     if value is None:
         return "nothing (the Lua side sends every key)"
@@ -188,8 +175,8 @@ class _Table:
 
     def text(self, key: str) -> str:
         value = self.raw.get(key)
-        if not isinstance(value, str) or not value or len(value) > MAX_TEXT:
-            raise self._fail(key, f"a non-empty string of at most {MAX_TEXT} characters", value)
+        if not isinstance(value, str):
+            raise self._fail(key, "a string", value)
         return value
 
     def optional_text(self, key: str) -> str | None:
@@ -206,59 +193,46 @@ class _Table:
             raise self._fail(key, "true or false", value)
         return value
 
-    def count(self, key: str, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
+    def count(self, key: str) -> int:
+        """A whole number (its bounds are the schema's)."""
         value = self.raw.get(key)
         if isinstance(value, float) and value.is_integer():
             value = int(value)  # Lua has one number type
-        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            what = "a positive integer" if minimum == 1 else f"a whole number ≥ {minimum}"
-            raise self._fail(key, what, value)
-        if value > maximum:
-            raise self._fail(key, f"a whole number ≤ {maximum}", value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self._fail(key, "a whole number", value)
         return value
 
-    def optional_count(self, key: str, minimum: int = 1) -> int | None:
+    def optional_count(self, key: str) -> int | None:
         if self.raw.get(key) is None:
             return None
-        return self.count(key, minimum=minimum)
+        return self.count(key)
 
     def thinking(self, key: str) -> int | str | None:
-        """A thinking budget in tokens (≥ 1024, the API's minimum), an effort name, or off
-        (nil or false)."""
+        """A thinking budget in tokens, an effort name, or off (nil or false)."""
         value = self.raw.get(key)
         if value is None or value is False:
             return None
         if isinstance(value, str):
-            if value not in EFFORTS:
-                raise self._fail(key, "'low', 'medium', 'high' or a token budget", value)
             return value
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return self.count(key, minimum=MIN_THINKING, maximum=MAX_THINKING)
-        raise self._fail(key, "a token budget (a number ≥ 1024) or 'low', 'medium', 'high'", value)
+            return self.count(key)
+        raise self._fail(key, "a token budget or an effort name", value)
 
     def ms(self, key: str) -> int:
-        """A duration in milliseconds: any positive number (Lua allows fractions)."""
+        """A duration in milliseconds, as a whole number a timer can wait (the schema takes
+        whole positive numbers only; a fraction from elsewhere is rounded up)."""
         value = self.raw.get(key)
-        if (
-            not isinstance(value, int | float)
-            or isinstance(value, bool)
-            or value != value  # NaN
-            or value <= 0
-        ):
-            raise self._fail(key, "a positive number of milliseconds", value)
-        if value > MAX_MS:
-            raise self._fail(key, f"at most {MAX_MS} milliseconds", value)
-        whole: int = math.ceil(value)
-        return max(1, whole)
+        if not isinstance(value, int | float) or isinstance(value, bool) or value != value:
+            raise self._fail(key, "a number of milliseconds", value)
+        return int(min(MAX_MS, max(1, math.ceil(value) if math.isfinite(value) else value)))
 
     def number(self, key: str) -> float | None:
-        """A non-negative finite number (a price), or None when absent."""
+        """A number (a price), or None when absent."""
         value = self.raw.get(key)
         if value is None:
             return None
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or not math.isfinite(value) or value < 0:
-            raise self._fail(key, "a non-negative number", value)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise self._fail(key, "a number", value)
         return float(value)
 
     def prices(self, key: str) -> Prices:
@@ -266,7 +240,7 @@ class _Table:
         table = self.table(key)
         out: Prices = {}
         for model in table.raw:
-            if not isinstance(model, str) or not model or len(model) > MAX_TEXT:
+            if not isinstance(model, str):
                 raise ConfigError(f"{table.path}: expected model names as keys, got {_kind(model)}")
             entry = table.table(model)
             out[model] = {k: v for k in PRICE_KEYS if (v := entry.number(k)) is not None}
@@ -283,7 +257,7 @@ class _Table:
             return AgentConfig(preset=value)
         sub = self.table(key)
         cmd = sub.command("cmd")
-        if not isinstance(cmd, list):
+        if not isinstance(cmd, list) or not cmd:
             raise sub._fail("cmd", "a non-empty list of strings", sub.raw.get("cmd"))
         env = sub.table("env")
         pairs = []
@@ -299,13 +273,8 @@ class _Table:
         value = self.raw.get(key)
         if value is None:
             return None
-        if isinstance(value, str) and value and len(value) <= MAX_TEXT:
+        if isinstance(value, str):
             return value
-        if (
-            isinstance(value, list | tuple)
-            and value
-            and len(value) <= 256
-            and all(isinstance(a, str) and len(a) <= MAX_TEXT for a in value)
-        ):
+        if isinstance(value, list | tuple) and all(isinstance(a, str) for a in value):
             return list(value)
         raise self._fail(key, "a command (a string, or a list of strings)", value)

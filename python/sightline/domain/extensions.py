@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from sightline.domain import paths
 from sightline.domain.text import clean_display_text
+from sightline.domain.workspace import Outside, real_path, within
 
 log = logging.getLogger(__name__)
 
@@ -267,32 +268,19 @@ def _context_file_names(value: object) -> tuple[str, ...]:
 
 
 def check_inside(folder: Path, rel: str) -> Path:
-    """Resolve context file `rel` inside `folder`; raise ManifestError if it leaves it.
-
-    The resolution follows symlinks, so a link pointing out of the folder is
-    refused as well as `..` and absolute paths.  Missing files are fine here.
-    """
+    """Resolve context file `rel` inside `folder` (domain/workspace.py `within`: symlinks
+    followed, so a link pointing out is refused as well as `..` and absolute paths); raise
+    ManifestError if it leaves it. Missing files are fine here."""
     shown = repr(rel) if len(rel) <= 80 else repr(rel[:80] + "…")
-    if os.path.isabs(rel) or rel.startswith("~"):
-        raise ManifestError(f"context file {shown} must be a path relative to the extension")
     try:
-        root = real_path(folder)
-        target = real_path(root / rel)
-    except (OSError, ValueError):  # NUL, a name no file system takes, too long
-        raise ManifestError(f"context file {shown} is not a usable file name") from None
-    if not target.is_relative_to(root):
-        raise ManifestError(f"context file {shown} is outside the extension folder")
-    return target
-
-
-def real_path(path: Path | str) -> Path:
-    """The path with every symlink followed.
-
-    os.path.realpath, not Path.resolve: on a symlink loop the latter raises
-    RuntimeError in Python 3.11, and a looping link in an extension folder
-    must be an unreadable file, not a crash.
-    """
-    return Path(os.path.realpath(path))
+        return within(folder, rel)
+    except Outside as out:
+        said = {
+            "absolute": "must be a path relative to the extension",
+            "unusable": "is not a usable file name",
+            "outside": "is outside the extension folder",
+        }
+        raise ManifestError(f"context file {shown} {said[out.why]}") from None
 
 
 def format_capabilities(ext: Extension) -> str:

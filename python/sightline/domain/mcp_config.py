@@ -1,6 +1,9 @@
 """MCP server configuration: `mcp.servers` from setup() and a workspace's `.mcp.json`.
 
-Both end as ServerConfig. What setup() declares is the user's: enabled unless they disable it,
+Both end as ServerConfig. setup()'s entries were checked by lua/sightline/config.lua (one
+check, at setup() time): here they are checked for shape only. A workspace's `.mcp.json`
+never passed through Lua, so its entries are checked in full here (bounds, URL schemes).
+What setup() declares is the user's: enabled unless they disable it,
 and its `kind`, `tools` and `trust_annotations` decide how its tools are placed. What a
 workspace carries (`.mcp.json`, Claude Code's `{"mcpServers": {...}}`) is disabled until the
 user enables it for that workspace, and can never declare its own tools read-only: a cloned
@@ -12,6 +15,7 @@ set later); every resolved env value and every header value is registered with t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -22,10 +26,17 @@ from typing import Literal
 
 from sightline.domain import paths, secrets
 from sightline.domain.errors import kind_of
-from sightline.domain.extensions import EnableState, load_state, save_state, workspace_key
+from sightline.domain.extensions import (
+    EnableState,
+    atomic_write_text,
+    load_state,
+    save_state,
+    workspace_key,
+)
 
 Source = Literal["user", "workspace"]
 KINDS = ("read", "exec")
+TRANSPORTS = ("stdio", "http", "streamable-http")
 MCP_JSON = ".mcp.json"
 MAX_MCP_JSON_BYTES = 1 << 20
 MAX_TEXT = 4096
@@ -66,22 +77,24 @@ def _fail(path: str, expected: str, value: object) -> ServerConfigError:
     return ServerConfigError(f"{path}: expected {expected}, got {kind_of(value)}")
 
 
-def _text(value: object, path: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_TEXT:
+def _text(value: object, path: str, full: bool = True) -> str:
+    if not isinstance(value, str) or (full and (not value or len(value) > MAX_TEXT)):
         raise _fail(path, f"a non-empty string of at most {MAX_TEXT} characters", value)
     return value
 
 
-def _map(value: object, path: str, what: str = "a table of names to strings") -> dict[str, str]:
+def _map(
+    value: object, path: str, what: str = "a table of names to strings", full: bool = True
+) -> dict[str, str]:
     if value is None or (isinstance(value, list | tuple) and not value):
         return {}
-    if not isinstance(value, Mapping) or len(value) > MAX_MAP:
+    if not isinstance(value, Mapping) or (full and len(value) > MAX_MAP):
         raise _fail(path, what, value)
     out: dict[str, str] = {}
     for key, item in value.items():
-        if not isinstance(key, str) or not key or len(key) > MAX_TEXT:
+        if not isinstance(key, str) or (full and (not key or len(key) > MAX_TEXT)):
             raise _fail(path, what, value)
-        if not isinstance(item, str) or len(item) > MAX_TEXT:
+        if not isinstance(item, str) or (full and len(item) > MAX_TEXT):
             shown = key if key.isprintable() else repr(key)  # the message is one line
             raise _fail(f"{path}.{shown}", "a string", item)
         out[key] = item
@@ -89,12 +102,11 @@ def _map(value: object, path: str, what: str = "a table of names to strings") ->
 
 
 def parse_server(name: object, raw: object, path: str, source: Source) -> ServerConfig:
-    """One entry of `mcp.servers` (source "user") or of `.mcp.json` (source "workspace")."""
-    if (
-        not isinstance(name, str)
-        or not name
-        or len(name) > MAX_NAME_CHARS
-        or not name.isprintable()
+    """One entry of `mcp.servers` (source "user": its shape only) or of `.mcp.json` (source
+    "workspace": in full)."""
+    full = source == "workspace"
+    if not isinstance(name, str) or (
+        full and (not name or len(name) > MAX_NAME_CHARS or not name.isprintable())
     ):
         shown = repr(name) if isinstance(name, str) else kind_of(name)
         raise ServerConfigError(
@@ -109,7 +121,7 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
     if (command is None) == (url is None):
         raise ServerConfigError(f"{where}: expected either command (stdio) or url (HTTP)")
     kind_type = raw.get("type")
-    if kind_type is not None and kind_type not in ("stdio", "http", "streamable-http"):
+    if kind_type is not None and kind_type not in TRANSPORTS:
         raise ServerConfigError(
             f"{where}.type: expected stdio, http or streamable-http (sse is not supported)"
         )
@@ -118,8 +130,8 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
         args: tuple[str, ...] = ()
     elif (
         isinstance(args_raw, list | tuple)
-        and len(args_raw) <= MAX_ARGS
-        and all(isinstance(a, str) and len(a) <= MAX_TEXT for a in args_raw)
+        and (not full or len(args_raw) <= MAX_ARGS)
+        and all(isinstance(a, str) and (not full or len(a) <= MAX_TEXT) for a in args_raw)
     ):
         args = tuple(args_raw)
     else:
@@ -127,18 +139,20 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
     cfg = ServerConfig(
         name=name,
         source=source,
-        command=None if command is None else _text(command, f"{where}.command"),
+        command=None if command is None else _text(command, f"{where}.command", full),
         args=args,
-        env=tuple(_map(raw.get("env"), f"{where}.env").items()),
-        url=None if url is None else _url(url, f"{where}.url"),
-        headers=tuple(_map(raw.get("headers"), f"{where}.headers").items()),
+        env=tuple(_map(raw.get("env"), f"{where}.env", full=full).items()),
+        url=None if url is None else _url(url, f"{where}.url", full),
+        headers=tuple(_map(raw.get("headers"), f"{where}.headers", full=full).items()),
     )
     if source == "workspace":
         return cfg  # a repository does not choose how its tools are placed
     kind = raw.get("kind")
     if kind is not None and kind not in KINDS:
         raise _fail(f"{where}.kind", "'read' or 'exec'", kind)
-    tools = _map(raw.get("tools"), f"{where}.tools", "a table of tool names to 'read' or 'exec'")
+    tools = _map(
+        raw.get("tools"), f"{where}.tools", "a table of tool names to 'read' or 'exec'", full
+    )
     for tool, tool_kind in tools.items():
         if tool_kind not in KINDS:
             shown = tool if tool.isprintable() else repr(tool)
@@ -156,9 +170,9 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
     )
 
 
-def _url(value: object, path: str) -> str:
-    text = _text(value, path)
-    if not re.match(r"https?://", text):
+def _url(value: object, path: str, full: bool = True) -> str:
+    text = _text(value, path, full)
+    if full and not re.match(r"https?://", text):
         raise _fail(path, "an http:// or https:// URL", value)
     return text
 
@@ -265,6 +279,62 @@ def load_enable_state(strict: bool = False) -> EnableState:
     return load_state(state_file(), strict=strict)
 
 
+# A workspace server's enable holds for the definition that was enabled, not for its name: a
+# `git pull` that changes its command must not run the new one unasked. Each part is kept as
+# a hash (env and headers may hold secrets), enough to name what changed.
+DEFINITION_PARTS = ("command", "args", "env", "url", "headers")
+
+
+def definitions_file() -> Path:
+    return paths.config_dir() / "mcp-definitions.json"
+
+
+def fingerprint(cfg: ServerConfig) -> dict[str, str]:
+    """A hash of each part of the server's definition that decides what runs."""
+    out = {}
+    for part in DEFINITION_PARTS:
+        value = json.dumps(getattr(cfg, part), sort_keys=True, ensure_ascii=False)
+        out[part] = hashlib.sha256(value.encode(errors="surrogatepass")).hexdigest()[:16]
+    return out
+
+
+def _load_definitions() -> dict[str, dict[str, dict[str, str]]]:
+    try:
+        data = json.loads(definitions_file().read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        str(ws): {
+            str(name): {str(k): str(v) for k, v in parts.items()}
+            for name, parts in servers.items()
+            if isinstance(parts, dict)
+        }
+        for ws, servers in data.items()
+        if isinstance(servers, dict)
+    }
+
+
+def changed_since_enabled(cfg: ServerConfig, workspace: Path | str) -> list[str] | None:
+    """For an enabled workspace server, the parts of its definition changed since it was
+    enabled (every part when the enable predates this record); None when it was not."""
+    if cfg.source != "workspace":
+        return None
+    if not load_enable_state().enabled(cfg.name, cfg.source, workspace_key(workspace)):
+        return None
+    known = _load_definitions().get(workspace_key(workspace), {}).get(cfg.name, {})
+    now = fingerprint(cfg)
+    return [part for part in DEFINITION_PARTS if known.get(part) != now[part]]
+
+
+def changed_text(cfg: ServerConfig, parts: list[str]) -> str:
+    return (
+        f"its {', '.join(parts)} changed since you enabled it; it stays off until you enable "
+        f"it again (:Sightline mcp enable {cfg.name})"
+    )
+
+
 def is_enabled(cfg: ServerConfig, workspace: Path | str, state: EnableState | None = None) -> bool:
     if cfg.error is not None:
         return False
@@ -272,7 +342,9 @@ def is_enabled(cfg: ServerConfig, workspace: Path | str, state: EnableState | No
     if cfg.source == "user" and not cfg.enabled:
         per_ws = state.workspaces.get(workspace_key(workspace), {})
         return per_ws.get(cfg.name, state.user.get(cfg.name, False))
-    return state.enabled(cfg.name, cfg.source, workspace_key(workspace))
+    if not state.enabled(cfg.name, cfg.source, workspace_key(workspace)):
+        return False
+    return cfg.source != "workspace" or not changed_since_enabled(cfg, workspace)
 
 
 def set_enabled(cfg: ServerConfig, enabled: bool, workspace: Path | str) -> None:
@@ -286,6 +358,13 @@ def set_enabled(cfg: ServerConfig, enabled: bool, workspace: Path | str) -> None
         raise ServerConfigError(str(err)) from None
     if cfg.source == "workspace":
         state.workspaces.setdefault(workspace_key(workspace), {})[cfg.name] = enabled
+        known = _load_definitions()
+        per_ws = known.setdefault(workspace_key(workspace), {})
+        if enabled:
+            per_ws[cfg.name] = fingerprint(cfg)
+        else:
+            per_ws.pop(cfg.name, None)
+        atomic_write_text(definitions_file(), json.dumps(known, indent=2, sort_keys=True) + "\n")
     else:
         state.user[cfg.name] = enabled
     save_state(state_file(), state)

@@ -1,9 +1,12 @@
 """The editor port: the one interface the core uses to touch Neovim.
 
-`Editor` mirrors lua/sightline/port.lua method for method (tests/test_port_names.py checks
+`Editor` mirrors lua/sightline/port.lua method for method (tests/unit/test_port.py checks
 the two lists); `NvimEditor` implements each method as one call of the port function by name.
-What crosses is data and short codes (`missing`, `stale`, `ambiguous`, …), never sentences:
-the core words every message. This module holds the only Lua source text in the core.
+What crosses is data and short codes (`missing`, `stale`, `ambiguous`, …) that the core words,
+except where port.lua's header says Lua words it: the view methods' answers ('OK…' or what is
+wrong, the public `reveal()` contract), a range check's `error`, and a `detail` or an apply's
+`error` (why the buffer or Neovim refused), shown after the core's own words. This module holds
+the only Lua source text in the core.
 
 pynvim's API may only be used on its event-loop thread. Worker threads go through
 async_call and wait for the result, so a turn can read and change buffers safely.
@@ -217,17 +220,12 @@ class Editor(Protocol):
         line), filetype; None when no window shows the user's editing."""
         ...
 
-    def editor_win(self) -> int | None:
-        """The editor window: the current one when it shows the user's editing, else the
-        previous one, else the last used one of the tab."""
-        ...
-
     def find_unique(self, path: str, needle: str, context: int) -> Found:
         """How often `needle` occurs in the buffer of `path` (loaded if needed); when once,
         the lines it spans with `context` lines around."""
         ...
 
-    def go_to_position(self, args: dict[str, Any], keys: list[str]) -> Any:
+    def go_to_position(self, args: dict[str, Any], keys: list[str]) -> str:
         """Move the cursor (and select) in the editor window: 'OK…' or what is wrong."""
         ...
 
@@ -257,12 +255,12 @@ class Editor(Protocol):
         """Re-anchor and replace a selection as one undo step, then the save rule."""
         ...
 
-    def reveal(self, args: dict[str, Any], keys: list[str], python: PythonResolution | None) -> Any:
+    def reveal(self, args: dict[str, Any], keys: list[str], python: PythonResolution | None) -> str:
         """Reveal a range (`python`: the caller's resolution of a Python member): 'OK…' or
         what is wrong."""
         ...
 
-    def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> Any:
+    def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> str:
         """Reveal a transcript chip by id, as a click on it does."""
         ...
 
@@ -307,11 +305,49 @@ def port_args(deadline: float | None, name: str, *args: Any) -> tuple[Any, ...]:
     return (deadline, name, *args)
 
 
+def deadline_after(timeout_s: float) -> float:
+    """The one deadline rule: a call may act until `timeout_s` from now, in seconds since the
+    epoch as port.call reads it (both clocks are the machine's; over TCP to another machine
+    their skew counts against the timeout)."""
+    return time.time() + timeout_s
+
+
+def late(timeout_s: float) -> str:
+    """What a caller is told when Neovim did not answer in time (the core's worker threads and
+    the MCP server alike): the call carried its deadline, so it never acts later."""
+    return (
+        f"Neovim did not answer within {timeout_s:g} s (is it busy or waiting for input?); "
+        "the call was dropped and will not run later"
+    )
+
+
+def _text(result: Any) -> str:
+    """A view call's answer ('OK…' or what is wrong, the `reveal()` contract)."""
+    if not isinstance(result, str):
+        raise EditorError(f"unexpected answer from Neovim: {result!r}")
+    return result
+
+
 class NvimEditor:
+    """The port over pynvim. Made on the loop thread (the core), a call from a worker thread
+    is queued to the loop and carries the deadline `timeout_s` from now; `direct()` makes
+    one for a thread that owns its connection (the MCP server's worker, a test)."""
+
     def __init__(self, nvim: Any, timeout_s: float = 30.0):
         self._nvim = nvim
-        self._loop_thread = threading.current_thread()
+        self._loop_thread: threading.Thread | None = threading.current_thread()
         self._timeout_s = timeout_s
+        self._deadline: float | None = None
+
+    @classmethod
+    def direct(
+        cls, nvim: Any, deadline: float | None = None, timeout_s: float = 30.0
+    ) -> NvimEditor:
+        """Calls straight from the calling thread, each carrying `deadline` (one for the whole
+        of one tool call; `timeout_s` is what the late message names)."""
+        ed = cls(nvim, timeout_s)
+        ed._loop_thread, ed._deadline = None, deadline
+        return ed
 
     # -- the port's methods: one call each --------------------------------------------------
 
@@ -336,14 +372,11 @@ class NvimEditor:
     def editor_buffer(self, max_bytes: int) -> EditorBuffer | None:
         return cast("EditorBuffer | None", self._call("editor_buffer", max_bytes))
 
-    def editor_win(self) -> int | None:
-        return cast("int | None", self._call("editor_win"))
-
     def find_unique(self, path: str, needle: str, context: int) -> Found:
         return cast(Found, self._call("find_unique", path, needle, context))
 
-    def go_to_position(self, args: dict[str, Any], keys: list[str]) -> Any:
-        return self._call("go_to_position", args, keys)
+    def go_to_position(self, args: dict[str, Any], keys: list[str]) -> str:
+        return _text(self._call("go_to_position", args, keys))
 
     def load_lines(self, path: str) -> Loaded:
         return cast(Loaded, self._call("load_lines", path))
@@ -363,11 +396,11 @@ class NvimEditor:
     def replace_range(self, flat: FlatRange, old_text: str, new_text: str) -> Replaced:
         return cast(Replaced, self._call("replace_range", flat, old_text, new_text))
 
-    def reveal(self, args: dict[str, Any], keys: list[str], python: PythonResolution | None) -> Any:
-        return self._call("reveal", args, keys, python)
+    def reveal(self, args: dict[str, Any], keys: list[str], python: PythonResolution | None) -> str:
+        return _text(self._call("reveal", args, keys, python))
 
-    def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> Any:
-        return self._call("reveal_attachment", args, keys)
+    def reveal_attachment(self, args: dict[str, Any], keys: list[str]) -> str:
+        return _text(self._call("reveal_attachment", args, keys))
 
     def servername(self) -> str:
         return str(self._call("servername") or "")
@@ -394,20 +427,19 @@ class NvimEditor:
         return threading.current_thread() is self._loop_thread
 
     def _call(self, name: str, *args: Any) -> Any:
+        if self._loop_thread is None:
+            return self._run(self._deadline, name, args)
         if self._on_loop():
             # A handler Neovim waits on: it answers at once, no deadline needed.
-            return self._checked(self._exec(port_args(None, name, *args)))
-        deadline = time.time() + self._timeout_s
+            return self._run(None, name, args)
+        deadline = deadline_after(self._timeout_s)
         future: Future[Any] = Future()
 
         def run() -> None:
             if time.time() > deadline or not future.set_running_or_notify_cancel():
                 return  # queued past the deadline (or given up): never sent
             try:
-                result = self._exec(port_args(deadline, name, *args))
-                if result == EXPIRED:
-                    raise EditorError(self._late())
-                future.set_result(self._checked(result))
+                future.set_result(self._run(deadline, name, args))
             except BaseException as err:
                 future.set_exception(err)
 
@@ -416,17 +448,21 @@ class NvimEditor:
             return future.result(timeout=self._timeout_s)
         except FutureTimeout:
             future.cancel()
-            raise EditorError(self._late()) from None
+            raise EditorError(late(self._timeout_s)) from None
 
-    def _checked(self, result: Any) -> Any:
-        if isinstance(result, str) and result.startswith((NOT_INSTALLED, NO_SUCH)):
-            raise EditorError(
-                f"the sightline plugin in this Neovim cannot serve the core: {result}"
-            )
+    def _run(self, deadline: float | None, name: str, args: tuple[Any, ...]) -> Any:
+        """One port call, its codes for "not served" turned into the one message each."""
+        result = self._exec(port_args(deadline, name, *args))
+        if not isinstance(result, str):
+            return result
+        if result == EXPIRED:
+            raise EditorError(late(self._timeout_s))
+        if result.startswith(NOT_INSTALLED):
+            detail = result[len(NOT_INSTALLED) :].lstrip(": ")
+            raise EditorError(f"sightline is not installed in this Neovim: {detail}")
+        if result == NO_SUCH:
+            raise EditorError(f"this Neovim has an older sightline without {name}: update it")
         return result
-
-    def _late(self) -> str:
-        return f"Neovim did not answer within {self._timeout_s:g} s; the call was dropped"
 
     def _exec(self, args: tuple[Any, ...]) -> Any:
         import pynvim

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from sightline.domain.config import ProviderConfig
-from sightline.mentions.budget import ContextLimits
+from sightline.mentions.build_parts import ContextLimits
 from sightline.mentions.parts import context_parts
 from sightline.providers import make_provider
 from sightline.providers.base import ProviderError, Reply, Request, Retrying, TextDelta

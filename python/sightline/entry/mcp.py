@@ -3,15 +3,16 @@
 Three tools, never a write or exec tool: `reveal_editor_range` (scroll + transient
 highlight, cursor and selection untouched; flat arguments or the seed's `anchor_json`),
 `reveal_attachment` (a transcript chip by id) and `go_to_position` (move the cursor, select).
-All call the plugin's port functions (lua/sightline/port.lua, by name) in the Neovim at
-`$NVIM` or `--server ADDR`, so that Neovim must have sightline on its runtimepath. No core
-runs here and none is started: chip ids resolve in Neovim (lua/sightline/ui/chips.lua), Python
-members here with `pyresolve`.
+All go through the typed editor port (editor/port.py `NvimEditor`, the core's own path to
+lua/sightline/port.lua) in the Neovim at `$NVIM` or `--server ADDR`, so that Neovim must have
+sightline on its runtimepath. No core runs here and none is started: chip ids resolve in
+Neovim (lua/sightline/ui/chips.lua), Python members here with `pyresolve`.
 
 pynvim's blocking API cannot run inside the SDK's event loop, so one worker thread owns the
 Neovim connection; tool handlers hand it calls through a queue and await a future. Each call
-carries a deadline: once it has passed, the call is dropped here or refused by the Lua side,
-so a call answered "did not answer" never acts later.
+carries the port's deadline (editor/port.py `deadline_after`): once it has passed, the call is
+dropped here or refused by the Lua side, so a call answered "did not answer" (the port's
+`late` wording) never acts later.
 """
 
 from __future__ import annotations
@@ -47,11 +48,14 @@ ANCHOR_ALIASES = {
 def _reveal_mcp_def() -> dict[str, Any]:
     """reveal_editor_range for MCP: the agent's flat arguments, or one `anchor_json`."""
     d = copy.deepcopy(view.REVEAL_DEF)
+    # The seed's clients send the anchor as JSON text, the MCP Inspector (2.x) as the object
+    # itself: both are taken.
     d["inputSchema"]["properties"]["anchor_json"] = {
-        "type": "string",
+        "anyOf": [{"type": "object"}, {"type": "string"}],
         "description": (
-            "Instead of the flat arguments: one JSON object {file_path, start_line, end_line, "
-            "member_key?, syntax_scope?} (an attachment anchor). duration_ms may still be given."
+            "Instead of the flat arguments: one object {file_path, start_line, end_line, "
+            "member_key?, syntax_scope?} (an attachment anchor), or its JSON text. "
+            "duration_ms may still be given."
         ),
     }
     d["inputSchema"]["required"] = []
@@ -60,7 +64,7 @@ def _reveal_mcp_def() -> dict[str, Any]:
 
 
 REVEAL_DEF = _reveal_mcp_def()
-TOOL_DEFS: dict[str, tuple[dict[str, Any], str]] = {
+TOOL_DEFS: dict[str, tuple[dict[str, Any], view.ViewFn]] = {
     "reveal_editor_range": (REVEAL_DEF, "reveal"),
     "reveal_attachment": (view.ATTACHMENT_DEF, "reveal_attachment"),
     "go_to_position": (view.GOTO_DEF, "go_to_position"),
@@ -89,12 +93,17 @@ def expand_anchor(args: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     clash = sorted(k for k in ANCHOR_KEYS if args.get(k) is not None)
     if clash:
         return None, f"give either anchor_json or {', '.join(clash)}, not both"
-    try:
-        anchor = json.loads(raw)
-    except ValueError as bad:
-        return None, f"anchor_json is not valid JSON: {bad}"
+    anchor = raw
+    if isinstance(raw, str):
+        try:
+            anchor = json.loads(raw)
+        except ValueError as bad:
+            return None, f"anchor_json is not valid JSON: {bad}"
     if not isinstance(anchor, dict):
-        return None, "anchor_json must be one JSON object {file_path, start_line, end_line, …}"
+        return None, (
+            "anchor_json must be one JSON object {file_path, start_line, end_line, …} "
+            "or its JSON text"
+        )
     flat: dict[str, Any] = {k: v for k, v in args.items() if k != "anchor_json"}
     for key, value in anchor.items():
         name = ANCHOR_ALIASES.get(str(key), str(key))
@@ -145,6 +154,8 @@ class NvimWorker:
                 if self._nvim is None:
                     self._nvim = self._connect()
                 fut.set_result(fn(self._nvim))
+            except editor.EditorError as err:  # Neovim answered: the connection is fine
+                fut.set_exception(err)
             except Exception as err:
                 # A dropped connection is re-established on the next call.
                 self._drop()
@@ -170,24 +181,17 @@ class NvimWorker:
 
 
 async def call_lua(
-    worker: NvimWorker, fn: str, args: dict[str, Any], timeout: float
+    worker: NvimWorker, fn: view.ViewFn, args: dict[str, Any], timeout: float
 ) -> tuple[str, bool]:
     """(text, is_error) of reveal()/reveal_attachment()/go_to_position() in Neovim."""
-    deadline = view.deadline_after(timeout)
+    deadline = editor.deadline_after(timeout)
 
-    def run(nvim: Any) -> Any:
-        # The port functions the agent calls, by name, each carrying the deadline; a Python
-        # member is resolved here (pyresolve), never by starting a core.
-        def port(name: str, *a: Any) -> Any:
-            return nvim.exec_lua(editor.PORT_CALL, *editor.port_args(deadline, name, *a))
-
-        return view.call(port, fn, args)
+    def run(nvim: Any) -> str:
+        # The agent's own path: the typed port, every call carrying this call's deadline; a
+        # Python member is resolved here (pyresolve), never by starting a core.
+        return view.call(editor.NvimEditor.direct(nvim, deadline, timeout), fn, args)
 
     fut = worker.submit(run, deadline)
-    late = (
-        f"Neovim did not answer within {timeout:g} s (is it busy or waiting for input?); "
-        "the call was dropped and will not run later"
-    )
     try:
         # Neovim answers API calls from its main loop: while it is busy, or waits for a key
         # at a prompt, the call waits too. Answer the agent instead of hanging; the call
@@ -195,12 +199,12 @@ async def call_lua(
         result = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), timeout)
     except TimeoutError:
         fut.cancel()  # still queued here: never sent
-        return late, True
+        return editor.late(timeout), True
+    except editor.EditorError as err:
+        return str(err), True
     except Exception as err:
         return f"cannot reach Neovim at {worker.address}: {err}", True
-    if result == editor.EXPIRED:
-        return late, True
-    return view.answer(result, fn)
+    return view.answer(result)
 
 
 async def call_tool_text(

@@ -94,20 +94,6 @@ class Table(Spec):
 
 
 @dataclass(frozen=True)
-class Items(Spec):
-    max_items: int = 256
-
-    def check(self, value: object) -> list[Any]:
-        if isinstance(value, Mapping) and not value:
-            return []  # an empty Lua table may arrive either way
-        if not isinstance(value, list | tuple):
-            raise Invalid(f"expected a list, got {kind_of(value)}")
-        if len(value) > self.max_items:
-            raise Invalid(f"expected at most {self.max_items} items, got {len(value)}")
-        return list(value)
-
-
-@dataclass(frozen=True)
 class FilePath(Spec):
     """A path the kernel can take: no NUL, encodable, within PATH_MAX and NAME_MAX."""
 

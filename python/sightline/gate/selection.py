@@ -15,10 +15,10 @@ from sightline.domain.diff import buffer_text
 from sightline.domain.errors import Refused
 from sightline.editor.port import FlatRange
 from sightline.gate.proposals import Proposal, applied_result, review
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Turn
+    from sightline.gate.turn_contract import Turn
 
 # Buffer text comes from pynvim with bytes that are not UTF-8 as surrogate escapes; byte
 # offsets and slices use the same escapes, so the selection is replaced byte for byte.

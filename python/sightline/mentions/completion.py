@@ -1,4 +1,5 @@
-"""Candidates for `@` completion in the composer, and the workspace file list behind them.
+"""Candidates for `@` completion in the composer: the index of the workspace's files (listed
+by domain/workspace.py, the model's tree) and their ranking.
 
 The Lua side sends the token typed after `@` and hands the items it gets
 back to Neovim's `complete()`; all filtering and ranking happen here:
@@ -27,19 +28,17 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-import os
 import re
-import subprocess
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from sightline.domain.mentions import escape_path, unescape_path
 from sightline.domain.text import clean_display_text
-from sightline.mentions.parse import escape_path, unescape_path
+from sightline.domain.workspace import iter_files
 
 log = logging.getLogger(__name__)
 
@@ -49,18 +48,6 @@ EXT_PREFIX = "ext:"
 # with the query (one narrowing step and a regex of its length), and a pasted 50 kB token
 # must not freeze Neovim.  Longer than any path anyone types after `@`.
 MAX_QUERY_CHARS = 256
-GIT_TIMEOUT_S = 10.0
-WALK_MAX_FILES = 300_000
-# Folders a walk never enters (outside git, nothing says what is ignored).
-IGNORED_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", ".jj", ".bzr",
-        "node_modules", "bower_components",
-        ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__",
-        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".cache", ".direnv",
-        ".idea", ".gradle", ".terraform", "target", "dist", "build", ".next",
-    }
-)  # fmt: skip
 _BOUNDARY = "\n/_-. "  # characters after which a match starts a word
 _index_ids = itertools.count(1)
 
@@ -627,116 +614,13 @@ def complete(
     )
 
 
-# --- listing the workspace ------------------------------------------------------
+# --- the workspace's files, indexed ------------------------------------------------
 
 # Lists of workspace-relative paths, each more complete than the one before;
 # the cache swaps each in as it comes, so a slow listing shows early results.
+# The default is the workspace's one listing (domain/workspace.py iter_files), the tree the
+# model's list_files and grep see.
 Lister = Callable[[Path], Iterable[list[str]]]
-
-
-def list_workspace_files(
-    workspace: Path | str, *, git_timeout: float = GIT_TIMEOUT_S, max_files: int = WALK_MAX_FILES
-) -> list[str]:
-    """The complete list: git's view (tracked + untracked-not-ignored) in a git
-    workspace, else a walk skipping the usual ignored folders."""
-    return _last(iter_workspace_files(workspace, git_timeout=git_timeout, max_files=max_files))
-
-
-def iter_workspace_files(
-    workspace: Path | str, *, git_timeout: float = GIT_TIMEOUT_S, max_files: int = WALK_MAX_FILES
-) -> Iterator[list[str]]:
-    """Successive, growing lists of the workspace's files (the default Lister).
-
-    In git: the tracked files first (git reads them from its index, fast),
-    then with the untracked-not-ignored ones, which takes a walk of the
-    working tree.  Elsewhere: a breadth-first walk, yielded after the first
-    thousand files and then every twenty thousand, so shallow files show up
-    first.
-    """
-    root = Path(workspace)
-    tracked = git_files(root, untracked=False, timeout=git_timeout)
-    if tracked is None:
-        yield from _walk_batches(root, max_files=max_files)
-        return
-    yield tracked
-    untracked = git_files(root, untracked=True, timeout=git_timeout)
-    if untracked:
-        yield list(dict.fromkeys(tracked + untracked))
-
-
-def git_files(
-    workspace: Path, *, untracked: bool = False, timeout: float = GIT_TIMEOUT_S
-) -> list[str] | None:
-    """`git ls-files --cached` (or `--others --exclude-standard` with `untracked`),
-    relative to workspace; None when it is not in a git repository or git failed."""
-    which = ["--others", "--exclude-standard"] if untracked else ["--cached"]
-    cmd = ["git", "-C", str(workspace), "ls-files", "-z", *which]
-    # Listing must never take the index lock a user's own git command needs.
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    try:
-        done = subprocess.run(
-            cmd,
-            capture_output=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        log.debug("git ls-files in %s failed: %s", workspace, e)
-        return None
-    if done.returncode != 0:
-        return None
-    names = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    # (--cached lists a conflicted file once per stage; FileIndex drops repeats.)
-    return [n for n in names if n]
-
-
-def walk_files(root: Path, *, max_files: int = WALK_MAX_FILES) -> list[str]:
-    """Files under root (relative, '/'-separated), skipping IGNORED_DIRS and symlinked
-    folders, stopping at max_files so a walk of a home directory stays bounded."""
-    return _last(_walk_batches(root, max_files=max_files))
-
-
-def _last(lists: Iterable[list[str]]) -> list[str]:
-    tail = deque(lists, maxlen=1)
-    return tail[0] if tail else []
-
-
-def _walk_batches(
-    root: Path, *, max_files: int, first: int = 1_000, batch: int = 20_000
-) -> Iterator[list[str]]:
-    out: list[str] = []
-    pending: deque[str] = deque([""])
-    # A small first batch: an `@` typed as the composer opens gets files at once.
-    next_yield = first
-    while pending and len(out) < max_files:
-        rel = pending.popleft()  # breadth-first: shallow files are listed first
-        for entry in _entries(root / rel if rel else root):
-            path = f"{rel}/{entry.name}" if rel else entry.name
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in IGNORED_DIRS and not entry.name.endswith(".egg-info"):
-                        pending.append(path)
-                elif entry.is_symlink() and entry.is_dir():
-                    continue  # a linked folder may lead anywhere, even into a loop
-                elif len(out) < max_files:
-                    out.append(path)
-            except OSError:
-                continue
-        if len(out) >= next_yield:
-            yield list(out)
-            next_yield = len(out) + batch
-    yield out
-
-
-def _entries(folder: Path) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as it:
-            return sorted(it, key=lambda e: e.name)
-    except OSError as e:
-        log.debug("cannot list %s: %s", folder, e)
-        return []
 
 
 class FileListCache:
@@ -748,7 +632,7 @@ class FileListCache:
 
     def __init__(self, workspace: Path | str, *, lister: Lister | None = None) -> None:
         self.workspace = Path(workspace)
-        self._lister: Lister = lister or iter_workspace_files
+        self._lister: Lister = lister or iter_files
         self._index: FileIndex | None = None
         self._listed: list[str] | None = None  # the listing behind _index
         self._lock = threading.Lock()

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from sightline.domain import extensions
+from sightline.domain.mentions import mention_at_end
 from sightline.mentions.completion import (
     CompletionItem,
     CompletionSession,
     FileListCache,
     editor_items,
 )
-from sightline.mentions.parse import mention_at_end
 
 log = logging.getLogger(__name__)
 

@@ -2,23 +2,25 @@
 completion, and their text for the model when the message is sent.
 
 The hooks the rest of the code calls (one place each): `complete()` from
-ComposerCompletion.candidates, `parts()` from the turn's worker (Session.late_parts, set by
+ComposerCompletion.candidates, `parts()` from the turn's worker (Turn.late, set by
 Core) — reading a resource waits on the server, which pynvim's thread must never do.
 Like `@ext`: only servers enabled for the workspace count (a mentioned one not started
 yet is started, on the worker), each resource
 once, an unknown one is skipped silently, the text is bounded by mentions.max_file_bytes and
 what remains of mentions.max_total_bytes, and the parts come after the typed text.
-A server name holding `:` or whitespace cannot be mentioned.
+A server name holding `:` or whitespace cannot be mentioned (the grammar is
+domain/mentions.py's; the send parses its text once and passes the mentions here).
 """
 
 from __future__ import annotations
 
 import logging
-import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sightline.domain import secrets
+from sightline.domain.mentions import Mention
 from sightline.domain.text import clean_display_text
 from sightline.mentions.completion import CompletionItem
 
@@ -28,23 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PREFIX = "mcp:"
-_MENTION_RE = re.compile(r"""(?<![^\s(\[{"'`])@mcp:([^\s:]+):(\S+)""")
-_TRAILING = ".,;!?)]}\"'`"
 MAX_ITEMS = 50
 READ_TIMEOUT_S = 10.0
-
-
-def parse(text: str) -> list[tuple[str, str]]:
-    """(server, uri) of each `@mcp:` mention, first occurrence only, in the order typed."""
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for m in _MENTION_RE.finditer(text):
-        uri = m.group(2).rstrip(_TRAILING)
-        key = (m.group(1), uri)
-        if uri and key not in seen:
-            seen.add(key)
-            out.append(key)
-    return out
 
 
 def complete(
@@ -83,11 +70,12 @@ def complete(
 def parts(
     manager: Manager,
     workspace: str | Path,
-    text: str,
+    found: Sequence[Mention],
     max_file_bytes: int,
     remaining_bytes: int,
 ) -> list[str]:
-    mentions = parse(text)
+    """The parts of the message's `@mcp:` mentions (others in `found` are not ours)."""
+    mentions = [(m.server, m.uri) for m in found if m.kind == "mcp"]
     if not mentions:
         return []
     from sightline.mcp_client.client import McpFailure

@@ -8,24 +8,25 @@ takes a mentioned file's text from its Neovim buffer when one is loaded.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from sightline.domain import extensions
+from sightline.domain.mentions import Mention, parse_mentions
 from sightline.editor.port import Editor, EditorError
-from sightline.mentions.budget import (
+from sightline.mentions.build_parts import (
     ContextLimits,
     EditorReader,
     FileReader,
     build_parts_for_mentions,
     read_disk_file,
 )
-from sightline.mentions.parse import parse_mentions
 
 log = logging.getLogger(__name__)
 
 
 def context_parts(
-    text: str,
+    text: str | Sequence[Mention],
     workspace: Path | str,
     limits: ContextLimits,
     *,
@@ -33,8 +34,9 @@ def context_parts(
     dirs: extensions.ExtensionDirs | None = None,
     read_editor: EditorReader | None = None,
 ) -> list[str]:
-    """The text parts to add after the user's text, in mention order (often none)."""
-    mentions = parse_mentions(text)
+    """The text parts to add after the user's text, in mention order (often none). `text`
+    is the message, or its mentions when the caller parsed it already (Core.send)."""
+    mentions = parse_mentions(text) if isinstance(text, str) else text
     if not mentions:
         return []
     wanted = any(m.kind == "extension" for m in mentions)

@@ -2,7 +2,8 @@
 
 The SDK costs ~1.5 s to import, so it is imported in the background after the core
 starts (preload) or on the first send, never on an interactive path. The SDK runs
-with max_retries=0: the core retries itself so each retry can be shown in the pane.
+with max_retries=0: the core retries itself (providers/base.py with_retries) so each
+retry can be shown in the pane.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import json
 import os
 import socket
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,18 +22,20 @@ from sightline.domain import secrets
 from sightline.domain.config import ProviderConfig
 from sightline.providers.base import (
     AbortableStream,
+    Capabilities,
+    ProviderBase,
     ProviderError,
     Reply,
     Request,
-    Retrying,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
+    address_origin,
     key_from_cmd,
+    preload_module,
+    with_retries,
 )
 
-MAX_RETRY_AFTER_S = 30.0
-SDK_IMPORTED = threading.Event()
 # provider.thinking given as an effort: the budget it means for Claude.
 EFFORT_BUDGET = {"low": 2048, "medium": 8192, "high": 24576}
 _THINKING = ("thinking", "redacted_thinking")
@@ -75,18 +77,6 @@ def _mark_last_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
     last["content"] = blocks
     return [*messages[:-1], last]
-
-
-def preload() -> None:
-    """Import the SDK on a background thread so the first send does not pay for it."""
-
-    def run() -> None:
-        try:
-            import anthropic  # noqa: F401
-        finally:
-            SDK_IMPORTED.set()
-
-    threading.Thread(target=run, name="sightline-sdk-import", daemon=True).start()
 
 
 def resolve_api_key(cfg: ProviderConfig, timeout_s: float = 10.0) -> str | None:
@@ -162,7 +152,7 @@ def _connect_failure(err: BaseException) -> str | None:
     chain = list(_causes(err))
     for cause in chain:
         if isinstance(cause, ConnectionRefusedError):
-            return "connection refused (is anything listening there? see provider.base_url)"
+            return "connection refused (is anything listening there?)"
         if isinstance(cause, socket.gaierror):
             return "the host name could not be resolved"
     if any(type(c).__name__ in ("ConnectError", "ConnectTimeout") for c in chain):
@@ -172,9 +162,12 @@ def _connect_failure(err: BaseException) -> str | None:
     return None
 
 
-def classify(err: BaseException, timeout_s: float) -> ProviderError:
+def classify(
+    err: BaseException, timeout_s: float, origin: str = "the provider's default address"
+) -> ProviderError:
     """Map SDK and transport exceptions (anthropic 2.x surfaces httpx2 errors mid-stream).
-    A connection that was never made is told apart from one lost mid-reply."""
+    A connection that was never made is told apart from one lost mid-reply, and names
+    where the address came from (`origin`: a config key, an environment variable)."""
     import anthropic
 
     if isinstance(err, ProviderError):
@@ -185,7 +178,9 @@ def classify(err: BaseException, timeout_s: float) -> ProviderError:
     failure = _connect_failure(err)
     if failure is not None:
         return ProviderError(
-            secrets.redact(f"Could not connect to {_endpoint(err)}: {failure}; nothing was sent."),
+            secrets.redact(
+                f"Could not connect to {_endpoint(err)}: {failure}; nothing was sent ({origin})."
+            ),
             retryable=True,
         )
     if isinstance(err, anthropic.APITimeoutError) or "Timeout" in name:
@@ -300,10 +295,10 @@ def _abortable_http_client(client_cls: Any = None) -> tuple[Any, Callable[[], No
 
 
 @dataclass
-class AnthropicProvider(AbortableStream):
+class AnthropicProvider(AbortableStream, ProviderBase):
+    capabilities = Capabilities(thinking="budget")
     cfg: ProviderConfig
     name: str = "anthropic"
-    sleep: Callable[[float], None] = time.sleep
     _client: Any = None
     _abort: Callable[[], None] | None = None
     _stream: Any = None
@@ -364,33 +359,19 @@ class AnthropicProvider(AbortableStream):
             params["max_tokens"] = self.cfg.max_tokens + budget
         return params
 
+    def _classify(self, err: BaseException) -> ProviderError:
+        origin = address_origin(self.cfg.base_url, "ANTHROPIC_BASE_URL")
+        return classify(err, self.cfg.timeout_ms / 1000, origin)
+
     def stream(self, request: Request, cancelled: Callable[[], bool]) -> Iterator[StreamEvent]:
         self._cancelled.clear()
-        timeout_s = self.cfg.timeout_ms / 1000
-        attempts = max(0, self.cfg.retries) + 1
-        for attempt in range(1, attempts + 1):
-            emitted = False
-            try:
-                for item in self._stream_once(request, cancelled):
-                    emitted = emitted or isinstance(item, TextDelta | ThinkingDelta)
-                    yield item
-                return
-            except Exception as err:
-                if cancelled() or self._cancelled.is_set():
-                    return
-                fault = classify(err, timeout_s)
-                # Text already shown cannot be taken back: retry only before the first delta.
-                if not fault.retryable or emitted or attempt == attempts:
-                    raise fault from None
-                delay = min(
-                    fault.retry_after
-                    if fault.retry_after is not None
-                    else 0.5 * 2 ** (attempt - 1),
-                    MAX_RETRY_AFTER_S,
-                )
-                yield Retrying(attempt, attempts - 1, delay, fault.message)
-                if self._cancelled.wait(delay):
-                    return
+        return with_retries(
+            lambda: self._stream_once(request, cancelled),
+            self._classify,
+            self.cfg.retries,
+            stopped=lambda: cancelled() or self._cancelled.is_set(),
+            wait=self._cancelled.wait,
+        )
 
     def _stream_once(
         self, request: Request, cancelled: Callable[[], bool]
@@ -434,8 +415,11 @@ class AnthropicProvider(AbortableStream):
         try:
             return sorted(m.id for m in self._get_client().models.list())
         except Exception as err:
-            raise classify(err, self.cfg.timeout_ms / 1000) from None
+            raise self._classify(err) from None
 
     def prepare(self) -> None:
         """Import the SDK and resolve the key (api_key_cmd) before anything is recorded."""
         self._get_client()
+
+    def preload(self) -> threading.Event:
+        return preload_module("anthropic")

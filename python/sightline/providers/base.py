@@ -1,17 +1,29 @@
-"""The Provider protocol and the events a streamed model reply is made of."""
+"""The Provider protocol, the events a streamed model reply is made of, and what every
+provider shares: the retry loop, the abortable stream, the api_key_cmd runner.
+
+A new provider is one module with a class implementing `Provider` (subclass `ProviderBase`
+for the defaults), one line in providers/__init__.py REGISTRY and its name in the Lua
+schema (lua/sightline/config.lua PROVIDERS; tests/unit/test_provider_contract.py holds the
+two equal). The core asks a provider what it can do (`capabilities`), never its name."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import shlex
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from sightline.domain import secrets
+from sightline.domain import secrets, spawn
+
+if TYPE_CHECKING:
+    from sightline.gate.turn_contract import Turn
+
+MAX_RETRY_AFTER_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -101,12 +113,30 @@ class Request:
             object.__setattr__(self, name, secrets.redact_value(getattr(self, name)))
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a provider can do; the core reads these, never the provider's name."""
+
+    # What provider.thinking means to it: a token budget, an effort name, or nothing.
+    thinking: Literal["budget", "effort"] | None = None
+    # It runs whole turns itself (`run_turn`: an ACP agent's own tool loop) instead of
+    # streaming one request at a time through the session's loop.
+    runs_turns: bool = False
+    # `:Sightline model NAME` applies (echo has one model).
+    choose_model: bool = True
+    # It runs on this machine: no cost, and a model's context size is not known by name.
+    local: bool = False
+
+
 class Provider(Protocol):
     @property
     def name(self) -> str: ...
 
     @property
     def model(self) -> str: ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
 
     def stream(self, request: Request, cancelled: Callable[[], bool]) -> Iterator[StreamEvent]:
         """Yield TextDelta events as they arrive, then exactly one Reply; raise ProviderError."""
@@ -120,16 +150,132 @@ class Provider(Protocol):
         """Close the stream in progress, from another thread; later events are dropped."""
         ...
 
+    def run_turn(self, turn: Turn, user: dict[str, Any]) -> str:
+        """Run a whole turn (only when `capabilities.runs_turns`): called by the session
+        instead of its own request/tool loop, after `prepare()` and after the user message
+        is recorded. Returns the turn's status ("done", "stopped", ...) or raises
+        ProviderError; the session still finishes the turn, and `stop()` still calls
+        `cancel()`."""
+        ...
 
-class TurnRunner(Protocol):
-    """A provider that runs a whole turn itself (an ACP agent has its own tool loop).
+    def scope_refusal(self) -> str | None:
+        """Why Change with Agent cannot keep its guarantee with this provider, or None."""
+        ...
 
-    The seam with the session: when the provider has `run_turn`, Session._run calls it
-    instead of its own request/tool loop, after `prepare()` and after the user message is
-    recorded. It returns the turn's status ("done", "stopped", ...) or raises ProviderError;
-    the session still finishes the turn, and `stop()` still calls `cancel()`."""
+    def models(self) -> list[str]:
+        """The models it offers (may ask a server: called off Neovim's thread); raise
+        ProviderError."""
+        ...
 
-    def run_turn(self, turn: Any, user: dict[str, Any]) -> str: ...
+    def close(self) -> None:
+        """Release what it holds (an agent process) when the config changes."""
+        ...
+
+    def preload(self) -> threading.Event:
+        """Start, in the background, what the first request needs (importing an SDK costs
+        ~1.5 s); the event is set once that is done."""
+        ...
+
+
+class ProviderBase:
+    """The defaults of the optional parts of `Provider`."""
+
+    capabilities = Capabilities()
+
+    def run_turn(self, turn: Turn, user: dict[str, Any]) -> str:
+        raise ProviderError("this provider streams requests; it runs no whole turns")
+
+    def scope_refusal(self) -> str | None:
+        return None
+
+    def models(self) -> list[str]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+    def preload(self) -> threading.Event:
+        done = threading.Event()
+        done.set()
+        return done
+
+
+def preload_module(module: str) -> threading.Event:
+    """Import `module` on a background thread (once per process); the event is set when
+    the import is done, whether it worked or not."""
+    with _PRELOAD_LOCK:
+        done = _PRELOADS.get(module)
+        if done is not None:
+            return done
+        done = _PRELOADS[module] = threading.Event()
+
+    def run() -> None:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass  # said by prepare(), on the first send
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=f"sightline-import-{module}", daemon=True).start()
+    return done
+
+
+_PRELOADS: dict[str, threading.Event] = {}
+_PRELOAD_LOCK = threading.Lock()
+
+
+def address_origin(configured: str | None, env_var: str | None = None) -> str:
+    """Where the address a provider connects to came from, said by its connection errors
+    (`address from provider.base_url`): the user looks there, not at a key they never set."""
+    if configured:
+        return "address from provider.base_url"
+    if env_var and os.environ.get(env_var):
+        return f"address from ${env_var}"
+    return "the provider's default address"
+
+
+def with_retries(
+    once: Callable[[], Iterator[StreamEvent]],
+    classify: Callable[[BaseException], ProviderError],
+    retries: int,
+    stopped: Callable[[], bool],
+    wait: Callable[[float], bool],
+    recover: Callable[[ProviderError], StreamEvent | None] = lambda fault: None,
+) -> Iterator[StreamEvent]:
+    """The one retry loop of the providers: run `once` (one streamed request) until it ends,
+    retrying a retryable fault up to `retries` times, each retry announced (`Retrying`) so
+    the pane can say so. Only before the first delta: text already shown cannot be taken
+    back. `retry-after` is honoured up to MAX_RETRY_AFTER_S, else 0.5 s doubling.
+    `recover` may turn a fault into a notice and try again at once, not counted as a retry
+    (a model that refuses tools); `wait(delay)` returns True when stopped meanwhile."""
+    attempts = max(0, retries) + 1
+    attempt = 1
+    while True:
+        emitted = False
+        try:
+            for item in once():
+                emitted = emitted or isinstance(item, TextDelta | ThinkingDelta)
+                yield item
+            return
+        except Exception as err:
+            if stopped():
+                return
+            fault = classify(err)
+            notice = recover(fault)
+            if notice is not None:
+                yield notice
+                continue
+            if not fault.retryable or emitted or attempt == attempts:
+                raise fault from None
+            delay = min(
+                fault.retry_after if fault.retry_after is not None else 0.5 * 2 ** (attempt - 1),
+                MAX_RETRY_AFTER_S,
+            )
+            yield Retrying(attempt, attempts - 1, delay, fault.message)
+            attempt += 1
+            if wait(delay):
+                return
 
 
 class AbortableStream:
@@ -159,16 +305,12 @@ def key_from_cmd(cmd: str | list[str], timeout_s: float) -> str | None:
     registers the key with the redactor."""
     argv = shlex.split(cmd) if isinstance(cmd, str) else cmd
     try:
-        out = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=True,
-            stdin=subprocess.DEVNULL,
-            env=secrets.scrubbed_env(dict(os.environ)),
-        ).stdout
-    except (OSError, subprocess.SubprocessError) as err:
+        # Its own process group, killed whole at the timeout or when the core ends; its
+        # stdin is the group's lifeline, not the core's (domain/spawn.py).
+        done = spawn.run(argv, timeout_s, env=secrets.scrubbed_env(dict(os.environ)))
+        done.check_returncode()
+        out = done.stdout.decode(errors="replace")
+    except (OSError, ValueError, subprocess.SubprocessError) as err:
         raise ProviderError(
             f"provider.api_key_cmd failed ({type(err).__name__}): check the command."
         ) from None

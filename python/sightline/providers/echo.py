@@ -6,7 +6,14 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from sightline.providers.base import Reply, Request, StreamEvent, TextDelta
+from sightline.providers.base import (
+    Capabilities,
+    ProviderBase,
+    Reply,
+    Request,
+    StreamEvent,
+    TextDelta,
+)
 
 
 def _last_user_text(request: Request) -> str:
@@ -23,7 +30,8 @@ def _last_user_text(request: Request) -> str:
 
 
 @dataclass
-class EchoProvider:
+class EchoProvider(ProviderBase):
+    capabilities = Capabilities(choose_model=False, local=True)
     name: str = "echo"
     model: str = "echo"
     chunk: int = 16
@@ -43,3 +51,12 @@ class EchoProvider:
 
     def cancel(self) -> None:
         self._stop.set()
+
+    def scope_refusal(self) -> str | None:
+        return (
+            "Change with Agent needs a model provider; the echo provider cannot change "
+            "anything (set $ANTHROPIC_API_KEY or provider.name)"
+        )
+
+    def models(self) -> list[str]:
+        return [self.model]

@@ -17,8 +17,8 @@ wire_messages already guarantees each tool_use is answered in the next user mess
 every `tool_calls` entry gets its `tool` message. With tools off (the model refused them),
 calls and results of earlier turns become plain text, which every server accepts.
 
-The SDK runs with max_retries=0 (the core retries, each retry shown); Stop shuts the
-socket down, as the anthropic provider does.
+The SDK runs with max_retries=0 (the core retries, each retry shown: providers/base.py
+with_retries); Stop shuts the socket down, as the anthropic provider does.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import contextlib
 import json
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,20 +36,21 @@ from sightline.domain.config import ProviderConfig
 from sightline.domain.presets import PRESETS, Preset
 from sightline.providers.base import (
     AbortableStream,
+    Capabilities,
     Notice,
+    ProviderBase,
     ProviderError,
     Reply,
     Request,
-    Retrying,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
     Usage,
+    address_origin,
     key_from_cmd,
+    preload_module,
+    with_retries,
 )
-
-MAX_RETRY_AFTER_S = 30.0
-SDK_IMPORTED = threading.Event()
 
 # finish_reason → the Messages stop_reason the core reads.
 STOP_REASONS = {
@@ -60,18 +60,6 @@ STOP_REASONS = {
     "length": "max_tokens",
     "content_filter": "refusal",
 }
-
-
-def preload() -> None:
-    """Import the SDK on a background thread so the first send does not pay for it."""
-
-    def run() -> None:
-        try:
-            import openai  # noqa: F401
-        finally:
-            SDK_IMPORTED.set()
-
-    threading.Thread(target=run, name="sightline-openai-import", daemon=True).start()
 
 
 def preset_of(cfg: ProviderConfig) -> Preset:
@@ -359,8 +347,11 @@ def classify(err: BaseException, cfg: ProviderConfig) -> ProviderError:
         cause = type(err.__cause__).__name__ if err.__cause__ else ""
         if cause == "ConnectError":
             url = cfg.base_url or preset_of(cfg).base_url or "the API"
+            origin = address_origin(cfg.base_url)
+            if not cfg.base_url:
+                origin = f"the {cfg.name} preset's address"
             return ProviderError(
-                secrets.redact(f"Could not connect to {url}: is the server running?"),
+                secrets.redact(f"Could not connect to {url}: is the server running? ({origin})"),
                 retryable=True,
             )
         return ProviderError(
@@ -382,9 +373,8 @@ def classify(err: BaseException, cfg: ProviderConfig) -> ProviderError:
 
 
 @dataclass
-class OpenAIProvider(AbortableStream):
+class OpenAIProvider(AbortableStream, ProviderBase):
     cfg: ProviderConfig
-    sleep: Callable[[float], None] = time.sleep
     tools_on: bool = True  # off once the model refused tools (said once in the pane)
     _client: Any = None
     _abort: Callable[[], None] | None = None
@@ -399,6 +389,10 @@ class OpenAIProvider(AbortableStream):
     @property
     def model(self) -> str:
         return self.cfg.model
+
+    @property
+    def capabilities(self) -> Capabilities:  # type: ignore[override]  # per preset
+        return Capabilities(thinking="effort", local=preset_of(self.cfg).local)
 
     def base_url(self) -> str | None:
         return self.cfg.base_url or preset_of(self.cfg).base_url
@@ -421,41 +415,26 @@ class OpenAIProvider(AbortableStream):
             )
         return self._client
 
+    def _without_tools(self, fault: ProviderError) -> Notice | None:
+        """A model that refuses tools chats without them from now on (said once)."""
+        if not (self.tools_on and refuses_tools(fault)):
+            return None
+        self.tools_on = False
+        return Notice(
+            f"⚠ {self.cfg.model} does not support tools: it chats without them "
+            "(no file reading or edits)."
+        )
+
     def stream(self, request: Request, cancelled: Callable[[], bool]) -> Iterator[StreamEvent]:
         self._cancelled.clear()
-        attempts = max(0, self.cfg.retries) + 1
-        attempt = 1
-        while True:
-            emitted = False
-            try:
-                for item in self._stream_once(request, cancelled):
-                    emitted = emitted or isinstance(item, TextDelta | ThinkingDelta)
-                    yield item
-                return
-            except Exception as err:
-                if cancelled() or self._cancelled.is_set():
-                    return
-                fault = classify(err, self.cfg)
-                if self.tools_on and refuses_tools(fault):
-                    # Once, not counted as a retry: the model chats without tools from now on.
-                    self.tools_on = False
-                    yield Notice(
-                        f"⚠ {self.cfg.model} does not support tools: it chats without them "
-                        "(no file reading or edits)."
-                    )
-                    continue
-                if not fault.retryable or emitted or attempt == attempts:
-                    raise fault from None
-                delay = min(
-                    fault.retry_after
-                    if fault.retry_after is not None
-                    else 0.5 * 2 ** (attempt - 1),
-                    MAX_RETRY_AFTER_S,
-                )
-                yield Retrying(attempt, attempts - 1, delay, fault.message)
-                attempt += 1
-                if self._cancelled.wait(delay):
-                    return
+        return with_retries(
+            lambda: self._stream_once(request, cancelled),
+            lambda err: classify(err, self.cfg),
+            self.cfg.retries,
+            stopped=lambda: cancelled() or self._cancelled.is_set(),
+            wait=self._cancelled.wait,
+            recover=self._without_tools,
+        )
 
     def _stream_once(
         self, request: Request, cancelled: Callable[[], bool]
@@ -502,3 +481,6 @@ class OpenAIProvider(AbortableStream):
     def prepare(self) -> None:
         """Import the SDK and resolve the key before anything is recorded."""
         self._get_client()
+
+    def preload(self) -> threading.Event:
+        return preload_module("openai")

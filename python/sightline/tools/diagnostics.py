@@ -13,12 +13,12 @@ from sightline.domain import workspace
 from sightline.domain.errors import Refused
 from sightline.editor.port import DiagnosticsQuery
 from sightline.gate.policy import Kind
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 from sightline.tools.base import Tool
 from sightline.tools.output import clip_line
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Turn
+    from sightline.gate.turn_contract import Turn
 
 MAX_ITEMS = 200
 MAX_MESSAGE_CHARS = 300

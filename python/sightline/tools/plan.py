@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain.errors import Refused
 from sightline.domain.narrator import checklist
 from sightline.gate.policy import Kind
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 from sightline.tools.base import Tool
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Turn
+    from sightline.gate.turn_contract import Turn
 
 MAX_STEPS = 50
 

@@ -1,22 +1,19 @@
 """The view and navigate tools: reveal_editor_range, reveal_attachment and go_to_position.
 
 One definition serves the agent's registry and the MCP server (`sightline.entry.mcp`): both check
-the arguments here, then call the same port functions (lua/sightline/port.lua) by name.
+the arguments here, then call the same methods of the typed editor port (editor/port.py).
 """
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from sightline.domain import narrator, pyresolve, secrets
-from sightline.editor import port as editor
-from sightline.editor.port import PythonResolution
+from sightline.editor.port import Editor, EditorError, PythonResolution
 from sightline.gate.policy import Kind
-from sightline.gate.turn import ToolResult
-from sightline.tools.base import Tool
+from sightline.gate.turn_contract import ToolResult, Turn
+from sightline.tools.base import Handler, Tool
 
 # Mirrors of the config schema (lua/sightline/config.lua SYNTAX_SCOPE_KINDS and
 # REVEAL_DURATION_MS), which the Lua side checks arguments against; the tool definitions
@@ -173,12 +170,6 @@ def check_args(definition: dict[str, Any], args: Any) -> tuple[dict[str, Any] | 
     return out, ""
 
 
-def deadline_after(timeout_s: float) -> float:
-    """A deadline as the Lua side reads it: seconds since the epoch (both clocks are the
-    machine's; over TCP to another machine their skew counts against the timeout)."""
-    return time.time() + timeout_s
-
-
 PYTHON_SUFFIXES = (".py", ".pyi")
 PYTHON_STALE = "sightline:python-stale"
 
@@ -213,14 +204,8 @@ def resolve_python(source: str | None, args: dict[str, Any]) -> PythonResolution
     return out
 
 
-def answer(result: Any, fn: str = "") -> tuple[str, bool]:
-    """(text, is_error) of a view call's result: its own text, or the port's code worded."""
-    if isinstance(result, str) and result.startswith(editor.NOT_INSTALLED):
-        detail = result[len(editor.NOT_INSTALLED) :].lstrip(": ")
-        return f"sightline is not installed in this Neovim: {detail}", True
-    if result == editor.NO_SUCH:
-        return f"this Neovim has an older sightline without {fn}: update the plugin", True
-    text = result if isinstance(result, str) else f"unexpected answer from Neovim: {result!r}"
+def answer(text: str) -> tuple[str, bool]:
+    """(text, is_error) of a view call's answer: 'OK…' or what is wrong."""
     return text, not text.startswith("OK")
 
 
@@ -245,39 +230,46 @@ def _resolution(path: str, version: str, source: str, args: dict[str, Any]) -> P
     return found
 
 
-def call(port: Callable[..., Any], fn: str, args: dict[str, Any]) -> Any:
-    """Run view tool `fn` through `port(name, *args)` (a port call by name): a Python member
-    is resolved here first. The core's known keys go along so a buffer holding one is never
-    shown (Neovim's own key variables are checked there too)."""
+ViewFn = Literal["reveal", "reveal_attachment", "go_to_position"]
+
+
+def call(ed: Editor, fn: ViewFn, args: dict[str, Any]) -> str:
+    """Run view tool `fn` through the editor port: a Python member is resolved here first.
+    The core's known keys go along so a buffer holding one is never shown (Neovim's own key
+    variables are checked there too). EditorError when Neovim cannot serve the call."""
     keys = secrets.known()
-    if fn != "reveal":
-        return port(fn, args, keys)
+    if fn == "go_to_position":
+        return ed.go_to_position(args, keys)
+    if fn == "reveal_attachment":
+        return ed.reveal_attachment(args, keys)
     if not wants_python(fn, args):
-        return port("reveal", args, keys, None)
+        return ed.reveal(args, keys, None)
     path = str(args["file_path"])
     for _ in range(2):
         known = _SOURCES.get(path)
         if known is not None:
-            result = port("reveal", args, keys, _resolution(path, *known, args))
+            result = ed.reveal(args, keys, _resolution(path, *known, args))
             if result != PYTHON_STALE:
                 return result
-        got = port("python_source", path, pyresolve.MAX_SOURCE_CHARS)
-        if not (isinstance(got, dict) and isinstance(got.get("text"), str)):
+        got = ed.python_source(path, pyresolve.MAX_SOURCE_CHARS)
+        if got is None or not isinstance(got.get("text"), str):
             _SOURCES.pop(path, None)
-            return port("reveal", args, keys, None)
+            return ed.reveal(args, keys, None)
         if len(_SOURCES) >= _KEEP:
             _SOURCES.clear()
         _SOURCES[path] = (str(got.get("version")), got["text"])
-    return port("reveal", args, keys, None)  # changing under us: say what Lua can
+    return ed.reveal(args, keys, None)  # changing under us: say what Lua can
 
 
-def _lua(definition: dict[str, Any], fn: str) -> Any:
-    def handler(turn: Any, args: dict[str, Any]) -> ToolResult:
+def _handler(definition: dict[str, Any], fn: ViewFn) -> Handler:
+    def handler(turn: Turn, args: dict[str, Any]) -> ToolResult:
         checked, err = check_args(definition, args)
         if checked is None:
             return ToolResult(err, True)
-        ed = turn.editor
-        text, is_error = answer(call(lambda name, *a: getattr(ed, name)(*a), fn, checked), fn)
+        try:
+            text, is_error = answer(call(turn.editor, fn, checked))
+        except EditorError as failed:
+            return ToolResult(str(failed), True)
         if fn == "go_to_position" and text.startswith("OK (") and text.endswith(")"):
             # The focus stayed where the user types: tell them, not only the model, where
             # the cursor went and that gv selects there.
@@ -287,13 +279,13 @@ def _lua(definition: dict[str, Any], fn: str) -> Any:
     return handler
 
 
-def _tool(definition: dict[str, Any], kind: Kind, fn: str) -> Tool:
+def _tool(definition: dict[str, Any], kind: Kind, fn: ViewFn) -> Tool:
     return Tool(
         name=definition["name"],
         kind=kind,
         description=definition["description"],
         input_schema=definition["inputSchema"],
-        handler=_lua(definition, fn),
+        handler=_handler(definition, fn),
     )
 
 

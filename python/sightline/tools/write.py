@@ -9,11 +9,11 @@ from sightline.domain import diff, workspace
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import Proposal, review
-from sightline.gate.turn import ToolResult
+from sightline.gate.turn_contract import ToolResult
 from sightline.tools.base import Tool
 
 if TYPE_CHECKING:
-    from sightline.gate.turn import Turn
+    from sightline.gate.turn_contract import Turn
 
 # Lines of context around an edit that cross RPC with it (the diff shows 2).
 CONTEXT_LINES = 3

@@ -9,12 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sightline.domain.errors import Refused
+from sightline.domain.mentions import Mention, parse_mentions
 from sightline.domain.workspace import resolve
-from sightline.mentions.parse import parse_mentions
 
 REFERENCE = re.compile(
     r"(?<![\w/.@-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]+):(\d+)(?:[-–](\d+))?(?![\w])"
@@ -37,19 +37,19 @@ def attachment_id(target: dict[str, Any], kind: str) -> str:
     return f"{kind}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
 
 
-def attachment_part(text: str, workspace: str, selection: dict[str, Any] | None) -> str | None:
-    """The part that names this message's chips for the model, or None when it has none."""
+def attachment_part(
+    text: str | Sequence[Mention], workspace: str, selection: dict[str, Any] | None
+) -> str | None:
+    """The part that names this message's chips for the model (the selection, the files it
+    mentions), or None when it has none. `text` is the message or its parsed mentions."""
     lines = []
     if selection is not None and selection.get("attachment_id"):
         lines.append(f"attachment_id: {selection['attachment_id']} = the selection")
-    find = reference_finder(workspace)
-    seen = set()
-    for row in text.split("\n"):
-        for _, _, target in find(row):
-            aid = target["attachment_id"]
-            if aid.startswith("file-") and aid not in seen:
-                seen.add(aid)
-                lines.append(f"attachment_id: {aid} = @{target['file_path']}")
+    is_file = _file_test(workspace)
+    for mention in parse_mentions(text) if isinstance(text, str) else text:
+        if mention.kind == "file" and is_file(mention.value):
+            aid = attachment_id(_file_target(mention.value), "file")
+            lines.append(f"attachment_id: {aid} = @{mention.value}")
     if not lines:
         return None
     return (
@@ -58,8 +58,12 @@ def attachment_part(text: str, workspace: str, selection: dict[str, Any] | None)
     )
 
 
-def reference_finder(workspace: str) -> Callable[[str], list[Chip]]:
-    """A finder for one workspace; a path counts only if the file exists there."""
+def _file_target(path: str) -> dict[str, Any]:
+    return {"file_path": path, "start_line": 1, "end_line": 1}
+
+
+def _file_test(workspace: str) -> Callable[[str], bool]:
+    """Whether a path names a file of the workspace (cached: a delta asks per line)."""
     exists: dict[str, bool] = {}
 
     def is_file(path: str) -> bool:
@@ -70,6 +74,13 @@ def reference_finder(workspace: str) -> Callable[[str], list[Chip]]:
             except Refused:
                 exists[path] = False
         return exists[path]
+
+    return is_file
+
+
+def reference_finder(workspace: str) -> Callable[[str], list[Chip]]:
+    """A finder for one workspace; a path counts only if the file exists there."""
+    is_file = _file_test(workspace)
 
     def find(line: str) -> list[Chip]:
         chips: list[Chip] = []
@@ -87,11 +98,7 @@ def reference_finder(workspace: str) -> Callable[[str], list[Chip]]:
             for mention in parse_mentions(line):
                 if mention.kind == "file" and is_file(mention.value):
                     col = len(line[: mention.start].encode())
-                    mentioned: dict[str, Any] = {
-                        "file_path": mention.value,
-                        "start_line": 1,
-                        "end_line": 1,
-                    }
+                    mentioned = _file_target(mention.value)
                     mentioned["attachment_id"] = attachment_id(mentioned, "file")
                     chips.append((col, col + len(mention.token.encode()), mentioned))
         return chips

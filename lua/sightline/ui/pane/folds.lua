@@ -59,6 +59,16 @@ function M.text()
   return ('  ▸ %d more %s of output (zo shows them)'):format(n, n == 1 and 'line' or 'lines')
 end
 
+---Keep the end of the transcript in view in a window that followed it: when folds close
+---above it, Neovim keeps the topline, and the window would show the footer and blank rows
+---with the reply above them, out of view.
+---@param win integer
+local function follow_end(win)
+  api.nvim_win_call(win, function()
+    vim.cmd('normal! zb') -- the last line at the bottom, as much as fits above it
+  end)
+end
+
 ---Compute the transcript's folds again in every window showing it (after Insert mode):
 ---setting 'foldmethod' recomputes them, keeps the state of folds the user opened or
 ---closed, and closes new ones as 'foldlevel' says.
@@ -67,8 +77,13 @@ function M.refresh()
   if not state.valid_buf(S.tbuf) then
     return
   end
+  local last = api.nvim_buf_line_count(S.tbuf)
   for _, win in ipairs(vim.fn.win_findbuf(S.tbuf)) do
+    local following = api.nvim_win_get_cursor(win)[1] >= last
     vim.wo[win][0].foldmethod = 'expr'
+    if following then
+      follow_end(win)
+    end
   end
 end
 

@@ -29,6 +29,134 @@ local function last_block_row(tree, first)
   return first
 end
 
+-- `[x]`, `[x][]`, `[x][y]` and `![x]` are links only where a definition `[x]: url` names
+-- them (a transcript has none); the parser reads every such pair of brackets as one and the
+-- queries conceal their brackets. Left as written: `a[i]` or `[draft]` from the user or the
+-- model. Inline links and images, `[x](url)`, are links by themselves.
+local REFERENCE_LINKS = { shortcut_link = true, collapsed_reference_link = true, full_reference_link = true }
+
+---@param node TSNode
+---@return boolean
+local function is_reference(node)
+  local kind = node:type()
+  if REFERENCE_LINKS[kind] then
+    return true
+  end
+  if kind ~= 'image' then
+    return false
+  end
+  for child in node:iter_children() do
+    if child:type() == '(' then
+      return false
+    end
+  end
+  return true
+end
+
+---Whether a captured node is, or is a part of, a reference link.
+---@param node TSNode
+---@return boolean
+local function in_reference_link(node)
+  if is_reference(node) then
+    return true
+  end
+  local parent = node:parent()
+  return parent ~= nil and is_reference(parent)
+end
+
+---Set the marks of one tree's highlight captures.
+---@param buf integer the transcript
+---@param first integer the span's first row (0-based)
+---@param text string the span's text, as parsed
+---@param tree TSTree
+---@param query vim.treesitter.Query the tree's language's highlights
+---@param lang string
+---@param depth integer how deep the tree is injected (0: the message's own Markdown)
+---@param own boolean the message's own Markdown (its markers may be concealed), not code
+local function paint(buf, first, text, tree, query, lang, depth, own)
+  for id, node, metadata in query:iter_captures(tree:root(), text, 0, -1) do
+    local name = query.captures[id]
+    local skip = name == 'spell' or name == 'nospell' or name:sub(1, 1) == '_'
+    if not skip and not (lang == 'markdown_inline' and in_reference_link(node)) then
+      local sr, sc, er, ec = node:range()
+      local md = metadata[id] or {}
+      local opts = {
+        end_row = first + er,
+        end_col = ec,
+        hl_group = '@' .. name .. '.' .. lang,
+        -- A query's own priority replaces the default (markdown sets 90 on code blocks so
+        -- that what is inside them wins); injected trees sit above their host.
+        priority = (tonumber(metadata.priority or md.priority) or 100) + 10 * depth,
+        strict = false,
+      }
+      local conceal = metadata.conceal or md.conceal
+      if conceal and own then
+        opts.conceal = conceal
+      end
+      if own and (metadata.conceal_lines ~= nil or md.conceal_lines ~= nil) then
+        opts.conceal_lines = ''
+      end
+      pcall(api.nvim_buf_set_extmark, buf, md_ns, first + sr, sc, opts)
+    end
+  end
+end
+
+-- Headings and tables, drawn as the rest is: a heading's `###` hidden (its highlight says it
+-- is one), a table's pipes drawn as lines and its delimiter row as a rule. The transcript is
+-- rendered here rather than by a Markdown plugin: see ensure_buffers.
+local BLOCKS = [[
+(atx_heading
+  [(atx_h1_marker) (atx_h2_marker) (atx_h3_marker)
+   (atx_h4_marker) (atx_h5_marker) (atx_h6_marker)] @marker)
+(pipe_table_header "|" @pipe)
+(pipe_table_row "|" @pipe)
+(pipe_table_delimiter_row) @rule
+]]
+local blocks_query ---@type vim.treesitter.Query|false|nil
+local PIPE_GROUP = '@punctuation.special.markdown'
+local RULE = { ['|'] = '┼', ['-'] = '─', [':'] = '─', [' '] = '─' }
+
+---A delimiter row (`|:---|--:|`) as a rule of the same width: `├──┼──┤`.
+---@param row string the row's text
+---@return string
+local function rule(row)
+  local out = row:gsub('.', RULE)
+  out = out:gsub('^┼', '├'):gsub('┼$', '┤')
+  return out
+end
+
+---Mark the headings and tables of the message's own Markdown tree.
+---@param buf integer the transcript
+---@param first integer the span's first row (0-based)
+---@param text string the span's text, as parsed
+---@param lines string[] the span's rows
+---@param tree TSTree the span's markdown tree (not an injected one)
+local function draw_blocks(buf, first, text, lines, tree)
+  if blocks_query == nil then
+    local ok, q = pcall(vim.treesitter.query.parse, 'markdown', BLOCKS)
+    blocks_query = ok and q or false
+  end
+  if not blocks_query then
+    return
+  end
+  for id, node in blocks_query:iter_captures(tree:root(), text, 0, -1) do
+    local name = blocks_query.captures[id]
+    local sr, sc, er, ec = node:range()
+    local line = lines[sr + 1] or ''
+    local opts = { priority = 120, strict = false }
+    if name == 'marker' then
+      -- The space after the marker goes with it: the title starts where the text does.
+      opts.end_row, opts.end_col, opts.conceal = first + sr, line:sub(ec + 1, ec + 1) == ' ' and ec + 1 or ec, ''
+    elseif name == 'pipe' then
+      opts.end_row, opts.end_col, opts.conceal, opts.hl_group = first + sr, ec, '│', PIPE_GROUP
+    else
+      local row = line:sub(sc + 1, er == sr and ec or #line)
+      opts.virt_text, opts.virt_text_pos = { { rule(row), PIPE_GROUP } }, 'overlay'
+    end
+    pcall(api.nvim_buf_set_extmark, buf, md_ns, first + sr, sc, opts)
+  end
+end
+
 ---Paint one span of Markdown rows with the tree-sitter parsers Neovim ships: the
 ---highlights queries of markdown, markdown_inline and of every injected language that has a
 ---parser; `conceal` hides markers in the transcript window (conceallevel 2).
@@ -62,33 +190,15 @@ local function render_markdown(buf, first, last)
     while up do
       depth, up = depth + 1, up:parent()
     end
+    -- Only the message's own Markdown hides its markers: a code block shows its code as
+    -- written, whatever its language's queries conceal (a ```markdown block included).
+    local own = depth == 0 or (depth == 1 and lang == 'markdown_inline')
     local qok, query = pcall(vim.treesitter.query.get, lang, 'highlights')
-    if not qok or not query then
-      return
+    if qok and query then
+      paint(buf, first, text, tree, query, lang, depth, own)
     end
-    for id, node, metadata in query:iter_captures(tree:root(), text, 0, -1) do
-      local name = query.captures[id]
-      if name ~= 'spell' and name ~= 'nospell' and name:sub(1, 1) ~= '_' then
-        local sr, sc, er, ec = node:range()
-        local md = metadata[id] or {}
-        local opts = {
-          end_row = first + er,
-          end_col = ec,
-          hl_group = '@' .. name .. '.' .. lang,
-          -- A query's own priority replaces the default (markdown sets 90 on code blocks so
-          -- that what is inside them wins); injected trees sit above their host.
-          priority = (tonumber(metadata.priority or md.priority) or 100) + 10 * depth,
-          strict = false,
-        }
-        local conceal = metadata.conceal or md.conceal
-        if conceal then
-          opts.conceal = conceal
-        end
-        if metadata.conceal_lines ~= nil or md.conceal_lines ~= nil then
-          opts.conceal_lines = ''
-        end
-        pcall(api.nvim_buf_set_extmark, buf, md_ns, first + sr, sc, opts)
-      end
+    if depth == 0 then
+      draw_blocks(buf, first, text, lines, tree)
     end
   end)
   return resume
@@ -205,6 +315,14 @@ function M.take(buf, start, spans)
   end
   if #spans > 0 then
     S.md_last = spans[#spans][1]
+  end
+  -- Every span, for the code block keys (blocks.lua): those ending by `start` stay.
+  local all = S.md_spans
+  while #all > 0 and all[#all][2] > start do
+    all[#all] = nil
+  end
+  for _, span in ipairs(spans) do
+    all[#all + 1] = { span[1], span[2] }
   end
 end
 

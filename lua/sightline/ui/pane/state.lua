@@ -15,12 +15,14 @@ M.S = {
   draft = nil, ---@type string[]? the unsent text <Up> stepped away from, restored on <Down>
   notice = nil, ---@type {text: string, level: integer}? the last refusal or failure shown
   folds = {}, ---@type integer[][] fold spans [first, end) as the core sent them, sorted
-  folds_stale = false, -- a delta changed the folds in Insert mode: recomputed when it ends
+  folds_stale = false,
+  resync = false, -- a delta was lost: the whole transcript is asked for (transcript.lua) -- a delta changed the folds in Insert mode: recomputed when it ends
   md_resume = nil, ---@type {first: integer, row: integer}? where the last Markdown span re-parses
   -- Markdown spans no window has shown yet, sorted, as {from, end, first}: rendered when a
   -- window first draws them (a reopened long conversation renders only what is in view).
   md_pending = {}, ---@type integer[][]
   md_last = nil, ---@type integer? the first row of the transcript's last Markdown span
+  md_spans = {}, ---@type integer[][] every Markdown span as the core sent it, {first, end}, sorted
 }
 
 ---@param b integer?

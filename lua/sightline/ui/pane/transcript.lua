@@ -21,19 +21,34 @@ local function set_rows(buf, start, lines, folds_changed)
   api.nvim_buf_set_lines(buf, start, -1, false, lines)
 end
 
+---A delta was lost (the core restarted mid-update): ask for the whole transcript, once,
+---after the push that found it. The push is the core calling Neovim, and no Lua function
+---the core calls ever calls the core (DESIGN.md): a request from inside it could wait on a
+---core that waits on Neovim.
+local function resync()
+  S.resync = true
+  vim.schedule(function()
+    local host = require('sightline.host')
+    local res = host.running() and host.request('transcript.full') or nil
+    S.resync = false
+    if res and res.transcript then
+      M.apply(res.transcript)
+    end
+  end)
+end
+
 ---Apply a delta computed by the core: replace rows from `start`, repaint their highlights.
 ---@param delta table {start, lines, highlights, folds, …} rows from `start` (0-based)
 function M.apply(delta)
   layout.ensure_buffers()
   local buf = S.tbuf
   local count = api.nvim_buf_line_count(buf)
+  if S.resync then
+    return -- the whole transcript is asked for: it holds this delta too
+  end
   if delta.start > count then
-    -- A delta was lost (core restarted mid-update): ask for the whole transcript.
-    local res = require('sightline.host').request('transcript.full')
-    if not res then
-      return
-    end
-    delta = res.transcript
+    resync()
+    return
   end
   local follow = state.valid_win(S.twin) and api.nvim_win_get_cursor(S.twin)[1] >= count
   local folds_changed = folds.apply(delta.start, delta.folds)

@@ -1,7 +1,7 @@
 """The prompt of an ACP turn: the user's text, the selection block, then the `@ext`/`@path`
 context parts, in the order the core built them (the visible text is never changed).
 
-A mentioned file's part (`<file path="…">…</file>`, mentions/budget.py's format) becomes an
+A mentioned file's part (`<file path="…">…</file>`, mentions/build_parts.py's format) becomes an
 embedded resource when the agent advertises `embeddedContext`; everything else is text.
 """
 

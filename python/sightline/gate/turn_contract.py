@@ -1,4 +1,4 @@
-"""The running turn as the tools, the gate, the MCP client and an ACP agent see it.
+"""The turn contract: the running turn as the tools, the gate, the MCP client and ACP see it.
 
 agent/turn.py's Turn and agent/session.py's Session implement these Protocols; the code
 below the agent names only them, so it never imports the agent

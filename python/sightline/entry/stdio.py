@@ -1,4 +1,4 @@
-"""`python -m sightline.entry.host`: the core, speaking msgpack-RPC on stdio to its Neovim.
+"""`python -m sightline.entry.stdio`: the core, speaking msgpack-RPC on stdio to its Neovim.
 
 Nothing may write to stdout before pynvim owns it: stdout is the RPC channel.
 """

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sightline.domain import secrets
 from sightline.domain.errors import Refused
-from sightline.domain.extensions import Extension, format_capabilities, real_path
-from sightline.domain.workspace import resolve
-from sightline.mentions.parse import Mention, parse_mentions
+from sightline.domain.extensions import Extension, format_capabilities
+from sightline.domain.mentions import Mention, parse_mentions
+from sightline.domain.workspace import Outside, real_path, resolve, within
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +136,7 @@ def build_parts_for_mentions(
                 part = _editor_part(mention.value, read_editor, limits, budget)
                 if part is not None:
                     parts.append(part)
-        else:
+        elif mention.kind == "file":
             part = _file_mention_part(mention.value, Path(workspace), reader, limits, budget, done)
             if part is not None:
                 parts.append(part)
@@ -231,18 +232,12 @@ def resolve_in_workspace(workspace: Path, raw: str) -> Path:
 
 
 def resolve_inside(folder: Path, rel: str) -> Path:
-    """The real path of an extension's context file; it must stay in the folder."""
-    if os.path.isabs(rel) or rel.startswith("~"):
-        raise SkippedFile("absolute path")
-    root = real_path(folder)
-    return _confined(root, real_path(root / rel), rel)
-
-
-def _confined(root: Path, target: Path, shown: str) -> Path:
-    # real_path followed every symlink, so this also catches links pointing out.
-    if not target.is_relative_to(root):
-        raise SkippedFile(f"{shown} resolves outside {root}")
-    return target
+    """The real path of an extension's context file; it must stay in the folder (the one
+    rule, domain/workspace.py `within`)."""
+    try:
+        return within(folder, rel)
+    except Outside as out:
+        raise SkippedFile(str(out)) from None
 
 
 def read_disk_file(path: Path, max_bytes: int) -> bytes | None:
@@ -289,7 +284,7 @@ def _decode(content: str | bytes, limit: int) -> _Text:
     if b"\0" in data:
         raise SkippedFile("binary (NUL byte)")
     cut = len(data) > limit
-    head = data[:limit]
+    head = data[: secrets.cut_point(data, limit)]  # never half a key (domain/secrets.py)
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as e:

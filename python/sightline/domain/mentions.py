@@ -1,6 +1,8 @@
-"""Parsing `@ext:<name>` and `@<path>` mentions, and cleaning text for display.
+"""The mention grammar: `@ext:<name>`, `@mcp:<server>:<uri>` and `@<path>`; cleaning text
+for display.
 
-The user's text is never rewritten: these helpers only find what it mentions.
+The user's text is never rewritten: these helpers only find what it mentions. A send
+parses its text once (Core.send) and hands the mentions to whoever adds parts for them.
 A mention starts a token: it follows the start of the text, whitespace or an
 opening bracket/quote, so `foo@ext:x` and `a@b.com` are not mentions.
 """
@@ -12,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-MentionKind = Literal["extension", "file"]
+MentionKind = Literal["extension", "file", "mcp"]
 
 # What may stand right before the `@` of a mention (besides start of text).
 _BEFORE = r"""(?<![^\s(\[{"'`])"""
@@ -20,6 +22,9 @@ _BEFORE = r"""(?<![^\s(\[{"'`])"""
 # dots are sentence punctuation ("see @ext:foo."), not part of the name.
 _EXT_RE = re.compile(_BEFORE + r"""@ext:([a-z0-9][a-z0-9._-]*?)\.*(?=$|[\s,;:!?)\]}"'`])""")
 # A path runs to the first unescaped whitespace; `\x` stands for x (`\ ` = space).
+# `@mcp:{server}:{uri}`: a server name holds no `:` or whitespace; the uri runs to whitespace.
+_MCP_RE = re.compile(_BEFORE + r"@mcp:([^\s:]+):(\S+)")
+_MCP_TRAILING = ".,;!?)]}\"'`"
 _FILE_RE = re.compile(_BEFORE + r"@((?:\\.|[^\s\\])+)", re.DOTALL)
 _TRAILING_PUNCT = ".,;:!?)]}\"'`"
 _MENTION_OPENERS = "([{\"'`"
@@ -36,10 +41,20 @@ _SPACE_RE = re.compile(r"\s+")
 @dataclass(frozen=True)
 class Mention:
     kind: MentionKind
-    value: str  # extension name, or the path with escapes removed
+    value: str  # extension name, the path with escapes removed, or `server:uri`
     token: str  # exactly as typed, e.g. "@ext:foo" or "@my\\ file.txt"
     part: int  # index of the text part it was found in
     start: int  # offset of "@" in that part
+
+    @property
+    def server(self) -> str:
+        """An `@mcp:` mention's server name."""
+        return self.value.partition(":")[0]
+
+    @property
+    def uri(self) -> str:
+        """An `@mcp:` mention's resource uri."""
+        return self.value.partition(":")[2]
 
 
 def parse_mentions(texts: str | Sequence[str]) -> list[Mention]:
@@ -60,14 +75,21 @@ def parse_mentions(texts: str | Sequence[str]) -> list[Mention]:
 
 def _mentions_in(text: str, part: int) -> list[Mention]:
     out: list[Mention] = []
-    ext_starts: set[int] = set()
+    taken: set[int] = set()
     for m in _EXT_RE.finditer(text):
-        ext_starts.add(m.start())
+        taken.add(m.start())
         out.append(Mention("extension", m.group(1), "@ext:" + m.group(1), part, m.start()))
+    for m in _MCP_RE.finditer(text) if "@mcp:" in text else ():
+        uri = m.group(2).rstrip(_MCP_TRAILING)
+        if uri:
+            taken.add(m.start())
+            token = m.group(0)[: len(m.group(0)) - (len(m.group(2)) - len(uri))]
+            out.append(Mention("mcp", f"{m.group(1)}:{uri}", token, part, m.start()))
     for m in _FILE_RE.finditer(text):
         raw = m.group(1)
-        # "@ext:…" is never a file, even when the name after it is not valid.
-        if m.start() in ext_starts or raw.startswith("ext:"):
+        # "@ext:…" is never a file, even when the name after it is not valid; nor is a
+        # resource mention.
+        if m.start() in taken or raw.startswith("ext:"):
             continue
         raw = _strip_trailing_punct(raw)
         path = unescape_path(raw)

@@ -99,3 +99,12 @@ def accepted(server: FakeAnthropic, n: int) -> list[dict[str, Any]]:
 
 def texts(message: dict[str, Any]) -> list[str]:
     return [b["text"] for b in message["content"] if b.get("type") == "text"]
+
+
+def core_pid(nv: Any) -> int:
+    return int(nv.exec_lua("return require('sightline.host').request('core.ping').pid"))
+
+
+def core_status(nv: Any) -> dict[str, Any]:
+    """The core's own status (starts the core if needed), not the Lua mirror."""
+    return dict(nv.exec_lua("return require('sightline.host').request('agent.status').status"))

@@ -44,6 +44,12 @@ M.subcommands = {
   },
   stop = {
     run = function()
+      -- Nothing to stop is a message, not a note in the pane: the conversation is as it was.
+      local state = sl().status().state
+      if state ~= 'working' and state ~= 'awaiting_decision' then
+        vim.notify('sightline: no turn is running', vim.log.levels.INFO)
+        return true
+      end
       return sl().stop()
     end,
     max_args = 0,

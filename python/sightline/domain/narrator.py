@@ -74,6 +74,12 @@ def stopped() -> Note:
     return Note("■ Stopped.", WARNING)
 
 
+def interrupted() -> Note:
+    """A turn reopened from history that never got its reply (Neovim quit or the core ended
+    while it streamed)."""
+    return Note("✗ interrupted: the session ended before the reply", ERROR)
+
+
 def rules(
     paths: Sequence[str], cut: Sequence[str], cut_kib: int, left_out: Sequence[str] = ()
 ) -> Note:
@@ -159,6 +165,50 @@ def proposal_outcome(done: str, failed: bool, auto: bool = False) -> Note:
     if failed:
         return Note("✗ " + done, ERROR)
     return Note("✔ " + done + (" (autoaccept)" if auto else ""))
+
+
+def _numbers(numbers: Sequence[int]) -> str:
+    """`2`, `1 and 3`, `1, 2 and 4`."""
+    shown = [str(n) for n in numbers]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _hunks_rejected(rejected: Sequence[tuple[int, str]]) -> str:
+    """`2`, `2: why`, `2 and 4 (2: why)`: the hunks the user rejected and their notes."""
+    names = _numbers([n for n, _ in rejected])
+    notes = [(n, note) for n, note in rejected if note]
+    if not notes:
+        return names
+    if len(rejected) == 1:
+        return f"{names}: {notes[0][1]}"
+    return names + " (" + "; ".join(f"{n}: {note}" for n, note in notes) + ")"
+
+
+def hunks_applied(
+    applied: Sequence[int], rejected: Sequence[tuple[int, str]], total: int, done: str
+) -> Note:
+    """An edit decided hunk by hunk, partly accepted: which hunks (numbered from 1) were
+    applied, which rejected and the user's notes, then what became of the file."""
+    s = "s" if len(applied) > 1 else ""
+    return Note(
+        f"✔ Applied hunk{s} {_numbers(applied)} of {total}; "
+        f"rejected {_hunks_rejected(rejected)}. {done}"
+    )
+
+
+def hunks_rejected(rejected: Sequence[tuple[int, str]], total: int) -> Note:
+    """An edit whose every hunk the user rejected, one by one."""
+    reason = hunks_rejected_reason(rejected, total)
+    return Note("✗ " + reason[:1].upper() + reason[1:], WARNING)
+
+
+def hunks_rejected_reason(rejected: Sequence[tuple[int, str]], total: int) -> str:
+    """`hunks_rejected` as the reason on the call's line (`tool_failed`)."""
+    notes = [(n, note) for n, note in rejected if note]
+    text = f"rejected all {total} hunks" if total > 1 else "rejected the hunk"
+    if notes:
+        text += ": " + "; ".join(f"{n}: {note}" for n, note in notes)
+    return text
 
 
 def command_shown(command: str) -> list[Line]:

@@ -243,11 +243,14 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
     if decision != "accept" or turn.cancelled():
         if proposal.compared:
             turn.editor.close_compare(proposal.id)
-        why = reason
+        why, note, said = reason, narrator.rejected(reason), None
         if hunk_decisions and not turn.cancelled():
             why = _rejections(proposal, hunk_decisions, "every hunk")
+            rejected, total = _rejected(proposal, hunk_decisions), len(proposal.hunks)
+            note = narrator.hunks_rejected(rejected, total)
+            said = narrator.hunks_rejected_reason(rejected, total)
         told = "rejected by the user" + (f": {why}" if why else "")
-        return _outcome(session, proposal, shown, narrator.rejected(why), told, True)
+        return _outcome(session, proposal, shown, note, told, True, said)
     expected = proposal.after
     if partial:
         chosen = {i for i, (d, _) in hunk_decisions.items() if d == "accept"}
@@ -266,8 +269,12 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
     note = narrator.proposal_outcome(result.content, result.is_error, auto)
     told = result.content
     if partial and not result.is_error:
+        # The model is told in its terms ("your edit"); the transcript speaks to the user.
+        taken = [i + 1 for i, (d, _) in sorted(hunk_decisions.items()) if d == "accept"]
+        done = result.content.removeprefix("accepted: ")
+        rejected = _rejected(proposal, hunk_decisions)
+        note = narrator.hunks_applied(taken, rejected, len(proposal.hunks), done)
         told = _partial_told(turn, proposal, hunk_decisions, after, told)
-        note = narrator.proposal_outcome(told.split("\n", 1)[0], False)
     if not result.is_error and after != expected:
         head, sep, rest = told.partition("\n")  # before the lines a partial accept lists
         told = head + (
@@ -325,6 +332,13 @@ def _rejections(proposal: Proposal, decisions: dict[int, tuple[str, str]], none:
     if none and len(parts) == len(proposal.hunks) and not any(n for _, n in decisions.values()):
         return none
     return "; ".join(parts)
+
+
+def _rejected(proposal: Proposal, decisions: dict[int, tuple[str, str]]) -> list[tuple[int, str]]:
+    """The rejected hunks, numbered from 1, with the user's notes (an undecided hunk counts as
+    rejected, as in `_rejections`)."""
+    found = [(i, decisions.get(i, ("reject", ""))) for i in range(len(proposal.hunks))]
+    return [(i + 1, note) for i, (decision, note) in found if decision == "reject"]
 
 
 def _partial_told(
@@ -388,6 +402,7 @@ def _outcome(
     note: narrator.Note,
     told: str,
     is_error: bool,
+    said: str | None = None,
 ) -> ToolResult:
     session.transcript.add_note(*note)
     session.record(
@@ -399,7 +414,7 @@ def _outcome(
             "lines": [[text, hl] for text, hl in [*shown, note]],
         }
     )
-    return ToolResult(told, is_error)
+    return ToolResult(told, is_error, said)
 
 
 _NOT_SAVED = {

@@ -48,8 +48,8 @@ end
 -- character continues it, any other character hides the menu) and the rule of
 -- completion/init.lua that hides a trigger-character menu when no source defining that
 -- character returned items; the `omni` provider (sources/complete_func.lua) reads
--- 'omnifunc' and is enabled whenever it is set; the `buffer` provider offers the buffer's
--- words; a provider's `fallbacks` (a list, or a function of the context and the enabled
+-- 'omnifunc' and is enabled whenever it is set; the `buffer` provider offers the words of
+-- the buffers shown in windows, those with 'buftype' nofile left out; a provider's `fallbacks` (a list, or a function of the context and the enabled
 -- ids) are asked only when every provider they fall back from returned no items
 -- (sources/lib/tree.lua); `show({ providers })` opens a new context (init.lua).
 function M.fake_blink()
@@ -126,11 +126,14 @@ function M.fake_blink()
     function buffer:get_completions(ctx, resolve)
       local kw = ctx.line:sub(ctx.bounds.start_col, ctx.cursor[2])
       local items, seen = {}, {}
-      for _, l in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
-        for w in l:gmatch('[%w_]+') do
-          if #kw > 0 and w ~= kw and vim.startswith(w, kw) and not seen[w] then
-            seen[w] = true
-            table.insert(items, { label = w, textEdit = { newText = w } })
+      for _, win in ipairs(vim.api.nvim_list_wins()) do
+        local buf = vim.api.nvim_win_get_buf(win)
+        for _, l in ipairs(vim.bo[buf].buftype ~= 'nofile' and vim.api.nvim_buf_get_lines(buf, 0, -1, false) or {}) do
+          for w in l:gmatch('[%w_]+') do
+            if #kw > 0 and w ~= kw and vim.startswith(w, kw) and not seen[w] then
+              seen[w] = true
+              table.insert(items, { label = w, textEdit = { newText = w } })
+            end
           end
         end
       end

@@ -497,12 +497,18 @@ def test_the_menu_fits_the_screen_beside_the_pane(
     assert item["info"] == LONG
 
 
+def edit_words(nv: Any, workspace: Path) -> None:
+    """A file in the editor window: blink.cmp's `buffer` source offers its words."""
+    (workspace / "words.txt").write_text("brown bronze\n")
+    nv.command("edit words.txt")
+
+
 def test_with_blink_a_mention_holds_only_sightline_items(nvim: Any, workspace: Path) -> None:
     lua_helper(nvim, "engines.fake_blink")
     nvim.exec_lua(SETUP_BLINK)
+    edit_words(nvim, workspace)
     open_composer(nvim)
-    type_each(nvim, "brown bronze")
-    type_each(nvim, " bro")  # outside a mention the user's sources complete as before
+    type_each(nvim, "a bro")  # outside a mention the user's sources complete as before
     wait_for(lambda: blink_menu(nvim) == ["bronze", "brown"], 10, "buffer words")
     type_each(nvim, " @bro")  # inside one: sightline's items alone, no buffer words after
     wait_for(lambda: blink_menu(nvim) == sorted(BRO), 10, "the mention's items")
@@ -511,8 +517,9 @@ def test_with_blink_a_mention_holds_only_sightline_items(nvim: Any, workspace: P
 def test_the_help_snippet_for_blink_owns_the_mention(nvim: Any, workspace: Path) -> None:
     lua_helper(nvim, "engines.fake_blink")
     nvim.exec_lua(help_blink_snippet())
+    edit_words(nvim, workspace)
     open_composer(nvim)
-    type_each(nvim, "brown @bro")
+    type_each(nvim, "a @bro")
     wait_for(lambda: blink_menu(nvim) == sorted(BRO), 10, "the mention's items")
 
 

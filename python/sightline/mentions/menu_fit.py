@@ -26,7 +26,7 @@ ELLIPSIS = "…"
 # trailing one, and the scrollbar (drawn when there are more items than rows).
 FRAME_CELLS = 4
 # A menu column cut narrower than this says nothing: it is left out, the abbr gets its room.
-MIN_MENU_CELLS = 8
+MIN_MENU_CELLS = 12
 # The abbr keeps at least this much of its room when the menu competes for it.
 ABBR_SHARE = 0.6
 # A cut start shorter than this (without a whole segment) is left out.
@@ -36,6 +36,8 @@ MIN_HEAD_CHARS = 4
 def cells(text: str) -> int:
     """Display cells of `text` as a terminal draws it: wide (East Asian W/F) characters take
     two, combining marks none."""
+    if text.isascii():
+        return len(text)  # (most paths: this runs on every keystroke, for every item)
     total = 0
     for c in text:
         if unicodedata.combining(c):
@@ -50,18 +52,13 @@ def cut_end(text: str, width: int) -> str:
         return text
     if width <= 0:
         return ""
-    out, used = [], 0
-    for c in text:
-        w = cells(c)
-        if used + w > width - 1:
-            break
-        out.append(c)
-        used += w
-    return "".join(out).rstrip() + ELLIPSIS
+    return _head(text, width - 1).rstrip() + ELLIPSIS
 
 
 def _tail(text: str, width: int) -> str:
     """The longest end of `text` that fits in `width` cells."""
+    if text.isascii():
+        return text[len(text) - width :] if width > 0 else ""
     out: list[str] = []
     used = 0
     for c in reversed(text):
@@ -75,6 +72,8 @@ def _tail(text: str, width: int) -> str:
 
 def _head(text: str, width: int) -> str:
     """The longest start of `text` that fits in `width` cells."""
+    if text.isascii():
+        return text[: max(width, 0)]
     out: list[str] = []
     used = 0
     for c in text:
@@ -119,16 +118,19 @@ def fit(items: Sequence[CompletionItem], room: int | None) -> list[CompletionIte
     menu = max(cells(i.menu) for i in items)
     if abbr + menu <= free:
         return items
-    # The abbr first: it names what is inserted. The menu gets what is left, or at most
-    # its share, and is dropped when that is too narrow to read.
-    menu_w = min(menu, max(free - abbr, int(free * (1 - ABBR_SHARE))))
+    # The abbr first: it names what is inserted. Whole when it fits, the menu getting what
+    # is left; when it must be cut anyway, the menu keeps its share. A menu column too
+    # narrow to read is left out (and its space before it).
+    menu_w = free - abbr if abbr <= free + 1 else min(menu, int(free * (1 - ABBR_SHARE)))
     if menu_w < min(menu, MIN_MENU_CELLS):
         menu_w = 0
-    abbr_w = free - menu_w if menu_w else free + 1  # (no menu column: no space before it)
+    abbr_w = free - menu_w if menu_w else free + 1
     return [_fit_item(i, max(abbr_w, 1), menu_w) for i in items]
 
 
 def _fit_item(item: CompletionItem, abbr_w: int, menu_w: int) -> CompletionItem:
+    if cells(item.abbr) <= abbr_w and cells(item.menu) <= menu_w:
+        return item  # (most items of a list that needs fitting)
     abbr = cut_middle(item.abbr, abbr_w)
     menu = cut_end(item.menu, menu_w)
     info = item.info

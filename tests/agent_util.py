@@ -44,6 +44,24 @@ def wait_pending(nv: Any, timeout: float = TURN_TIMEOUT_S) -> dict[str, Any]:
     )
 
 
+def wait_core_pending(nv: Any, timeout: float = TURN_TIMEOUT_S) -> dict[str, Any]:
+    """Wait until the core itself says a decision waits: after an answer, the Lua mirror of
+    the status can still show the question just answered until the core's next push."""
+    return dict(
+        wait_for(
+            lambda: (
+                (st := nv.exec_lua("return require('sightline.host').request('agent.status')"))[
+                    "state"
+                ]
+                == "awaiting_decision"
+                and st
+            ),
+            timeout,
+            "a pending decision in the core",
+        )
+    )
+
+
 def tool_results(server: FakeAnthropic, request: int) -> list[dict[str, Any]]:
     """The tool_result blocks the core sent in request number `request` (0-based)."""
     req = server.wait_for_requests(request + 1, TURN_TIMEOUT_S)[request]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sightline import providers
 from sightline.agent.session import Session
 from sightline.domain import history, history_admin, narrator, paths, scope
 from sightline.domain import mentions as grammar
@@ -91,7 +92,7 @@ class Core:
         self.mcp.configure(cfg.mcp_servers, cfg.mcp_start_timeout_ms, cfg.mcp_call_timeout_ms)
         if workspace:
             self.set_workspace(workspace)
-        self.preloaded = self.session.provider.preload()
+        self.preloaded = providers.preload(cfg.provider, lambda: self.session.provider)
 
     def set_model(self, name: str) -> None:
         """Use model `name` from the next request on (until the next setup())."""
@@ -123,13 +124,17 @@ class Core:
         key = (prov.name, prov.base_url)
         with self._models_lock:
             done = self._fetches.get(key)
+            # Only the first ask waits for the list: while a fetch hangs, or after one
+            # failed, each later <Tab> answers at once with what is known (loading, the error).
+            wait = done is None and key not in self._models
             if done is None:
                 done = self._fetches[key] = threading.Event()
                 provider = self.session.provider
                 threading.Thread(
                     target=self._fetch_models, args=(key, provider, done), daemon=True
                 ).start()
-        done.wait(wait_s)
+        if wait:
+            done.wait(wait_s)
         with self._models_lock:
             found = self._models.get(key)
         out: dict[str, Any] = {"model": current, "loading": found is None}

@@ -107,14 +107,8 @@ class Accounts:
         return {
             "tokens": tokens,
             "cost": None if total is None else {"total": total, "turn": turn or 0.0},
-            "usage_line": narrator.usage_line(self.tokens + live, total),
+            "usage_parts": narrator.usage_parts(self.tokens + live, total),
         }
-
-    def running_turn(self) -> dict[str, int]:
-        """Tokens of the running turn (the bar's live count): its finished rounds plus the
-        reply streaming now."""
-        tokens = self.turn_tokens + self.live
-        return {"input": tokens.input + tokens.cache_write, "output": tokens.output}
 
     def footer(self, seconds: float) -> narrator.Note:
         return narrator.turn_footer(seconds, self.turn_tokens, self.turn_spent)

@@ -92,7 +92,9 @@ def _loop(session: SessionState, turn: Turn) -> str:
     rules = load_rules(session.workspace) if cfg.rules else []
     if rules:
         cut = [r.path for r in rules if r.cut]
-        note = narrator.rules([r.path for r in rules], cut, RULES_MAX_FILE_BYTES // 1024)
+        used = [r.path for r in rules if r.refused is None]
+        left_out = [f"{r.path} ({r.refused})" for r in rules if r.refused is not None]
+        note = narrator.rules(used, cut, RULES_MAX_FILE_BYTES // 1024, left_out)
         session.transcript.add_note(*note)
         session.ui.schedule()
     system = system_prompt(session.workspace, mode, turn.scope is not None, rules)

@@ -97,19 +97,25 @@ class SessionState:
             "seq": next(self._status_seq),
             "state": self.state(),
             "provider": self.cfg.provider.name,
-            "model": self.provider.model,
+            "model": self._model_name(),
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
             "scope": turn.scope.flat() if turn and turn.scope else None,
-            "pending": pending.summary if pending else None,
+            "pending": self.gate.summary(),  # `1 of 3: …` when more wait behind it
             "pending_kind": pending.kind if pending else None,
             "conversation": self.conversation.id if self.conversation else None,
             "conversation_path": str(self.conversation.path) if self.conversation else None,
             "read_only": bool(self.conversation and self.conversation.read_only),
             **self.accounts.usage(),
-            "turn_tokens": None if turn is None else self.accounts.running_turn(),
         }
+
+    def _model_name(self) -> str:
+        """The model the bar names: an ACP agent's own name (its `agent_name`) where the
+        provider has one, else the provider's model."""
+        provider = self.provider
+        named = getattr(provider, "agent_name", None)
+        return named if isinstance(named, str) else provider.model
 
     def set_mode(self, mode: str) -> None:
         if mode not in MODES:

@@ -74,11 +74,16 @@ def stopped() -> Note:
     return Note("■ Stopped.", WARNING)
 
 
-def rules(paths: Sequence[str], cut: Sequence[str], cut_kib: int) -> Note:
-    """The rules files the turn uses; `@path` makes each a chip."""
-    text = "rules: " + ", ".join(f"@{p}" for p in paths)
+def rules(
+    paths: Sequence[str], cut: Sequence[str], cut_kib: int, left_out: Sequence[str] = ()
+) -> Note:
+    """The rules files the turn uses; `@path` makes each a chip. `left_out`: the files not
+    used, each with why ("CLAUDE.md (a binary file; not shown)")."""
+    text = "rules: " + (", ".join(f"@{p}" for p in paths) or "none")
     if cut:
         text += f" (cut to the first {cut_kib} KiB: {', '.join(cut)})"
+    if left_out:
+        text += f"; left out: {', '.join(left_out)}"
     return Note(text)
 
 
@@ -206,6 +211,11 @@ def mcp_tool_not_offered(server: str, tool: str, why: str) -> Note:
     return Note(f"⚠ MCP server {server}: tool {tool} not offered ({why})", WARNING)
 
 
+def mcp_definition_changed(server: str, why: str) -> Note:
+    """A .mcp.json server the user enabled whose definition changed since: it stays off."""
+    return Note(f"⚠ MCP server {server} of .mcp.json: {why}", WARNING)
+
+
 def mcp_failed(server: str, why: str) -> Note:
     return Note(f"✗ MCP server {server} {why}; its tools are left out", ERROR)
 
@@ -240,6 +250,41 @@ def bypassed(paths: Sequence[str]) -> list[Line]:
     """Files an ACP agent changed on disk without the review gate."""
     shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
     return [(f"⚠ changed on disk by the agent, not through the review gate: {shown}", WARNING)]
+
+
+def bypass_unchecked() -> Note:
+    """The workspace walk for ACP self-writes was cut short (too many files, or too slow)."""
+    return Note(
+        "⚠ the workspace has too many files to check them all in time: a file the agent "
+        "wrote itself may not be named here",
+        WARNING,
+    )
+
+
+def agent_unasked(title: str) -> list[Line]:
+    """An ACP agent's write or command started with no permission request."""
+    return [
+        (
+            f"⚠ the agent ran {title!r} without asking: no permission request reached sightline",
+            WARNING,
+        )
+    ]
+
+
+def agent_switched_mode(mode: str) -> Note:
+    return Note(
+        f"⚠ the agent switched itself to its mode {mode!r}, which does not ask before it "
+        "writes or runs commands; sightline sets its asking mode again before the next turn",
+        WARNING,
+    )
+
+
+def agent_no_terminal() -> Note:
+    return Note(
+        "✗ refused a terminal: sightline does not offer the agent terminals; it has to run "
+        "commands its own way, which asks for your permission",
+        WARNING,
+    )
 
 
 def agent_resumed(session_id: str) -> Note:
@@ -302,16 +347,15 @@ def _count(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
 
 
-def usage_line(tokens: pricing.Tokens, dollars: float | None) -> str:
-    """The pane bar's usage segment: `12.3k in · 456 out · 2000 cached · $0.012`."""
+def usage_parts(tokens: pricing.Tokens, dollars: float | None) -> dict[str, Any]:
+    """The pane bar's usage: `tokens`, the counts (`12.3k in`, `456 out`, `2000 cached`), and
+    `cost` (`$0.012`, None when the price is unknown); the bar shows each whole or not at all."""
     if tokens == pricing.Tokens():
-        return ""
-    parts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
+        return {"tokens": [], "cost": None}
+    counts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
     if tokens.cache_read:
-        parts.append(f"{_count(tokens.cache_read)} cached")
-    if dollars is not None:
-        parts.append(format_cost(dollars))
-    return " · ".join(parts)
+        counts.append(f"{_count(tokens.cache_read)} cached")
+    return {"tokens": counts, "cost": None if dollars is None else format_cost(dollars)}
 
 
 def turn_footer(seconds: float, used: pricing.Tokens, dollars: float | None) -> Note:

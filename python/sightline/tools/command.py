@@ -1,22 +1,21 @@
 """run_command: asks every time (autoaccept never applies), then runs in the workspace root.
 
-The command runs under /bin/sh in a process group of its own, so a timeout or a stopped turn
-kills it with everything it started. It never sees the provider's key, and the key is
-redacted from its output.
+The command runs under /bin/sh in a process group of its own (domain/spawn.py), so a timeout,
+a stopped turn or the core's end kills it with everything it started. It never sees the
+provider's key, and the key is redacted from its output.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sightline.domain import narrator, secrets
+from sightline.domain import narrator, secrets, spawn
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import next_id
@@ -41,42 +40,6 @@ class Ran:
     stopped: bool = False
 
 
-class _Group:
-    """A started command's process group, killed at most once and never after it was reaped
-    (its id could be reused by then)."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], lifeline: int):
-        self.proc = proc
-        self._lifeline = lifeline  # the write end the group's watchdog waits on
-        self._lock = threading.Lock()
-        self._reaped = False
-        self.killed = False
-
-    def kill(self) -> None:
-        with self._lock:
-            if self._reaped:
-                return
-            self.killed = True
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-
-    def reaped(self) -> None:
-        with self._lock:
-            self._reaped = True
-            os.close(self._lifeline)
-
-
-# The command's process group dies with the core however the core ends (a crash, SIGKILL,
-# Neovim quitting): a watchdog in the group waits on a pipe only the core holds open (given
-# as stdin, moved to fd 3), and when it reads end-of-file it kills the group, itself
-# included. The command itself runs without the pipe, on /dev/null, so cannot hold it open.
-WATCHDOG = (
-    "exec 3<&0 </dev/null; "
-    "{ read -r _ <&3; kill -KILL 0; } >/dev/null 2>&1 & "
-    'exec 3<&-; exec /bin/sh -c "$1"'
-)
-
-
 def command_env() -> dict[str, str]:
     """The environment a command runs with: the core's, without the provider's key variables
     (the core also took them out of its own: secrets.capture_env)."""
@@ -85,23 +48,13 @@ def command_env() -> dict[str, str]:
 
 def execute(command: str, cwd: str, timeout_s: float, turn: Turn | None = None) -> Ran:
     started = time.monotonic()
-    lifeline, held = os.pipe()  # close-on-exec: no other child inherits the write end
-    try:
-        proc = subprocess.Popen(
-            ["/bin/sh", "-c", WATCHDOG, "sh", command],
-            cwd=cwd,
-            env=command_env(),
-            stdin=lifeline,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: killpg reaches all it started
-        )
-    except BaseException:
-        os.close(held)
-        raise
-    finally:
-        os.close(lifeline)
-    group = _Group(proc, held)
+    proc, group = spawn.popen(
+        ["/bin/sh", "-c", command],
+        cwd=cwd,
+        env=command_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     if turn is not None:
         turn.on_cancel(group.kill)
         if turn.cancelled():
@@ -120,7 +73,6 @@ def execute(command: str, cwd: str, timeout_s: float, turn: Turn | None = None) 
     # Background processes it left behind would hold the output pipe open and keep the
     # turn waiting: they do not outlive the command.
     group.kill()
-    group.reaped()
     reader.join(READER_GRACE_S)
     stopped = turn is not None and turn.cancelled()
     return Ran(

@@ -29,6 +29,7 @@ from tests.agent_util import (
 from tests.child import ROOT
 from tests.conftest import capture_notify, status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
+from tests.lua_helper import lua_helper
 from tests.processes import processes_with
 
 __all__ = ["fake_api"]
@@ -229,6 +230,67 @@ def test_the_composer_offers_resources_after_at(
         return [i["word"] for i in items]
 
     wait_for(lambda: words() == ["@mcp:demo:demo://notes"], 10, "the resource in the menu")
+
+
+def _gated(nvim_factory: Any, gate: Path) -> Any:
+    server = demo(env={"DEMO_START_GATE": str(gate)})
+    return nvim_factory({"provider": {"name": "echo"}, "mcp": {"servers": {"demo": server}}})
+
+
+def test_mcp_says_starting_then_offers_the_resources_when_up(
+    nvim_factory: Any, isolated_env: Path, screen_factory: Any
+) -> None:
+    gate = isolated_env.parent / "let-demo-start"
+    nv = _gated(nvim_factory, gate)
+    screen = screen_factory(nv, 160, 45)
+    assert nv.exec_lua("return require('sightline').chat()") is True
+    nv.input("@mcp:")  # the first `@mcp:` after start: the server is still starting
+    row, col = screen.wait_text("starting…")
+    assert screen.row(row)[col:].split() == ["starting…", "mcp", "demo"]
+    items = nv.exec_lua("return vim.fn.complete_info({'items'}).items")
+    assert [i["word"] for i in items] == ["@mcp:"]  # taking it inserts nothing new
+    gate.write_text("")
+    # No key typed: the menu asks again and shows the resource once the server is up.
+    row, col = screen.wait_text("@mcp:demo:demo://notes", TURN_TIMEOUT_S)
+    assert screen.row(row)[col:].split()[:3] == ["@mcp:demo:demo://notes", "mcp", "demo"]
+    assert not screen.find("starting…")
+    assert nv.exec_lua("return vim.api.nvim_get_current_line()") == "@mcp:"
+
+
+def test_blink_shows_starting_then_the_resources(nvim_factory: Any, isolated_env: Path) -> None:
+    gate = isolated_env.parent / "let-demo-start"
+    nv = _gated(nvim_factory, gate)
+    lua_helper(nv, "engines.fake_blink")
+    nv.exec_lua("require('blink.cmp').setup({})")
+    assert nv.exec_lua("return require('sightline').chat()") is True
+    for char in "@mcp:":
+        nv.input(char)
+    menu = "return _G.fake_blink.menu"
+    wait_for(lambda: nv.exec_lua(menu) == ["@mcp:"], 10, "the starting… item")
+    gate.write_text("")
+    # blink.cmp appends what a source sends later: a new list is asked for (show()).
+    wait_for(lambda: nv.exec_lua(menu) == ["@mcp:demo:demo://notes"], TURN_TIMEOUT_S, "refresh")
+
+
+def test_cmp_is_asked_again_once_the_servers_are_up(nvim_factory: Any, isolated_env: Path) -> None:
+    gate = isolated_env.parent / "let-demo-start"
+    nv = _gated(nvim_factory, gate)
+    lua_helper(nv, "engines.fake_cmp")
+    nv.exec_lua("require('cmp').setup({ sources = { { name = 'buffer' } } })")
+    assert nv.exec_lua("return require('sightline').chat()") is True
+    nv.input("@mcp:")
+    wait_for(lambda: nv.exec_lua("return vim.api.nvim_get_current_line()") == "@mcp:", 10, "@mcp:")
+    nv.exec_lua("_G.fake_cmp.visible = true")  # cmp's menu shows what the source answered
+
+    def labels() -> list[str]:
+        items = lua_helper(nv, "engines.cmp_complete", "@mcp:")["response"]["items"]
+        return [i["label"] for i in items]
+
+    assert wait_for(labels, 10, "the starting… item") == ["starting…"]
+    gate.write_text("")
+    # cmp.complete() asks again (each time it is still starting) until the server is up.
+    last = "local r = _G.fake_cmp.last; return r and r.items[1] and r.items[1].label"
+    wait_for(lambda: nv.exec_lua(last) == "@mcp:demo:demo://notes", TURN_TIMEOUT_S, "refresh")
 
 
 def test_a_crashing_server_is_reported_once_and_dropped(

@@ -311,3 +311,39 @@ def test_mcp_mentions_parse_like_ext_mentions() -> None:
     assert found == [("fs", "file:///a.txt"), ("web", "demo://x")]
     # A resource mention is not also a file mention.
     assert [m.kind for m in parse_mentions(text)] == ["mcp", "mcp"]
+
+
+class _Servers:
+    """What mentions/mcp_resources.py asks of the manager (running servers, those starting)."""
+
+    def __init__(self, running: dict[str, list[Any]], starting: list[str]) -> None:
+        self._running, self._starting = running, starting
+        self.started = 0
+
+    def start_in_background(self, workspace: str) -> None:
+        self.started += 1
+
+    def running(self, workspace: str) -> dict[str, Any]:
+        return {n: SimpleNamespace(resources=r) for n, r in self._running.items()}
+
+    def starting(self, workspace: str) -> list[str]:
+        return self._starting
+
+
+def test_resources_are_labelled_mcp_and_a_starting_server_says_so() -> None:
+    from sightline.mentions import mcp_resources
+
+    notes = SimpleNamespace(uri="demo://notes", title=None, name="notes", description="Notes.")
+    manager: Any = _Servers({"demo": [notes]}, ["slow", "bad name"])
+    items = mcp_resources.complete(manager, "/ws", "mcp:", [])
+    assert [(i.word, i.abbr, i.style.label, i.menu) for i in items] == [
+        ("@mcp:demo:demo://notes", "@mcp:demo:demo://notes", "mcp", "demo · Notes."),
+        ("@mcp:", "starting…", "mcp", "slow"),  # inserts what was typed: nothing new
+    ]
+    assert items[0].style.lsp == 18 and not items[0].style.pending  # Reference
+    assert items[1].style.pending  # the composer asks again a moment later
+    # Only `@mcp:` says it: the `@` menu lists files and extensions, resources after them.
+    assert [i.word for i in mcp_resources.complete(manager, "/ws", "no", [])] == [
+        "@mcp:demo:demo://notes"
+    ]
+    assert mcp_resources.complete(_Servers({}, []), "/ws", "mcp:", []) == []  # type: ignore[arg-type]

@@ -249,16 +249,20 @@ def _complete_warm(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     "complete.candidates",
     before=Text(max_chars=MAX_LINE_CHARS),
     token=Text(max_chars=MAX_LINE_CHARS),
+    room=Int(min=1, max=100_000),
     workspace=WORKSPACE,
 )
 def _complete_candidates(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    """`before` (the line up to the cursor) or `token` (the text after `@`).  `cpu_ms`, the
+    """`before` (the line up to the cursor) or `token` (the text after `@`); `room`, the
+    screen cells from the cursor to the right edge, fits the menu in.  `cpu_ms`, the
     core's CPU time for the answer, lets a benchmark tell work from waiting for a CPU."""
     started = time.thread_time()
     before, token = params.get("before"), params.get("token")
     if before is None and token is None:
         raise Refused("complete.candidates: expected `before` or `token` (a string)")
-    result = core.completion.candidates(_workspace(core, params), before=before, token=token)
+    result = core.completion.candidates(
+        _workspace(core, params), before=before, token=token, room=params.get("room")
+    )
     return {**result, "cpu_ms": (time.thread_time() - started) * 1000}
 
 

@@ -251,6 +251,10 @@ class Manager:
         """The enabled servers that run now (no start, no wait: any thread)."""
         return {s.cfg.name: s for s in self.enabled(workspace) if s.state == "running"}
 
+    def starting(self, workspace: Path | str) -> list[str]:
+        """The names of the enabled servers starting now (no start, no wait: any thread)."""
+        return [s.cfg.name for s in self.enabled(workspace) if s.state == "starting"]
+
     def for_mentions(self, workspace: Path | str, names: set[str]) -> dict[str, Server]:
         """The enabled servers of these names, started if need be (on a worker thread)."""
         wanted = [s for s in self.enabled(workspace) if s.cfg.name in names]

@@ -220,7 +220,7 @@ _VIEW = st.fixed_dictionaries(
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.lists(st.tuples(_STATUS, st.integers(30, 200), _VIEW), min_size=1, max_size=8))
 def test_any_bar_at_any_width_is_whole_parts_in_priority_order(

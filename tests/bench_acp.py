@@ -41,8 +41,12 @@ TARGET_P95_US = 200.0
 class _Editor:
     """The one port method the stream uses (the pane's updates)."""
 
-    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+    def notify_ui(
+        self, build: Callable[[], dict[str, Any]], applied: Callable[[], None] | None = None
+    ) -> None:
         build()
+        if applied is not None:
+            applied()
 
 
 class _Session:

@@ -241,12 +241,14 @@ local function render_markdown(buf, first, last)
 end
 
 -- The span a reply streams into is rendered again for each push, from the start of its last
--- block (~0.5 ms a time here): at most once a frame, so a fast stream costs no more Markdown
--- work than a slow one. Its text is in the buffer at once; the rows it already had keep their
--- marks meanwhile, and only what is new waits (a frame at most) for its highlights.
-local FRAME_MS = 16
+-- block: a parse and a repaint, ~1 ms with the redraw they cause here. Pushes come up to every
+-- 8 ms (python/sightline/ui/push.py), so that span is rendered at most every RENDER_MS, as
+-- often as the 30 ms batches of pushes used to render it: a fast stream costs no more
+-- Markdown work than a slow one. Its text is in the buffer at once; the rows it already had
+-- keep their marks meanwhile, and only what is new waits (two frames at most) for its marks.
+local RENDER_MS = 33
 local streamed_at = nil ---@type integer? vim.uv.now() when the streamed span was last rendered
-local render_due = false -- a timer renders the streamed span when its frame is over
+local render_due = false -- a timer renders the streamed span when RENDER_MS is over
 
 local function render_span(buf, p)
   api.nvim_buf_clear_namespace(buf, md_ns, p[1], p[2])
@@ -257,12 +259,12 @@ local function render_span(buf, p)
   end
 end
 
----Whether span `p` waits for its frame (a timer then renders what is in view).
+---Whether span `p` waits for RENDER_MS to pass (a timer then renders what is in view).
 local function waits(p)
   if p[3] ~= S.md_last or not streamed_at or not S.md_resume or S.md_resume.first ~= p[3] then
-    return false -- not the span rendered a moment ago: no frame to wait for
+    return false -- not the span rendered a moment ago: nothing to wait for
   end
-  local left = streamed_at + FRAME_MS - vim.uv.now()
+  local left = streamed_at + RENDER_MS - vim.uv.now()
   if left <= 0 then
     return false
   end

@@ -12,8 +12,11 @@ blocks (lua, c, vim, python), headings, lists and a table, written by the loopba
 * Neovim's CPU for the whole reply (its threads' schedstat, from the send to idle);
 * how many pushes the pane applied, and the slowest one (Neovim's CPU inside it).
 
+The same for a 50 000-token thinking stream (folded in the transcript), then a short answer.
+
 Not a test: `make bench` calls `bench()`. Alone: `python -m tests.bench_stream [runs]`
-(`--json` prints the raw samples, for comparing two trees run by run).
+(`--thinking` for the thinking stream; `--json` prints the raw samples, for comparing two
+trees run by run).
 """
 
 from __future__ import annotations
@@ -120,10 +123,10 @@ class _Timed:
 
         def send_event(handler: Any, name: str, data: dict[str, Any]) -> None:
             delta = data.get("delta", {}) if name == "content_block_delta" else {}
-            if delta.get("type") != "text_delta" or not timed.armed:
+            if delta.get("type") not in ("text_delta", "thinking_delta") or not timed.armed:
                 timed._original(handler, name, data)
                 return
-            text = delta["text"]
+            text = delta.get("text", delta.get("thinking", ""))
             if timed._t0 is None:
                 timed._t0 = time.monotonic()
             at = timed._t0 + len(timed.writes) * EVERY_S
@@ -187,13 +190,28 @@ def _state(nv: Any) -> str:
     return str(nv.exec_lua("return require('sightline').status().state"))
 
 
-def run_once(tmp: str, reply: str) -> dict[str, Any]:
-    """One fresh Neovim, one measured reply: the raw samples."""
+def thinking_text(tokens: int = 50_000) -> str:
+    """Thinking of about `tokens` tokens: plain prose, a new line now and then."""
+    words = ("the", "user", "asks", "whether", "the", "pane", "keeps", "up", "so", "I", "check")
+    out, size, k = ["Thinking bench: what the model considers first"], 0, 0
+    while size < tokens * 4:
+        line = " ".join(words[(k + j) % len(words)] for j in range(14))
+        out.append(line)
+        size += len(line) + 1
+        k += 1
+    return "\n".join(out) + "\n"
+
+
+def run_once(tmp: str, reply: str, thinking: bool = False) -> dict[str, Any]:
+    """One fresh Neovim, one measured reply (or thinking, then a short answer): the raw
+    samples."""
     from tests.screen import Screen
 
     title = reply.split("\n", 1)[0]
     with fakeapi.FakeAnthropic() as server, _Timed() as timed:
-        provider = {"name": "anthropic", "base_url": server.base_url, "retries": 0}
+        provider: dict[str, Any] = {"name": "anthropic", "base_url": server.base_url, "retries": 0}
+        if thinking:
+            provider["thinking"] = 2048
         nv = child(tmp, {"provider": provider}, ANTHROPIC_API_KEY="bench-key")
         screen = None
         try:
@@ -205,7 +223,11 @@ def run_once(tmp: str, reply: str) -> dict[str, Any]:
             nv.exec_lua("assert(require('sightline').send('warm up'))")
             wait(lambda: _state(nv) == "idle")
             nv.exec_lua(WATCH)
-            server.script(fakeapi.text(reply, chunks=DELTAS))
+            if thinking:
+                streamed = fakeapi.thinking(reply, chunks=DELTAS)
+                server.script(fakeapi.reply(streamed, fakeapi.text("done.", chunks=1)))
+            else:
+                server.script(fakeapi.text(reply, chunks=DELTAS))
             timed.armed = True
             nv.command("startinsert")
             screen.wait_for(lambda s: s.mode == "insert", what="Insert mode")
@@ -288,13 +310,13 @@ def _spread(samples: list[float]) -> str:
     )
 
 
-def samples(runs: int) -> list[dict[str, Any]]:
-    reply = reply_text()
+def samples(runs: int, thinking: bool = False) -> list[dict[str, Any]]:
+    reply = thinking_text() if thinking else reply_text()
     with tempfile.TemporaryDirectory() as tmp:
-        return [run_once(tmp, reply) for _ in range(runs)]
+        return [run_once(tmp, reply, thinking) for _ in range(runs)]
 
 
-def rows_of(results: list[dict[str, Any]]) -> list[Row]:
+def rows_of(results: list[dict[str, Any]], thinking: bool = False) -> list[Row]:
     delays = [d for r in results for d in r["delays"]]
     keys = [k for r in results for k in r["keys"]]
     cpu = [r["cpu_ms"] for r in results]
@@ -302,6 +324,21 @@ def rows_of(results: list[dict[str, Any]]) -> list[Row]:
     where = f"{len(results)} runs pooled, load {load:.1f} on {os.cpu_count()} CPUs"
     cpu_med = statistics.median(cpu)
     p99, top = _pct(keys, 0.99), max(keys, default=float("nan"))
+    if thinking:
+        return [
+            {
+                "bench": f"stream: 50k-token thinking, API write → buffer ({where})",
+                "value": _spread(delays),
+                "target": f"p95 ≤ {DELAY_P95_MS:g} ms",
+                "met": _pct(delays, 0.95) <= DELAY_P95_MS,
+            },
+            {
+                "bench": f"stream: 50k-token thinking, key → flush, every 20 ms ({where})",
+                "value": _spread(keys) + f" (n={len(keys)}), Neovim CPU {cpu_med:.0f} ms",
+                "target": f"p99 ≤ {TYPING_P99_MS:g} ms, max ≤ {TYPING_MAX_MS:g} ms",
+                "met": p99 <= TYPING_P99_MS and top <= TYPING_MAX_MS,
+            },
+        ]
     return [
         {
             "bench": f"stream: API write → text in the transcript buffer ({where})",
@@ -332,18 +369,20 @@ def rows_of(results: list[dict[str, Any]]) -> list[Row]:
     ]
 
 
-def bench(runs: int = 8) -> list[Row]:
-    return rows_of(samples(runs))
+def bench(runs: int = 8, thinking_runs: int = 3) -> list[Row]:
+    rows = rows_of(samples(runs))
+    return rows + rows_of(samples(thinking_runs, thinking=True), thinking=True)
 
 
 if __name__ == "__main__":
     import logging
 
     logging.getLogger("asyncio").setLevel(logging.ERROR)
-    args = [a for a in sys.argv[1:] if a != "--json"]
-    results = samples(int(args[0]) if args else 8)
+    thinking = "--thinking" in sys.argv
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    results = samples(int(args[0]) if args else 8, thinking)
     if "--json" in sys.argv:
         sys.stdout.write(json.dumps(results) + "\n")
     else:
-        for row in rows_of(results):
+        for row in rows_of(results, thinking):
             sys.stdout.write(f"{row['bench']}  {row['value']}  {row['target']}\n")

@@ -35,6 +35,7 @@ local defaults = {
     agent = nil, ---@type "gemini"|"claude"|"codex"|{cmd: string[], env: table<string,string>?, client_writes: boolean?}|nil
     thinking = nil, ---@type integer|"low"|"medium"|"high"|false|nil token budget (anthropic) or reasoning effort
     context_window = nil, ---@type integer? nil = the model's known context size
+    agent_mode = nil, ---@type string? acp: the agent's mode by id (the only way to one that never asks)
   },
   rules = true,
   pane = {
@@ -227,6 +228,7 @@ local schema = {
       true,
     },
     context_window = { count(1024, 2 ^ 31 - 1), true },
+    agent_mode = { 'string', true },
   },
   rules = { 'boolean' },
   pane = {

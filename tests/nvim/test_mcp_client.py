@@ -49,7 +49,7 @@ def _claude_env(nvim_factory: Any, api: FakeAnthropic, env: dict[str, str], **cf
 
 
 def mcp_names(names: list[str]) -> list[str]:
-    return sorted(n for n in names if n.startswith("mcp__"))
+    return sorted(n for n in names if n.startswith("mcp_"))
 
 
 def test_tools_are_listed_by_kind_and_an_exec_tool_runs_after_approval(
@@ -116,6 +116,8 @@ def test_a_read_tool_runs_without_asking_and_images_are_summarised(
     )
     send(nv)
     idle(nv)
+    # The call's line names its arguments, as a built-in tool's names its path.
+    assert '• mcp__demo__lookup word="gate"' in transcript(nv)
     assert only_result(fake_api, 1)["content"] == "definition of gate: a demo word"
     assert only_result(fake_api, 2)["content"] == "here it is\n[image: image/png, 32 bytes]"
 
@@ -289,6 +291,29 @@ def test_a_tool_with_a_schema_too_large_is_refused_once(
     ], transcript(nv)
 
 
+def test_servers_whose_tool_names_met_get_one_name_each(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    # `a` + `b__c` and `a__b` + `c` were both mcp__a__b__c: the API refused every turn.
+    first = {"command": sys.executable, "args": [str(RAW), "name", "b__c", "from a"]}
+    second = {"command": sys.executable, "args": [str(RAW), "name", "c", "from a__b"]}
+    servers = {"a": {**first, "kind": "read"}, "a__b": {**second, "kind": "read"}}
+    nv = _claude_env(nvim_factory, fake_api, {}, mcp={"servers": servers})
+    fake_api.script(text("listed"))
+    send(nv)
+    idle(nv)
+    names = mcp_names(tool_names(fake_api, 0))
+    assert len(names) == 2 and len(set(names)) == 2, names
+    listed = {
+        s["name"]: s["tools"][0]["api_name"]
+        for s in nv.exec_lua("return require('sightline.mcp_client').list()")
+    }
+    fake_api.script(tool_use(listed["a__b"], {}), text("done"))
+    send(nv, "call it")
+    idle(nv)
+    assert only_result(fake_api, 2)["content"] == "from a__b"
+
+
 def test_a_listing_with_a_non_object_schema_fails_the_server_once(
     nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
 ) -> None:
@@ -431,6 +456,37 @@ def test_a_workspace_mcp_json_is_disabled_until_enabled_and_never_read_only(
     send(nv, "normal")
     idle(nv)
     assert len(mcp_names(tool_names(fake_api, 2))) == len(DEMO_TOOLS)
+
+
+def test_an_enabled_workspace_server_whose_command_changed_asks_again(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    # Issue 20 §9: the enable was remembered by name, so a `git pull` that changed the
+    # server's command ran the new command unasked.
+    marker = f"changed-{os.getpid()}-{time.monotonic_ns()}"
+    mcp_json = isolated_env / ".mcp.json"
+    mcp_json.write_text(json.dumps({"mcpServers": {"repo": demo()}}))
+    nv = _claude_env(nvim_factory, fake_api, {})
+    nv.command("Sightline mcp enable repo")
+    send(nv)
+    idle(nv)
+    assert len(mcp_names(tool_names(fake_api, 0))) == len(DEMO_TOOLS)
+    mcp_json.write_text(json.dumps({"mcpServers": {"repo": demo(args=[str(DEMO), marker])}}))
+    send(nv, "after the pull")
+    idle(nv)
+    assert mcp_names(tool_names(fake_api, 1)) == [] and not processes_with(marker)
+    said = [line for line in transcript(nv) if "MCP server repo of .mcp.json" in line]
+    assert said == [
+        "⚠ MCP server repo of .mcp.json: its args changed since you enabled it; it stays off "
+        "until you enable it again (:Sightline mcp enable repo)"
+    ], transcript(nv)
+    (listed,) = nv.exec_lua("return require('sightline.mcp_client').list()")
+    assert listed["state"] == "changed" and "its args changed" in listed["error"]
+    nv.command("Sightline mcp enable repo")
+    send(nv, "enabled again")
+    idle(nv)
+    assert len(mcp_names(tool_names(fake_api, 2))) == len(DEMO_TOOLS)
+    assert processes_with(marker)
 
 
 def test_mcp_list_checkhealth_and_completion(

@@ -22,7 +22,6 @@ from sightline.mcp_client import tools as mtools
 from sightline.tools.base import tools_for
 from tests.effective_config import core_config
 
-API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 FUZZ = settings(
     max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck)
 )
@@ -162,23 +161,61 @@ def test_env_references_are_resolved_and_registered_as_secrets(
         mcfg.resolved_env(missing)
 
 
+# Every provider's rule for a tool name (Anthropic and OpenAI: [a-zA-Z0-9_-]{1,64}; Gemini
+# also wants a letter or `_` first).
+PROVIDER_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
+# Names as users and servers write them, `_` and `__` and their neighbours often.
+NAME_PART = st.text(alphabet=st.sampled_from("ab_-.é/ \0"), min_size=1, max_size=70)
+SERVER_NAME = st.text(
+    alphabet=st.characters(exclude_categories=("C", "Z")) | st.sampled_from("ab_-"),
+    min_size=1,
+    max_size=64,
+)
+
+
 @FUZZ
-@given(server=st.text(min_size=1, max_size=64), tool=st.lists(st.text(max_size=120), max_size=6))
-def test_tool_names_always_fit_the_api_and_never_collide(server: str, tool: list[str]) -> None:
-    taken: set[str] = set()
-    for name in tool:
-        api = mtools.tool_name(server, name, taken)
-        assert API_NAME.match(api), api
-        assert api not in taken
-        taken.add(api)
+@given(
+    pairs=st.lists(
+        st.tuples(SERVER_NAME | NAME_PART.filter(str.isprintable), NAME_PART | st.text()),
+        max_size=12,
+    )
+)
+def test_any_server_and_tool_names_give_unique_valid_names_that_map_back(
+    pairs: list[tuple[str, str]],
+) -> None:
+    back: dict[str, tuple[str, str]] = {}
+    for server, tool in pairs:
+        api = mtools.tool_name(server, tool)
+        assert PROVIDER_NAME.match(api), api
+        assert back.setdefault(api, (server, tool)) == (server, tool), api
+        assert api == mtools.tool_name(server, tool)  # stable
+
+
+def test_names_that_shared_a_name_get_two() -> None:
+    # The pair: both were mcp__a__b__c, and the API refused every turn.
+    assert mtools.tool_name("a", "b__c") != mtools.tool_name("a__b", "c")
+    assert mtools.tool_name("a", "b__c") == "mcp__a__b__c"
+    assert mtools.tool_name("a_", "_b") != mtools.tool_name("a", "__b")
+    assert mtools.tool_name("my.server", "a b") != mtools.tool_name("my_server", "a_b")
 
 
 def test_tool_names_are_namespaced_and_cut_stably() -> None:
-    assert mtools.tool_name("fs", "read_file", set()) == "mcp__fs__read_file"
-    assert mtools.tool_name("my.server", "a b", set()) == "mcp__my_server__a_b"
-    long = mtools.tool_name("srv", "t" * 100, set())
-    assert len(long) == 64 and long == mtools.tool_name("srv", "t" * 100, set())
-    assert mtools.tool_name("s", "a.b", {"mcp__s__a_b"}) != "mcp__s__a_b"
+    assert mtools.tool_name("fs", "read_file") == "mcp__fs__read_file"
+    assert mtools.tool_name("my-db", "q") == "mcp__my-db__q"
+    shown = mtools.tool_name("my.server", "a b")
+    assert re.fullmatch(r"mcp_[0-9a-f]{12}_my_server__a_b", shown), shown
+    long = mtools.tool_name("srv", "t" * 100)
+    assert len(long) == 64 and long == mtools.tool_name("srv", "t" * 100)
+
+
+def test_a_tool_listed_twice_is_offered_once() -> None:
+    cfg = mcfg.ServerConfig(name="s", command="x")
+    twice = [fake_tool("t", {"type": "object"}), fake_tool("t", {"type": "object"})]
+    listed = mtools.listed_tools(cfg, twice)
+    assert [(t.api_name, t.refused) for t in listed] == [
+        ("mcp__s__t", None),
+        ("mcp__s__t", "the server lists it twice"),
+    ]
 
 
 def fake_tool(name: str, schema: Any, read_only: bool | None = None) -> Any:

@@ -40,7 +40,7 @@ from sightline.entry.params import (
     check_params,
 )
 from sightline.gate.decisions import DECISIONS
-from sightline.gate.proposals import compare_view
+from sightline.gate.proposals import compare_view, hunks_decided
 from sightline.providers.base import ProviderError
 
 log = logging.getLogger(__name__)
@@ -187,7 +187,11 @@ def _hunk(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     decisions = core.session.gate.decide_hunk(
         params["proposal"], params.get("hunk"), params["decision"], params.get("reason", "")
     )
-    return {"decisions": decisions, "status": core.session.status()}
+    out: dict[str, Any] = {"decisions": decisions, "status": core.session.status()}
+    compare = hunks_decided(core.session, params["proposal"], decisions)
+    if compare is not None:
+        out["compare"] = compare  # the open compare view, as it shows these decisions
+    return out
 
 
 @method("agent.compare")
@@ -203,6 +207,26 @@ def _history_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
 @method("history.open", path=FilePath(required=True))
 def _history_open(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.history_open(params["path"])}
+
+
+@method("history.preview", path=FilePath(required=True))
+def _history_preview(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"lines": core.history_preview(params["path"])}
+
+
+@method(
+    "history.rename",
+    path=FilePath(required=True),
+    title=Text(max_chars=MAX_NAME_CHARS, non_empty=True, required=True),
+)
+def _history_rename(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"title": core.history_rename(params["path"], params["title"])}
+
+
+@method("history.delete", path=FilePath(required=True))
+def _history_delete(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.history_delete(params["path"])
+    return {}
 
 
 @method("transcript.full")

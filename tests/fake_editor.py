@@ -376,8 +376,12 @@ class FakeEditor:
         self._note("take_after")
         return self.after_side.pop(proposal_id, None)
 
-    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+    def notify_ui(
+        self, build: Callable[[], dict[str, Any]], applied: Callable[[], None] | None = None
+    ) -> None:
         payload = build()
         with self._lock:
             self.updates.append(payload)
             del self.updates[: -self.keep_updates]
+        if applied is not None:
+            applied()

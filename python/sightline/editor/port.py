@@ -276,9 +276,13 @@ class Editor(Protocol):
         """The compare view's after side (closing the view), or None when it is not open."""
         ...
 
-    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+    def notify_ui(
+        self, build: Callable[[], dict[str, Any]], applied: Callable[[], None] | None = None
+    ) -> None:
         """Queue a UI update for the pane; `build` runs on Neovim's side of the queue, so
-        what it reads (status, transcript) is current when the update is sent."""
+        what it reads (status, transcript) is current when the update is sent. `applied`
+        is called once Neovim has applied it, or could not (never on the caller's stack
+        unless the editor applies it there)."""
         ...
 
 
@@ -412,14 +416,23 @@ class NvimEditor:
         lines = self._call("take_after", proposal_id)
         return None if lines is None else list(lines)
 
-    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+    def notify_ui(
+        self, build: Callable[[], dict[str, Any]], applied: Callable[[], None] | None = None
+    ) -> None:
         # Always queued, even from the loop thread: the payload is built when its turn in the
         # loop comes, after every request answered before it, so status is never stale.
-        self._nvim.async_call(
-            lambda: self._nvim.exec_lua(
-                PORT_CALL, None, "notify_ui", msgtext.safe(build()), async_=True
-            )
-        )
+        # A request, not a notification, when the caller paces by it: its answer says Neovim
+        # applied the update. The loop waits for it in a greenlet of its own, so requests
+        # from Neovim are served meanwhile.
+        def send() -> None:
+            try:
+                payload = msgtext.safe(build())
+                self._nvim.exec_lua(PORT_CALL, None, "notify_ui", payload, async_=applied is None)
+            finally:  # (an error is pynvim's to log, as any callback's)
+                if applied is not None:
+                    applied()
+
+        self._nvim.async_call(send)
 
     # -- the machinery ----------------------------------------------------------------------
 

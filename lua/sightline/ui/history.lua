@@ -14,10 +14,16 @@ end
 ---@field created number
 ---@field messages integer
 
+---@param n integer
+---@return string
+local function messages(n)
+  return n == 1 and '1 message' or ('%d messages'):format(n)
+end
+
 ---@param c sightline.HistoryItem
 ---@return string
 local function label(c)
-  return ('%s  %s  (%d messages)'):format(os.date('%Y-%m-%d %H:%M', c.created), c.title, c.messages)
+  return ('%s  %s  (%s)'):format(os.date('%Y-%m-%d %H:%M', c.created), c.title, messages(c.messages))
 end
 
 ---Whether vim.ui.select is still Neovim's own (inputlist: no preview).
@@ -180,7 +186,10 @@ end
 ---@return boolean? ok, string? err
 function M.delete()
   return M.pick('delete a conversation', function(c)
-    local ask = ('Delete the conversation "%s" (%d messages)? Its history file is removed.'):format(c.title, c.messages)
+    local ask = ('Delete the conversation "%s" (%s)? Its history file is removed.'):format(
+      c.title,
+      messages(c.messages)
+    )
     local answer = vim.fn.confirm(ask, '&Delete\n&Cancel', 2, 'Question')
     vim.cmd.redraw() -- the question leaves the message area: the answer then takes one line
     if answer ~= 1 then

@@ -20,16 +20,23 @@ log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _secrets: tuple[str, ...] = ()  # longest first, so a key inside another is not half-replaced
+_version = 0  # counts register()s that added a secret: text redacted earlier may differ now
 _captured: dict[str, str] = {}
 
 
 def register(secret: str | None) -> None:
     """Remember a secret so that redact() removes it wherever it shows up."""
-    global _secrets
+    global _secrets, _version
     if secret and len(secret) >= 4:
         with _lock:
             if secret not in _secrets:
                 _secrets = tuple(sorted({*_secrets, secret}, key=len, reverse=True))
+                _version += 1
+
+
+def version() -> int:
+    """Changes whenever a secret is added: what was redacted before must be redacted again."""
+    return _version
 
 
 def known() -> list[str]:
@@ -44,6 +51,31 @@ def redact(text: str) -> str:
         if secret in text:
             text = text.replace(secret, REDACTED)
     return text
+
+
+def settled(text: str, start: int = 0) -> int:
+    """The last position p (start <= p <= len(text)) where `text` may be cut before it is
+    redacted, whatever is appended to it later:
+    redact(text + more) == redact(text[:p]) + redact(text[p:] + more).
+
+    No secret crosses p, neither one `text` holds whole nor one its end begins. A streamed
+    line is redacted up to here once, and only what follows is redacted again (redact
+    before you cut). Keys hold no piece of REDACTED's brackets, so a replacement never
+    makes a new occurrence.
+    """
+    secrets = _secrets
+    end = p = len(text)
+    moved = True
+    while moved and p > start:
+        moved = False
+        for secret in secrets:
+            size = len(secret)
+            for at in range(max(start, p - size + 1), p):
+                seen = text[at : at + size]
+                if seen == secret or (at + size > end and secret.startswith(seen)):
+                    p, moved = at, True  # this occurrence (or its beginning) reaches past p
+                    break
+    return max(p, start)
 
 
 def redact_value(value: Any) -> Any:

@@ -286,13 +286,16 @@ end
 
 local MAX_ITEMS = 1000 -- far above what the core shows; keeps one answer small
 
----Diagnostics of loaded buffers under `root`, or of the buffer of `path` alone.
+---Diagnostics of loaded buffers under `root`, or of the buffer of `path` alone, worst first
+---(all errors of every buffer before any warning, …) and only then cut to MAX_ITEMS, so no
+---number of hints can hide an error.
 ---@param opts { root: string, path?: string }
 ---@return { loaded: boolean, items: table[], truncated: boolean }
 function M.diagnostics(opts)
   local root = vim.fs.normalize(opts.root)
   local want = opts.path and vim.fs.normalize(opts.path) or nil
   local out = { loaded = false, items = {}, truncated = false }
+  local matched = {} ---@type { buf: integer, name: string }[]
   for _, buf in ipairs(api.nvim_list_bufs()) do
     local name = api.nvim_buf_is_loaded(buf) and api.nvim_buf_get_name(buf) or ''
     if name ~= '' then
@@ -306,13 +309,19 @@ function M.diagnostics(opts)
     end
     if match then
       out.loaded = true
-      for _, d in ipairs(vim.diagnostic.get(buf)) do
+      table.insert(matched, { buf = buf, name = name })
+    end
+  end
+  local severity = vim.diagnostic.severity
+  for _, level in ipairs({ severity.ERROR, severity.WARN, severity.INFO, severity.HINT }) do
+    for _, m in ipairs(matched) do
+      for _, d in ipairs(vim.diagnostic.get(m.buf, { severity = level })) do
         if #out.items >= MAX_ITEMS then
           out.truncated = true
-          break
+          return out
         end
         table.insert(out.items, {
-          path = name,
+          path = m.name,
           lnum = d.lnum,
           col = d.col,
           end_lnum = d.end_lnum or d.lnum,

@@ -155,6 +155,8 @@ def test_every_kind_of_line_is_cut_after_redaction(
             row = t.add_note(text)
         else:
             row = t.add_lines([(text, "SightlineDiffAdd")])
+            pane.drain(t)  # drawn, then rewritten in place (a diff's hunk decided)
+            assert t.replace_lines(row, text.split("\n"), [(text.replace("x", "y"), None)])
         t.set_line(row, "• " + text.replace("\n", " "))  # a call's note gets its outcome
         t.add_note("after")
         pane.drain(t)

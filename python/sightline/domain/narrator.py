@@ -74,11 +74,22 @@ def stopped() -> Note:
     return Note("■ Stopped.", WARNING)
 
 
-def rules(paths: Sequence[str], cut: Sequence[str], cut_kib: int) -> Note:
-    """The rules files the turn uses; `@path` makes each a chip."""
-    text = "rules: " + ", ".join(f"@{p}" for p in paths)
+def interrupted() -> Note:
+    """A turn reopened from history that never got its reply (Neovim quit or the core ended
+    while it streamed)."""
+    return Note("✗ interrupted: the session ended before the reply", ERROR)
+
+
+def rules(
+    paths: Sequence[str], cut: Sequence[str], cut_kib: int, left_out: Sequence[str] = ()
+) -> Note:
+    """The rules files the turn uses; `@path` makes each a chip. `left_out`: the files not
+    used, each with why ("CLAUDE.md (a binary file; not shown)")."""
+    text = "rules: " + (", ".join(f"@{p}" for p in paths) or "none")
     if cut:
         text += f" (cut to the first {cut_kib} KiB: {', '.join(cut)})"
+    if left_out:
+        text += f"; left out: {', '.join(left_out)}"
     return Note(text)
 
 
@@ -156,6 +167,50 @@ def proposal_outcome(done: str, failed: bool, auto: bool = False) -> Note:
     return Note("✔ " + done + (" (autoaccept)" if auto else ""))
 
 
+def _numbers(numbers: Sequence[int]) -> str:
+    """`2`, `1 and 3`, `1, 2 and 4`."""
+    shown = [str(n) for n in numbers]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _hunks_rejected(rejected: Sequence[tuple[int, str]]) -> str:
+    """`2`, `2: why`, `2 and 4 (2: why)`: the hunks the user rejected and their notes."""
+    names = _numbers([n for n, _ in rejected])
+    notes = [(n, note) for n, note in rejected if note]
+    if not notes:
+        return names
+    if len(rejected) == 1:
+        return f"{names}: {notes[0][1]}"
+    return names + " (" + "; ".join(f"{n}: {note}" for n, note in notes) + ")"
+
+
+def hunks_applied(
+    applied: Sequence[int], rejected: Sequence[tuple[int, str]], total: int, done: str
+) -> Note:
+    """An edit decided hunk by hunk, partly accepted: which hunks (numbered from 1) were
+    applied, which rejected and the user's notes, then what became of the file."""
+    s = "s" if len(applied) > 1 else ""
+    return Note(
+        f"✔ Applied hunk{s} {_numbers(applied)} of {total}; "
+        f"rejected {_hunks_rejected(rejected)}. {done}"
+    )
+
+
+def hunks_rejected(rejected: Sequence[tuple[int, str]], total: int) -> Note:
+    """An edit whose every hunk the user rejected, one by one."""
+    reason = hunks_rejected_reason(rejected, total)
+    return Note("✗ " + reason[:1].upper() + reason[1:], WARNING)
+
+
+def hunks_rejected_reason(rejected: Sequence[tuple[int, str]], total: int) -> str:
+    """`hunks_rejected` as the reason on the call's line (`tool_failed`)."""
+    notes = [(n, note) for n, note in rejected if note]
+    text = f"rejected all {total} hunks" if total > 1 else "rejected the hunk"
+    if notes:
+        text += ": " + "; ".join(f"{n}: {note}" for n, note in notes)
+    return text
+
+
 def command_shown(command: str) -> list[Line]:
     """A command as the user decides on it: verbatim, every line."""
     return [("$ " + line, WARNING) for line in command.split("\n")]
@@ -204,6 +259,11 @@ def mcp_timed_out(server: str, tool: str, timeout_s: float) -> Note:
 
 def mcp_tool_not_offered(server: str, tool: str, why: str) -> Note:
     return Note(f"⚠ MCP server {server}: tool {tool} not offered ({why})", WARNING)
+
+
+def mcp_definition_changed(server: str, why: str) -> Note:
+    """A .mcp.json server the user enabled whose definition changed since: it stays off."""
+    return Note(f"⚠ MCP server {server} of .mcp.json: {why}", WARNING)
 
 
 def mcp_failed(server: str, why: str) -> Note:
@@ -337,16 +397,15 @@ def _count(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
 
 
-def usage_line(tokens: pricing.Tokens, dollars: float | None) -> str:
-    """The pane bar's usage segment: `12.3k in · 456 out · 2000 cached · $0.012`."""
+def usage_parts(tokens: pricing.Tokens, dollars: float | None) -> dict[str, Any]:
+    """The pane bar's usage: `tokens`, the counts (`12.3k in`, `456 out`, `2000 cached`), and
+    `cost` (`$0.012`, None when the price is unknown); the bar shows each whole or not at all."""
     if tokens == pricing.Tokens():
-        return ""
-    parts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
+        return {"tokens": [], "cost": None}
+    counts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
     if tokens.cache_read:
-        parts.append(f"{_count(tokens.cache_read)} cached")
-    if dollars is not None:
-        parts.append(format_cost(dollars))
-    return " · ".join(parts)
+        counts.append(f"{_count(tokens.cache_read)} cached")
+    return {"tokens": counts, "cost": None if dollars is None else format_cost(dollars)}
 
 
 def turn_footer(seconds: float, used: pricing.Tokens, dollars: float | None) -> Note:

@@ -6,7 +6,7 @@ import ctypes
 import logging
 import os
 import threading
-from typing import Any
+from typing import Any, AnyStr
 
 KEY_ENV_VARS = (
     "ANTHROPIC_API_KEY",
@@ -53,29 +53,68 @@ def redact(text: str) -> str:
     return text
 
 
-def settled(text: str, start: int = 0) -> int:
-    """The last position p (start <= p <= len(text)) where `text` may be cut before it is
-    redacted, whatever is appended to it later:
-    redact(text + more) == redact(text[:p]) + redact(text[p:] + more).
+# Redact first, then cut: a text cut to its size limit must not end in part of a secret
+# (which no redaction would recognise any more) nor begin with one. Every cut of text that
+# can reach the model goes through cut_point/start_point, and redaction removes the whole
+# secrets left (Request, history, transcript): the same as redacting before cutting.
 
-    No secret crosses p, neither one `text` holds whole nor one its end begins. A streamed
-    line is redacted up to here once, and only what follows is redacted again (redact
-    before you cut). Keys hold no piece of REDACTED's brackets, so a replacement never
-    makes a new occurrence.
-    """
-    secrets = _secrets
-    end = p = len(text)
+
+def margin() -> int:
+    """How far past a cut a reader must look for cut_point to see a secret whole: the longest
+    secret, in UTF-8 bytes (also enough for characters)."""
+    found = _secrets
+    return max((len(s.encode(errors="surrogatepass")) for s in found), default=0)
+
+
+def cut_point(data: AnyStr, limit: int, more: bool = False) -> int:
+    """Where to cut `data` to keep at most `limit` of it: `limit`, or before a secret that
+    runs across it — or off the end of `data`, where the rest was not read (`more`: `data`
+    is the head of a longer text)."""
+    cut = min(max(limit, 0), len(data))
+    if cut == len(data) and not more:
+        return cut
+    needles = _needles(data)
     moved = True
-    while moved and p > start:
+    while moved and cut > 0:
         moved = False
-        for secret in secrets:
-            size = len(secret)
-            for at in range(max(start, p - size + 1), p):
-                seen = text[at : at + size]
-                if seen == secret or (at + size > end and secret.startswith(seen)):
-                    p, moved = at, True  # this occurrence (or its beginning) reaches past p
+        for secret in needles:
+            for p in range(max(0, cut - len(secret) + 1), cut):
+                n = min(len(secret), len(data) - p)
+                if data[p : p + n] == secret[:n]:
+                    cut, moved = p, True
                     break
-    return max(p, start)
+            if moved:
+                break
+    return cut
+
+
+def start_point(data: AnyStr, start: int) -> int:
+    """Where to start keeping the end of `data` from `start` on: `start`, or after a secret
+    that runs across it — or that began before `data`, whose start was dropped."""
+    start = min(max(start, 0), len(data))
+    if start == 0:
+        return 0
+    needles = _needles(data)
+    moved = True
+    while moved and start < len(data):
+        moved = False
+        for secret in needles:
+            for q in range(start + 1, min(start + len(secret), len(data) + 1)):
+                # An occurrence ending at q covers start when it began before it.
+                p = q - len(secret)
+                if data[max(p, 0) : q] == secret[max(-p, 0) :]:
+                    start, moved = q, True
+                    break
+            if moved:
+                break
+    return start
+
+
+def _needles(data: AnyStr) -> list[AnyStr]:
+    found = _secrets
+    if isinstance(data, bytes):
+        return [s.encode(errors="surrogatepass") for s in found]
+    return list(found)
 
 
 def redact_value(value: Any) -> Any:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from sightline.domain import workspace
+from sightline.domain import secrets, workspace
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.turn_contract import ToolResult
@@ -61,7 +61,7 @@ def _opt_line(args: dict[str, Any], key: str) -> int | None:
     return value
 
 
-def _is_binary(head: bytes) -> bool:
+def is_binary(head: bytes) -> bool:
     return b"\0" in head[:BINARY_PROBE]
 
 
@@ -71,8 +71,8 @@ def _disk_lines(path: Path, rel: str, first: int, stop: int | None) -> tuple[lis
     wanted: list[str] = []
     total = 0
     try:
-        with _open_regular(path, rel) as fh:
-            if _is_binary(fh.read(BINARY_PROBE)):
+        with open_regular(path, rel) as fh:
+            if is_binary(fh.read(BINARY_PROBE)):
                 raise Refused(f"{rel}: a binary file; not shown")
             fh.seek(0)
             for index, raw in enumerate(fh):
@@ -85,7 +85,7 @@ def _disk_lines(path: Path, rel: str, first: int, stop: int | None) -> tuple[lis
     return wanted, total
 
 
-def _open_regular(path: Path, rel: str) -> BinaryIO:
+def open_regular(path: Path | str, rel: str) -> BinaryIO:
     """A regular file opened for reading; a FIFO, a device or a socket is refused.
     O_NONBLOCK: opening a FIFO would otherwise wait for a writer (and freeze the turn)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -209,7 +209,7 @@ def _search(turn: Turn, root: Path, files: list[str], pattern: str, out: Bounded
         "root": str(root),
         "files": files,
         "max_file_bytes": GREP_MAX_FILE_BYTES,
-        "line_chars": GREP_LINE_CHARS,
+        "line_chars": GREP_LINE_CHARS + secrets.margin(),  # clip_line steps around a key
         "max_matches": GREP_MAX_MATCHES,
         "line_budget_s": GREP_LINE_BUDGET_S,
         "deadline_s": GREP_TIME_BUDGET_S,

@@ -56,7 +56,8 @@ class Cut:
 
     def rows(self, line: str, first: int = 0) -> tuple[list[str], int]:
         """The rows of `line` from row `first` on, and how many rows the line has."""
-        settled = secrets.settled(line, self.at)
+        # Where the line may be cut before it is redacted, whatever is appended to it later.
+        settled = max(secrets.cut_point(line, len(line), more=True), self.at)
         if settled - self.at > ROW_BYTES:  # enough to finish rows: redacted once, kept
             finished = wrap(self.carry + secrets.redact(line[self.at : settled]))
             self.done.extend(finished[:-1])

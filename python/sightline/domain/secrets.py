@@ -20,16 +20,23 @@ log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _secrets: tuple[str, ...] = ()  # longest first, so a key inside another is not half-replaced
+_version = 0  # counts register()s that added a secret: text redacted earlier may differ now
 _captured: dict[str, str] = {}
 
 
 def register(secret: str | None) -> None:
     """Remember a secret so that redact() removes it wherever it shows up."""
-    global _secrets
+    global _secrets, _version
     if secret and len(secret) >= 4:
         with _lock:
             if secret not in _secrets:
                 _secrets = tuple(sorted({*_secrets, secret}, key=len, reverse=True))
+                _version += 1
+
+
+def version() -> int:
+    """Changes whenever a secret is added: what was redacted before must be redacted again."""
+    return _version
 
 
 def known() -> list[str]:

@@ -131,6 +131,8 @@ class Ui:
         delta = self._transcript.take_delta()
         if delta is not None:
             payload["transcript"] = delta
+            if self._transcript.pending():  # a long line: the rest with the next push
+                self.schedule()
         # Always sent: request answers also update the Lua mirror, so a diff against what
         # this channel sent last would miss changes.
         payload["status"] = self._status()

@@ -49,6 +49,7 @@ function M.set(buf)
       blocks.jump(-1, vim.v.count1)
     end, 'sightline: previous code block')
     map(buf, 'n', keys.block_yank, blocks.yank, 'sightline: yank the code block')
+    map(buf, 'n', keys.line_yank, require('sightline.ui.pane.cuts').yank, 'sightline: yank the whole line')
   end
   if buf == S.cbuf then
     map(buf, 'n', keys.send, composer.submit, 'sightline: send')

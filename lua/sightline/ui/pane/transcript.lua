@@ -4,6 +4,7 @@ local api = vim.api
 local state = require('sightline.ui.pane.state')
 local layout = require('sightline.ui.pane.layout')
 local folds = require('sightline.ui.pane.folds')
+local cuts = require('sightline.ui.pane.cuts')
 local markdown = require('sightline.ui.pane.markdown')
 local notice = require('sightline.ui.pane.notice')
 local S = state.S
@@ -65,6 +66,7 @@ function M.apply(delta)
   end
   local follow = state.valid_win(S.twin) and api.nvim_win_get_cursor(S.twin)[1] >= count
   local folds_changed = folds.apply(delta.start, delta.folds)
+  cuts.apply(delta.start, delta.cuts)
   vim.bo[buf].modifiable = true
   local lines = delta.lines
   if delta.start == 0 and #lines == 0 then

@@ -46,3 +46,15 @@ def test_an_idle_stop_is_a_message_and_a_reset_starts_clean(nvim: Any, screen_fa
         lambda s: not any("nothing is waiting" in row for row in pane_rows(nvim, s)[:-1]),
         what="the new conversation without the old note",
     )
+
+
+def test_the_pane_stop_key_while_idle_is_a_message(nvim: Any, screen_factory: Any) -> None:
+    screen: Screen = screen_factory(nvim, 120, 30)
+    open_pane(nvim, screen)
+    nvim.input("<C-w>p")
+    # The pane's stop key, typed: nvim_input would make <C-c> an interrupt, not a key.
+    nvim.feedkeys(nvim.replace_termcodes("<C-c>", True, False, True), "mt", False)
+    screen.wait_for(
+        lambda s: "sightline: no turn is running" in s.lines()[-1], what="the one-line message"
+    )
+    assert not any("no turn is running" in row for row in pane_rows(nvim, screen)[:-1])

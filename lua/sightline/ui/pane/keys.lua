@@ -26,7 +26,14 @@ function M.set(buf)
     end
   end
   map(buf, 'n', keys.close, close, 'sightline: close the pane')
-  map(buf, { 'n', 'i' }, keys.stop, sl('stop'), 'sightline: stop the turn')
+  -- A stop with nothing running is a message, not a note left in the transcript.
+  local function stop()
+    local ok, err = require('sightline').stop()
+    if not ok and err then
+      vim.notify(err, vim.log.levels.INFO)
+    end
+  end
+  map(buf, { 'n', 'i' }, keys.stop, stop, 'sightline: stop the turn')
   map(buf, 'n', keys.accept, sl('decide', 'accept'), 'sightline: accept the proposal')
   map(buf, 'n', keys.reject, sl('decide', 'reject'), 'sightline: reject the proposal')
   map(buf, 'n', keys.compare, sl('compare'), 'sightline: compare the proposal side by side')

@@ -131,19 +131,23 @@ def test_unsaved_text_is_kept_and_the_model_is_told_the_file_changed_on_disk(
 def test_buffers_of_files_an_acp_agent_wrote_itself_show_what_it_wrote(
     nvim_factory: Any, tmp_path: Path, isolated_env: Path
 ) -> None:
-    same, other, mine = (isolated_env / n for n in ("same.py", "other.py", "mine.py"))
+    names = ("same.py", "other.py", "mine.py", "hidden.py")
+    same, other, mine, hidden = (isolated_env / n for n in names)
     same.write_text("aaaa\n")
     other.write_text("old\n")
     mine.write_text("x = 1\n")
+    hidden.write_text("cccc\n")
     turn: list[dict[str, Any]] = [
         # Same size, the mtime put back: Neovim's stat cannot tell; the content does.
         {"disk_write": str(same), "content": "bbbb\n", "keep_mtime": True},
+        {"disk_write": str(hidden), "content": "dddd\n", "keep_mtime": True},
         {"disk_write": str(other), "content": "new and longer\n"},
         {"disk_write": str(mine), "content": "x = 2\n"},
         {"say": "done"},
     ]
     nv, _ = acp_nvim(nvim_factory, tmp_path, [turn])
-    bufs = [edit(nv, p) for p in (same, other, mine)]
+    bufs = [edit(nv, p) for p in (same, other, mine, hidden)]
+    nv.command(f"buffer {bufs[2]}")
     nv.input("ggAmine<Esc>")  # mine.py: the user's unsaved text
     wait_for(lambda: nv.api.buf_get_option(bufs[2], "modified"), what="the unsaved change")
     nv.command(f"buffer {bufs[0]}")
@@ -154,6 +158,8 @@ def test_buffers_of_files_an_acp_agent_wrote_itself_show_what_it_wrote(
     idle(nv)
     assert lines(nv, bufs[0]) == ["bbbb"] and lines(nv, bufs[1]) == ["new and longer"]
     assert lines(nv, bufs[2]) == ["x = 1mine"] and mine.read_text() == "x = 2\n"
+    assert lines(nv, bufs[3]) == ["dddd"]  # shown in no window
+    assert nv.call("bufwinid", bufs[3]) == -1
     assert nv.api.get_mode()["mode"] == "i" and nv.api.get_current_win().handle == win
     shown = "\n".join(transcript(nv))
     assert "open with unsaved changes, so the agent's version on disk was not loaded" in shown
@@ -229,3 +235,60 @@ def test_every_read_sees_the_file_or_is_told_the_buffer_was_kept(
             assert code == (None if synced else "conflict"), (ops, op)
             assert got_lines[0] in ("u1", "u2")  # the user's text is kept
     assert not nvim.api.get_mode()["blocking"]
+
+
+def test_an_acp_read_of_unsaved_text_over_a_changed_file_is_refused_with_why(
+    nvim_factory: Any, tmp_path: Path, isolated_env: Path
+) -> None:
+    path = isolated_env / "notes.md"
+    path.write_text("one\n")
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[{"read": str(path)}, {"say": "ok"}]])
+    buf = edit(nv, path)
+    nv.api.buf_set_lines(buf, 0, 0, False, ["mine"])  # unsaved
+    path.write_text("two, from elsewhere\n")
+    send(nv, "go")
+    idle(nv)
+    (err,) = log.wait("read_error")
+    assert "notes.md has unsaved changes in the editor and the file also changed" in err["message"]
+    assert lines(nv, buf) == ["mine", "one"] and path.read_text() == "two, from elsewhere\n"
+
+
+# Each port function that reads or writes through a loaded buffer, called as the core calls
+# it after the file changed on disk: the one rule (port/buffers.lua) holds for every path.
+PATHS = {
+    "read_lines": "port.call(nil, 'read_lines', path, 0, -1, 100)",
+    "read_text (@path, ACP reads)": "port.call(nil, 'read_text', path, 1000)",
+    "editor_buffer (@buffer)": "port.call(nil, 'editor_buffer', 1000)",
+    "find_unique (propose_edit)": "port.call(nil, 'find_unique', path, 'new', 1)",
+    "load_lines (ACP writes)": "port.call(nil, 'load_lines', path)",
+    "apply_edit": (
+        "port.call(nil, 'apply_edit', {path = path, anchor = 'new', rel_start = 0, "
+        "rel_end = 3, text = 'NEW'})"
+    ),
+    "reanchor_range (replace_selection)": (
+        "port.call(nil, 'reanchor_range', {buffer = buf, start_row = 0, start_col = 0, "
+        "end_row = 0, end_col = 3}, 'new', 1)"
+    ),
+    "replace_range (replace_selection)": (
+        "port.call(nil, 'replace_range', {buffer = buf, start_row = 0, start_col = 0, "
+        "end_row = 0, end_col = 3}, 'new', 'NEW')"
+    ),
+}
+
+
+@pytest.mark.parametrize("call", PATHS.values(), ids=list(PATHS))
+def test_every_port_path_reads_the_buffer_up_to_date(
+    nvim: Any, isolated_env: Path, call: str
+) -> None:
+    path = isolated_env / "f.txt"
+    path.write_text("old text\n")
+    nvim.command("set noautoread")  # reloaded all the same: nothing unsaved is lost
+    buf = edit(nvim, path)
+    path.write_text("new text, longer\n")
+    nvim.exec_lua(
+        f"local path, buf = ... local port = require('sightline.port') _G.got = {call}",
+        str(path),
+        buf,
+    )
+    assert lines(nvim, buf)[0] in ("new text, longer", "NEW text, longer")
+    assert nvim.exec_lua("return vim.inspect(_G.got)").find("old text") == -1

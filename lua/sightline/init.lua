@@ -108,7 +108,15 @@ end
 ---@return boolean? ok, string? err
 function M.reset()
   local res, err = host().request('agent.reset')
-  return res and true or nil, err
+  if not res then
+    return nil, err
+  end
+  -- A new conversation starts clean: a refusal said in the old one is not carried over.
+  local pane = package.loaded['sightline.ui.pane']
+  if pane then
+    pane.clear_notice()
+  end
+  return true
 end
 
 ---accept | reject, with an optional reason told to the model.

@@ -116,6 +116,8 @@ def test_a_read_tool_runs_without_asking_and_images_are_summarised(
     )
     send(nv)
     idle(nv)
+    # The call's line names its arguments, as a built-in tool's names its path.
+    assert '• mcp__demo__lookup word="gate"' in transcript(nv)
     assert only_result(fake_api, 1)["content"] == "definition of gate: a demo word"
     assert only_result(fake_api, 2)["content"] == "here it is\n[image: image/png, 32 bytes]"
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from sightline.core import Core
 from sightline.entry import rpc
+from sightline.providers.base import Capabilities
 from tests.effective_config import effective
 from tests.fake_editor import FakeEditor
 
@@ -18,6 +19,7 @@ class _Listing:
     """A provider whose /models hangs until released, then answers or fails."""
 
     model = "m-1"
+    capabilities = Capabilities()
 
     def __init__(self, fail: bool) -> None:
         self.release = threading.Event()

@@ -74,6 +74,12 @@ def stopped() -> Note:
     return Note("■ Stopped.", WARNING)
 
 
+def interrupted() -> Note:
+    """A turn reopened from history that never got its reply (Neovim quit or the core ended
+    while it streamed)."""
+    return Note("✗ interrupted: the session ended before the reply", ERROR)
+
+
 def rules(
     paths: Sequence[str], cut: Sequence[str], cut_kib: int, left_out: Sequence[str] = ()
 ) -> Note:
@@ -159,6 +165,50 @@ def proposal_outcome(done: str, failed: bool, auto: bool = False) -> Note:
     if failed:
         return Note("✗ " + done, ERROR)
     return Note("✔ " + done + (" (autoaccept)" if auto else ""))
+
+
+def _numbers(numbers: Sequence[int]) -> str:
+    """`2`, `1 and 3`, `1, 2 and 4`."""
+    shown = [str(n) for n in numbers]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _hunks_rejected(rejected: Sequence[tuple[int, str]]) -> str:
+    """`2`, `2: why`, `2 and 4 (2: why)`: the hunks the user rejected and their notes."""
+    names = _numbers([n for n, _ in rejected])
+    notes = [(n, note) for n, note in rejected if note]
+    if not notes:
+        return names
+    if len(rejected) == 1:
+        return f"{names}: {notes[0][1]}"
+    return names + " (" + "; ".join(f"{n}: {note}" for n, note in notes) + ")"
+
+
+def hunks_applied(
+    applied: Sequence[int], rejected: Sequence[tuple[int, str]], total: int, done: str
+) -> Note:
+    """An edit decided hunk by hunk, partly accepted: which hunks (numbered from 1) were
+    applied, which rejected and the user's notes, then what became of the file."""
+    s = "s" if len(applied) > 1 else ""
+    return Note(
+        f"✔ Applied hunk{s} {_numbers(applied)} of {total}; "
+        f"rejected {_hunks_rejected(rejected)}. {done}"
+    )
+
+
+def hunks_rejected(rejected: Sequence[tuple[int, str]], total: int) -> Note:
+    """An edit whose every hunk the user rejected, one by one."""
+    reason = hunks_rejected_reason(rejected, total)
+    return Note("✗ " + reason[:1].upper() + reason[1:], WARNING)
+
+
+def hunks_rejected_reason(rejected: Sequence[tuple[int, str]], total: int) -> str:
+    """`hunks_rejected` as the reason on the call's line (`tool_failed`)."""
+    notes = [(n, note) for n, note in rejected if note]
+    text = f"rejected all {total} hunks" if total > 1 else "rejected the hunk"
+    if notes:
+        text += ": " + "; ".join(f"{n}: {note}" for n, note in notes)
+    return text
 
 
 def command_shown(command: str) -> list[Line]:
@@ -359,16 +409,15 @@ def _count(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
 
 
-def usage_line(tokens: pricing.Tokens, dollars: float | None) -> str:
-    """The pane bar's usage segment: `12.3k in · 456 out · 2000 cached · $0.012`."""
+def usage_parts(tokens: pricing.Tokens, dollars: float | None) -> dict[str, Any]:
+    """The pane bar's usage: `tokens`, the counts (`12.3k in`, `456 out`, `2000 cached`), and
+    `cost` (`$0.012`, None when the price is unknown); the bar shows each whole or not at all."""
     if tokens == pricing.Tokens():
-        return ""
-    parts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
+        return {"tokens": [], "cost": None}
+    counts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
     if tokens.cache_read:
-        parts.append(f"{_count(tokens.cache_read)} cached")
-    if dollars is not None:
-        parts.append(format_cost(dollars))
-    return " · ".join(parts)
+        counts.append(f"{_count(tokens.cache_read)} cached")
+    return {"tokens": counts, "cost": None if dollars is None else format_cost(dollars)}
 
 
 def turn_footer(seconds: float, used: pricing.Tokens, dollars: float | None) -> Note:

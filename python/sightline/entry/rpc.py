@@ -40,7 +40,7 @@ from sightline.entry.params import (
     check_params,
 )
 from sightline.gate.decisions import DECISIONS
-from sightline.gate.proposals import compare_view
+from sightline.gate.proposals import compare_view, hunks_decided
 from sightline.providers.base import ProviderError
 
 log = logging.getLogger(__name__)
@@ -187,7 +187,11 @@ def _hunk(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     decisions = core.session.gate.decide_hunk(
         params["proposal"], params.get("hunk"), params["decision"], params.get("reason", "")
     )
-    return {"decisions": decisions, "status": core.session.status()}
+    out: dict[str, Any] = {"decisions": decisions, "status": core.session.status()}
+    compare = hunks_decided(core.session, params["proposal"], decisions)
+    if compare is not None:
+        out["compare"] = compare  # the open compare view, as it shows these decisions
+    return out
 
 
 @method("agent.compare")

@@ -12,6 +12,7 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 MAX_OUTPUT_BYTES = 30_000
 MAX_OUTPUT_LINES = 400
 READER_GRACE_S = 2.0
+STOP_WAIT_S = 0.5  # how long a stop waits for the killed command's end and last output
 
 
 @dataclass
@@ -46,7 +48,16 @@ def command_env() -> dict[str, str]:
     return secrets.scrubbed_env(dict(os.environ))
 
 
-def execute(command: str, cwd: str, timeout_s: float, turn: Turn | None = None) -> Ran:
+def execute(
+    command: str,
+    cwd: str,
+    timeout_s: float,
+    turn: Turn | None = None,
+    on_stop: Callable[[Ran], None] | None = None,
+) -> Ran:
+    """Run `command`; a stopped turn kills it with everything it started. `on_stop` is
+    called on the stopping thread, while the turn stops, with what the command did until
+    then: the command's own lines then come before the turn's stop line."""
     started = time.monotonic()
     proc, group = spawn.popen(
         ["/bin/sh", "-c", command],
@@ -55,14 +66,24 @@ def execute(command: str, cwd: str, timeout_s: float, turn: Turn | None = None) 
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
-    if turn is not None:
-        turn.on_cancel(group.kill)
-        if turn.cancelled():
-            group.kill()
     sink = HeadTail(MAX_OUTPUT_BYTES)
     assert proc.stdout is not None
     reader = threading.Thread(target=_drain, args=(proc.stdout, sink), daemon=True)
     reader.start()
+    if turn is not None:
+
+        def stop_now() -> None:
+            group.kill()  # SIGKILL: the group ends at once; its last output is read briefly
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=STOP_WAIT_S)
+            reader.join(STOP_WAIT_S)
+            if on_stop is not None:
+                output = _clip_lines(secrets.redact(sink.text()))
+                on_stop(Ran(output, None, time.monotonic() - started, stopped=True))
+
+        turn.on_cancel(stop_now)
+        if turn.cancelled():
+            group.kill()
     timed_out = False
     try:
         proc.wait(timeout=timeout_s)
@@ -125,20 +146,36 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
         session.transcript.add_note(*narrator.rejected(item.reason))
         return ToolResult(told + "; the command did not run.", True)
     timeout_s = session.cfg.command_timeout_ms / 1000
-    ran = execute(command, turn.workspace, timeout_s, turn)
+    said = threading.Lock()
+
+    def say(ran: Ran) -> None:
+        """The command's note and output, once: from this thread when it ended, or from the
+        stopping one (before the turn's stop line) when the turn was stopped."""
+        if said.acquire(blocking=False):
+            lines = len(ran.output.splitlines())
+            session.transcript.add_note(
+                *narrator.command_ran(_status(ran, timeout_s), ran.seconds, lines)
+            )
+            if ran.output:
+                session.transcript.add_output(ran.output)
+
+    ran = execute(command, turn.workspace, timeout_s, turn, on_stop=say)
+    say(ran)
+    status = _status(ran, timeout_s)
+    body = ran.output if ran.output else "(no output)"
+    return ToolResult(f"{status}\n{body}", ran.timed_out or ran.stopped or ran.code != 0)
+
+
+def _status(ran: Ran, timeout_s: float) -> str:
+    """How the command ended, as the model reads it first (and the user on the note)."""
     if ran.timed_out:
-        status = (
+        return (
             f"timed out after {timeout_s:g} s (tools.command_timeout_ms); "
             "the command and everything it started were killed"
         )
-    elif ran.stopped:
-        status = "stopped with the turn; the command and everything it started were killed"
-    else:
-        status = f"exit code {ran.code}"
-    lines = len(ran.output.splitlines())
-    session.transcript.add_note(*narrator.command_ran(status, ran.seconds, lines))
-    body = ran.output if ran.output else "(no output)"
-    return ToolResult(f"{status}\n{body}", ran.timed_out or ran.stopped or ran.code != 0)
+    if ran.stopped:
+        return "stopped with the turn; the command and everything it started were killed"
+    return f"exit code {ran.code}"
 
 
 TOOLS = [

@@ -206,6 +206,30 @@ class Transcript:
                     self._push(line, group)
             return row
 
+    def replace_lines(
+        self, row: int, old: Sequence[str], lines: Sequence[tuple[str, str | None]]
+    ) -> bool:
+        """Rewrite in place the block `add_lines` wrote at `row` (a diff as its hunks are
+        decided) with as many lines, so that no row below moves (others hold rows to
+        rewrite). False, and nothing changed, when the transcript no longer holds `old`
+        there (cleared or rewritten since) or the count differs."""
+        with self._lock:
+            texts: list[str] = []
+            hls: list[tuple[int, int, int, str]] = []
+            for text, group in lines:
+                for line in text.split("\n"):
+                    if group:
+                        hls.append((row + len(texts), 0, -1, group))
+                    texts.append(line)
+            end = row + len(old)
+            if row < 0 or len(texts) != len(old) or self.lines[row:end] != list(old):
+                return False
+            self.lines[row:end] = texts
+            # hls stay sorted by row, so a delta finds its own by bisection.
+            self.hls[bisect_left(self.hls, (row,)) : bisect_left(self.hls, (end,))] = hls
+            self._mark(row)
+            return True
+
     def end_reply(self) -> None:
         with self._lock:
             self._in_reply = False

@@ -90,6 +90,16 @@ class AcpProvider(ProviderBase):
         self._mcp_checked = False  # whether this agent session's MCP server was looked for
         self._step = "initialize"  # what the agent was last asked while getting ready
 
+    @property
+    def agent_name(self) -> str:
+        """What the bar names the agent: the name its initialize answer gave (agentInfo.name)
+        once it has; before, a preset's name, and nothing for an agent of one's own command
+        (its command, `python3` or `node`, would name the interpreter, not the agent)."""
+        info = self.init.agent_info if self.init is not None else None
+        if info is not None and info.name:
+            return info.name
+        return "" if self.cfg.agent is not None and self.cfg.agent.cmd else self.spec.name
+
     # -- the Provider protocol -------------------------------------------------------------
 
     def prepare(self) -> None:

@@ -302,6 +302,18 @@ def bypassed(paths: Sequence[str]) -> list[Line]:
     return [(f"⚠ changed on disk by the agent, not through the review gate: {shown}", WARNING)]
 
 
+def bypassed_kept(paths: Sequence[str]) -> list[Line]:
+    """Files an ACP agent wrote itself whose buffers hold unsaved changes: not reloaded."""
+    shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+    return [
+        (
+            f"⚠ open with unsaved changes, so the agent's version on disk was not loaded: "
+            f"{shown} (your text stays in the buffer; :edit! loads the file)",
+            WARNING,
+        )
+    ]
+
+
 def bypass_unchecked() -> Note:
     """The workspace walk for ACP self-writes was cut short (too many files, or too slow)."""
     return Note(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from sightline.domain import secrets, workspace
+from sightline.domain import disk, secrets, workspace
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.turn_contract import ToolResult
@@ -111,11 +111,15 @@ def read_file(turn: Turn, args: dict[str, Any]) -> ToolResult:
     if end is not None and end < start:
         raise Refused(f"end_line ({end}) is before start_line ({start})")
     first, last = start - 1, end if end is not None else -1
+    # A loaded buffer is read up to date with its file (reloaded when it has no unsaved
+    # changes); one kept although its file changed says so (domain/disk.py).
     loaded = turn.editor.read_lines(str(path), first, last, READ_MAX_LINES)
+    note = None
     if loaded is not None:
         total = int(loaded["total"])
         lines = list(loaded["lines"])
         source = "buffer with unsaved changes" if loaded["modified"] else "buffer"
+        note = disk.note(rel, loaded.get("disk"))
     else:
         if not path.exists():
             raise Refused(f"{rel}: no such file")
@@ -131,6 +135,8 @@ def read_file(turn: Turn, args: dict[str, Any]) -> ToolResult:
     header = f"{rel} ({source}, {total} lines) lines {start}-{shown_end}:"
     if total == 0:
         header = f"{rel} ({source}) is empty"
+    if note:
+        header = f"{header}\nnote: {note}"
     body = out.text()
     wanted_end = total if end is None else min(end, total)
     if shown_end < wanted_end:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from sightline.domain import narrator
 from sightline.domain.config import ProviderConfig
+from sightline.editor.port import EditorError
 from sightline.providers.acp import modes, presets, snapshot
 from sightline.providers.acp.client import (
     MCP_SERVER,
@@ -263,9 +264,25 @@ class AcpProvider(ProviderBase):
         if not paths:
             return
         lines = narrator.bypassed(paths)
+        kept = self._sync_buffers(turn, paths)
+        if kept:
+            lines += narrator.bypassed_kept(kept)
         session.transcript.add_lines(lines)
         session.record(_lines_record("bypass", lines, paths=paths))
         session.ui.event("SightlineAcpBypass", {"turn": turn.id, "paths": paths})
+
+    def _sync_buffers(self, turn: Turn, paths: list[str]) -> list[str]:
+        """The open buffers of files the agent wrote itself show what it wrote (found by
+        content, so a stat that hides the write does not matter); those holding unsaved
+        changes are kept and returned."""
+        ws = Path(os.path.realpath(turn.session.workspace))
+        try:
+            kept = turn.editor.sync_files([str(ws / p) for p in paths])
+        except EditorError as err:
+            log.warning("the buffers of the agent's writes were not brought up to date: %s", err)
+            return []
+        ws_name = turn.session.workspace
+        return [workspace_rel(ws_name, k["path"]) for k in kept if k["disk"] == "conflict"]
 
     # -- the agent and its session (on the loop) -------------------------------------------
 

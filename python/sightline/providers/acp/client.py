@@ -45,7 +45,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from sightline.domain import diff, narrator, workspace
+from sightline.domain import diff, disk, narrator, workspace
 from sightline.domain.errors import Refused
 from sightline.domain.narrator import checklist
 from sightline.editor.port import FlatRange
@@ -333,8 +333,15 @@ class SightlineClient:
         real = self._confined(ctx, path, "read")
         if real.is_dir():
             raise _refused(f"{path}: a directory, not a file")
-        # The buffer when it is loaded (unsaved text included), else the disk.
-        content = buffer_reader(ctx.turn.editor)(real, MAX_READ_BYTES)
+
+        # The buffer when it is loaded (unsaved text included, else up to date with the
+        # file), else the disk. A buffer kept although its file changed is not handed over
+        # as the file: the read fails with what is wrong (the agent's only channel).
+        def kept(_: Any, code: str) -> None:
+            rel = workspace.relative(ctx.session.workspace, real)
+            raise _refused(disk.refused_read(rel, code))
+
+        content = buffer_reader(ctx.turn.editor, kept)(real, MAX_READ_BYTES)
         if content is None:
             raise RequestError.resource_not_found(path)
         if isinstance(content, bytes):

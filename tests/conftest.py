@@ -11,6 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No test asserts a time (the figures live in `make bench`): hypothesis's per-example
+# deadline and its too-slow check would make a property test fail on a busy machine.
+settings.register_profile("sightline", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("sightline")
 
 # pynvim's child sessions log a harmless "Loop ... is closed" from asyncio on teardown.
 logging.getLogger("asyncio").setLevel(logging.ERROR)

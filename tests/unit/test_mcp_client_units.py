@@ -347,3 +347,10 @@ def test_resources_are_labelled_mcp_and_a_starting_server_says_so() -> None:
         "@mcp:demo:demo://notes"
     ]
     assert mcp_resources.complete(_Servers({}, []), "/ws", "mcp:", []) == []  # type: ignore[arg-type]
+
+
+def test_a_server_named_by_a_newline_is_refused_on_one_line() -> None:
+    # A hypothesis find: the name went into the error's key path as it was.
+    with pytest.raises(ConfigError) as err:
+        servers({"\n": None})
+    assert str(err.value) == "mcp.servers.'\\n': expected a table, got nil"

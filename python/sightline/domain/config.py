@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sightline.domain.errors import kind_of
+from sightline.domain.errors import key_path, kind_of
 from sightline.domain.mcp_config import ServerConfig, ServerConfigError, parse_servers
 
 # A vim/libuv timer cannot wait longer than this either; Python's waits overflow above it.
@@ -162,7 +162,7 @@ class _Table:
         self.raw: Mapping[Any, Any] = raw
 
     def _fail(self, key: str, expected: str, value: object) -> ConfigError:
-        where = key if self.path == "config" else f"{self.path}.{key}"
+        where = key if self.path == "config" else key_path(self.path, key)
         return ConfigError(f"{where}: expected {expected}, got {_kind(value)}")
 
     def table(self, key: str) -> _Table:
@@ -171,7 +171,7 @@ class _Table:
             raise self._fail(key, "a table", value)
         if isinstance(value, list | tuple) and value:
             raise self._fail(key, "a table of named values", value)
-        return _Table(value, key if self.path == "config" else f"{self.path}.{key}")
+        return _Table(value, key if self.path == "config" else key_path(self.path, key))
 
     def text(self, key: str) -> str:
         value = self.raw.get(key)

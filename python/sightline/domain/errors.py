@@ -13,6 +13,13 @@ class Refused(Exception):
         self.message = message
 
 
+def key_path(path: str, key: object) -> str:
+    """`path.key` for an error message, on one line whatever the key holds: a key that is not
+    printable text is shown quoted and escaped (a user's table may be keyed by anything)."""
+    shown = key if isinstance(key, str) and key.isprintable() else repr(key)[:80]
+    return f"{path}.{shown}"
+
+
 def kind_of(value: object) -> str:
     """The Lua-side word for a value's type, for `expected …, got …`."""
     if value is None:

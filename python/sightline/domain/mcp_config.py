@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from sightline.domain import paths, secrets
-from sightline.domain.errors import kind_of
+from sightline.domain.errors import key_path, kind_of
 from sightline.domain.extensions import (
     EnableState,
     atomic_write_text,
@@ -95,8 +95,7 @@ def _map(
         if not isinstance(key, str) or (full and (not key or len(key) > MAX_TEXT)):
             raise _fail(path, what, value)
         if not isinstance(item, str) or (full and len(item) > MAX_TEXT):
-            shown = key if key.isprintable() else repr(key)  # the message is one line
-            raise _fail(f"{path}.{shown}", "a string", item)
+            raise _fail(key_path(path, key), "a string", item)
         out[key] = item
     return out
 
@@ -113,7 +112,7 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
             f"{path}: expected server names of 1 to {MAX_NAME_CHARS} printable characters, "
             f"got {shown[:80]}"
         )
-    where = f"{path}.{name}"
+    where = key_path(path, name)
     if not isinstance(raw, Mapping):
         raise _fail(where, "a table", raw)
     command = raw.get("command")

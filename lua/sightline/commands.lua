@@ -115,7 +115,7 @@ M.subcommands = {
         return nil, err
       end
       if not args[1] then
-        vim.notify(('sightline: model %s'):format(res.model), vim.log.levels.INFO)
+        require('sightline.ui.message').notify(('sightline: model %s'):format(res.model), vim.log.levels.INFO)
       end
       return true
     end,
@@ -180,7 +180,7 @@ function M.run(opts)
   end
   local sub = M.subcommands[name]
   if not sub then
-    vim.notify(
+    require('sightline.ui.message').notify(
       ('sightline: unknown subcommand %q; valid: %s'):format(name:sub(1, 60), table.concat(M.names(), ', ')),
       vim.log.levels.ERROR
     )
@@ -188,7 +188,7 @@ function M.run(opts)
   end
   if sub.max_args and #args > sub.max_args then
     local takes = sub.max_args == 0 and 'no arguments' or ('at most %d argument'):format(sub.max_args)
-    vim.notify(
+    require('sightline.ui.message').notify(
       ('sightline: :Sightline %s takes %s, got %q'):format(name, takes, table.concat(args, ' '):sub(1, 60)),
       vim.log.levels.ERROR
     )
@@ -206,7 +206,7 @@ function M.run(opts)
   elseif not res and err then
     require('sightline.ui.pane').notice(shorten(err), vim.log.levels.WARN)
   elseif type(res) == 'string' and not vim.startswith(res, 'OK') then
-    vim.notify(shorten(res), vim.log.levels.WARN)
+    require('sightline.ui.message').notify(shorten(res), vim.log.levels.WARN)
   end
 end
 

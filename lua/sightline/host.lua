@@ -95,7 +95,7 @@ local function on_exit(job, code)
   msg = require('sightline.diagnose').for_exit(S.stderr, M.python(), root, msg)
   vim.schedule(function()
     if msg then
-      vim.notify(msg, vim.log.levels.ERROR)
+      require('sightline.ui.message').notify(msg, vim.log.levels.ERROR)
     end
     require('sightline.ui.receive').core_exit(msg)
   end)

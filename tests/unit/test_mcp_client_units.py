@@ -26,7 +26,7 @@ API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 FUZZ = settings(
     max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck)
 )
-# Config values of every Lua shape, small (tests/test_fuzz_rpc.py covers the huge ones).
+# Config values of every Lua shape, small (tests/unit/test_fuzz_rpc.py covers the huge ones).
 VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
     lambda kids: (

@@ -181,7 +181,7 @@ function M.navigate(how)
   end
   local res = open(target, how)
   if type(res) == 'string' and not vim.startswith(res, 'OK') then
-    vim.notify('sightline: ' .. res, vim.log.levels.WARN)
+    require('sightline.ui.message').notify('sightline: ' .. res, vim.log.levels.WARN)
   end
   return true
 end

@@ -72,7 +72,7 @@ def test_refusals_the_core_sends_are_one_line_and_whole_in_the_pane(
     screen = screen_factory(nvim, 80, 24)
     for msg in REFUSALS:
         (shown,) = show(nvim, screen, msg, refused=True)
-        assert shown.endswith("… (see :Sightline chat)") and msg.startswith(shown[:-23])
+        assert shown.endswith("… (:Sightline chat)") and msg.startswith(shown[:-19])
         assert nvim.exec_lua(PANE_NOTE) == msg.removeprefix("sightline: ")
 
 

@@ -62,12 +62,15 @@ function M.summary(text, more)
     out = longer
   end
   if out ~= vim.trim(line) then
-    -- Cut at the last clause that ends in the second half rather than mid-clause.
+    -- End at the last clause boundary (`: `, `; `, `, `, ` (`) when it drops little.
     local clause = 0
     for at in out:gmatch('()[:;,] ') do
       clause = at
     end
-    if clause > #out / 2 then
+    for at in out:gmatch('() %(') do
+      clause = math.max(clause, at)
+    end
+    if clause > #out * 0.75 then
       out = out:sub(1, clause - 1)
     end
   end

@@ -77,7 +77,7 @@ function M.notice(msg, level, opts)
   M.render()
   bar.render()
   if opts.notify ~= false then
-    local more = layout.is_open() and '(see the pane)' or '(see :Sightline chat)'
+    local more = layout.is_open() and '(see the pane)' or '(:Sightline chat)'
     vim.notify(require('sightline.ui.message').summary(tostring(msg), more), level)
   end
 end

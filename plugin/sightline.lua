@@ -80,6 +80,22 @@ for name, fn in pairs({
   vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
 end
 
+-- :help sightline needs doc/tags, which a build without a Neovim (`make venv` before one is
+-- installed) cannot write: made here when missing or older than the help. Two stats at
+-- start-up; an install that cannot be written to is left as it is.
+do
+  local root = debug.getinfo(1, 'S').source:match('^@(.*)/plugin/[^/]*$')
+  local doc = root and (root .. '/doc')
+  local help = doc and vim.uv.fs_stat(doc .. '/sightline.txt')
+  local tags = help and vim.uv.fs_stat(doc .. '/tags')
+  local function older(a, b)
+    return a.sec < b.sec or (a.sec == b.sec and a.nsec < b.nsec)
+  end
+  if help and (not tags or older(tags.mtime, help.mtime)) then
+    pcall(vim.cmd, 'silent helptags ' .. vim.fn.fnameescape(doc))
+  end
+end
+
 local group = vim.api.nvim_create_augroup('sightline', { clear = true })
 vim.api.nvim_create_autocmd('MenuPopup', {
   group = group,

@@ -5,12 +5,15 @@
 in the log, so an agent restarted after a crash goes on with the next one). Every request
 the client sends and every answer it gives is appended to the log as one JSON line.
 
+caps: load, embedded, modes (ids, the first current), hang_init (initialize never answers).
 Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"tool": {id, title, kind?, status?, locations?, diff?}}, {"update": {id, status, diff?}},
 {"plan": [[text, status], ...]},
 {"read": path, "line"?, "limit"?}, {"write": path, "content": text},
-{"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text},
-{"crash": code}, {"wait_cancel": true},
+{"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text, "keep_mtime"?},
+{"crash": code}, {"wait_cancel": true}, {"terminal": command},
+{"together": [step, ...]} (sent at once),
+{"detach": step} (not waited for), {"raw": line} (written as is),
 {"stream": n, "size": k, "pause_ms": t?, "prose": bool?} (bench).
 """
 
@@ -20,6 +23,7 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -58,6 +62,7 @@ from acp.schema import (
     ToolCallLocation,
     ToolCallUpdate,
 )
+from acp.stdio import stdio_streams
 
 # What a tool call's content may hold (the SDK's helpers return one kind each).
 ToolContent = list[ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent]
@@ -79,6 +84,8 @@ class ScriptedAgent:
         self.caps = script.get("caps", {})
         self.log_path = log
         self.conn: Any = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.detached: set[asyncio.Task[Any]] = set()
         self.cancelled = asyncio.Event()
 
     def log(self, kind: str, **data: Any) -> None:
@@ -102,9 +109,18 @@ class ScriptedAgent:
         client_info: Any = None,
         **kw: Any,
     ) -> InitializeResponse:
+        keys = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENROUTER_API_KEY")
         self.log(
-            "initialize", capabilities=client_capabilities, client=client_info, pid=os.getpid()
+            "initialize",
+            capabilities=client_capabilities,
+            client=client_info,
+            pid=os.getpid(),
+            keys={k: os.environ[k] for k in keys if k in os.environ},
         )
+        if self.caps.get("hang_init"):
+            sys.stderr.write("stuck: waiting for a login that never comes\n")
+            sys.stderr.flush()
+            await asyncio.sleep(3600)
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
@@ -161,6 +177,11 @@ class ScriptedAgent:
             if stop:
                 return PromptResponse(stop_reason=stop)
         return PromptResponse(stop_reason="end_turn")
+
+    async def conn_write(self, line: str) -> None:
+        assert self.writer is not None
+        self.writer.write(line.encode() + b"\n")
+        await self.writer.drain()
 
     async def say(self, sid: str, text: str) -> None:
         await self.conn.session_update(sid, update_agent_message_text(text))
@@ -250,7 +271,30 @@ class ScriptedAgent:
             self.log("permission_result", chosen=chosen)
             await self.say(sid, f"[permission {chosen}]")
         elif "disk_write" in step:
-            Path(step["disk_write"]).write_text(step["content"])
+            path = Path(step["disk_write"])
+            before = path.stat() if path.exists() else None
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(step["content"])
+            if step.get("keep_mtime") and before is not None:
+                os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        elif "detach" in step:
+            # A step left running: the turn goes on (and may end) without its answer.
+            task = asyncio.get_running_loop().create_task(self._step(sid, step["detach"]))
+            self.detached.add(task)
+            task.add_done_callback(self.detached.discard)
+        elif "together" in step:
+            # Steps sent at once, without waiting for one another's answers.
+            await asyncio.gather(*(self._step(sid, s) for s in step["together"]))
+        elif "raw" in step:
+            # A line written as is on the agent's stdout (a malformed message).
+            await self.conn_write(step["raw"])
+        elif "terminal" in step:
+            try:
+                res = await conn.create_terminal(session_id=sid, command=step["terminal"])
+                self.log("terminal_result", ok=True, result=res)
+            except RequestError as err:
+                self.log("terminal_result", ok=False, code=err.code, message=str(err))
+            await self.say(sid, "[terminal answered]")
         elif "crash" in step:
             os._exit(int(step["crash"]))
         elif "wait_cancel" in step:
@@ -283,7 +327,13 @@ def main() -> None:
     args = parser.parse_args()
     script = json.loads(Path(args.script).read_text())
     agent = ScriptedAgent(script, Path(args.log))
-    asyncio.run(run_agent(agent))  # type: ignore[arg-type]
+
+    async def serve() -> None:
+        reader, writer = await stdio_streams(limit=64 * 1024 * 1024)
+        agent.writer = writer
+        await run_agent(agent, writer, reader)  # type: ignore[arg-type]
+
+    asyncio.run(serve())
 
 
 if __name__ == "__main__":

@@ -54,5 +54,6 @@ def acp_nvim(
 ) -> tuple[Any, AgentLog]:
     cmd, log = agent_cmd(tmp_path, turns, caps)
     agent = {"cmd": cmd, "client_writes": client_writes}
-    nv = nvim_factory({"provider": {"name": "acp", "agent": agent}, **cfg})
+    provider = {"name": "acp", "agent": agent, **cfg.pop("provider", {})}
+    nv = nvim_factory({"provider": provider, **cfg})
     return nv, log

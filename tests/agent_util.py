@@ -44,6 +44,23 @@ def wait_pending(nv: Any, timeout: float = TURN_TIMEOUT_S) -> dict[str, Any]:
     )
 
 
+def wait_core_pending(nv: Any, timeout: float = TURN_TIMEOUT_S) -> dict[str, Any]:
+    """Wait until the core itself says a decision waits: after an answer, the Lua mirror of
+    the status can still show the question just answered until the core's next push."""
+
+    def core_status() -> dict[str, Any]:
+        answer = nv.exec_lua("return require('sightline.host').request('agent.status')")
+        return dict(answer["status"])
+
+    return dict(
+        wait_for(
+            lambda: (st := core_status())["state"] == "awaiting_decision" and st,
+            timeout,
+            "a pending decision in the core",
+        )
+    )
+
+
 def tool_results(server: FakeAnthropic, request: int) -> list[dict[str, Any]]:
     """The tool_result blocks the core sent in request number `request` (0-based)."""
     req = server.wait_for_requests(request + 1, TURN_TIMEOUT_S)[request]
@@ -82,3 +99,12 @@ def accepted(server: FakeAnthropic, n: int) -> list[dict[str, Any]]:
 
 def texts(message: dict[str, Any]) -> list[str]:
     return [b["text"] for b in message["content"] if b.get("type") == "text"]
+
+
+def core_pid(nv: Any) -> int:
+    return int(nv.exec_lua("return require('sightline.host').request('core.ping').pid"))
+
+
+def core_status(nv: Any) -> dict[str, Any]:
+    """The core's own status (starts the core if needed), not the Lua mirror."""
+    return dict(nv.exec_lua("return require('sightline.host').request('agent.status').status"))

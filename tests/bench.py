@@ -293,6 +293,7 @@ def collect() -> list[Row]:
         "bench_acp",
         "bench_port",
         "bench_pane",
+        "bench_stream",
         "bench_history",
     ):
         try:
@@ -314,6 +315,10 @@ def main() -> None:
     for r in rows:
         mark = "✔" if r["met"] else "✘"
         out.append(f"{r['bench']:<{width}}  {r['value']!s:<{vwidth}}  {r['target']}  {mark}")
+    import os
+
+    loads = " ".join(f"{v:.1f}" for v in os.getloadavg())
+    out.append(f"machine load average (1/5/15 min) at the end: {loads} on {os.cpu_count()} CPUs")
     sys.stdout.write("\n".join(out) + "\n")
 
 

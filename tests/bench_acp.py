@@ -2,7 +2,7 @@
 
 * per streamed agent message chunk, the client's cost from the JSON notification to the
   transcript (the SDK's pydantic validation + sightline's handler + the transcript append),
-  median and p95 over a 5 000-chunk reply. The batched push to Neovim (ui/push.py, every 30 ms)
+  median and p95 over a 5 000-chunk reply. The push to Neovim (ui/push.py, paced by Neovim)
   is outside the per-chunk path and is built here with each flush;
 * Neovim's keystroke latency while a 5 000-chunk reply streams end to end (the scripted
   agent tests/acp_agent.py → the SDK → the core → the pane) into a transcript of 10 000
@@ -41,8 +41,12 @@ TARGET_P95_US = 200.0
 class _Editor:
     """The one port method the stream uses (the pane's updates)."""
 
-    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+    def notify_ui(
+        self, build: Callable[[], dict[str, Any]], applied: Callable[[], None] | None = None
+    ) -> None:
         build()
+        if applied is not None:
+            applied()
 
 
 class _Session:

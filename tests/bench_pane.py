@@ -13,8 +13,8 @@ Two measures:
   the pane: Neovim's, os.clock), so time spent waiting for a CPU is left out;
 * with a UI attached (tests/screen.py), keystroke-to-screen latency in an editor buffer
   while a 5 000-token reply streams into a transcript of 10 000 lines: a timer inside
-  Neovim applies one delta every 2 ms (harsher than the core, which coalesces its pushes
-  every 30 ms), and each typed character is timed from `nvim_input` to the redraw that
+  Neovim applies one delta every 2 ms (harsher than the core, whose pushes are 8 ms apart
+  at least), and each typed character is timed from `nvim_input` to the redraw that
   shows it.
 
 Not a test: `make bench` calls `bench()`. Alone: `python -m tests.bench_pane`.

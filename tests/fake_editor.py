@@ -19,6 +19,7 @@ from sightline.domain import diff
 from sightline.domain.scope import RANGE_KEYS
 from sightline.editor.port import (
     Applied,
+    BufferText,
     CreateSpec,
     Diagnostic,
     Diagnostics,
@@ -28,6 +29,7 @@ from sightline.editor.port import (
     FlatRange,
     Found,
     HunkSpec,
+    KeptBuffer,
     Lines,
     Loaded,
     PythonResolution,
@@ -274,10 +276,12 @@ class FakeEditor:
         last = max(first, min(last, first + max_lines))
         return {"total": total, "lines": lines[first:last], "modified": found[1].modified}
 
-    def read_text(self, path: str, max_bytes: int) -> str | None:
+    def read_text(self, path: str, max_bytes: int) -> BufferText | None:
         self._note("read_text")
         found = self.buffer_of(path)
-        return None if found is None else diff.buffer_text(found[1].lines)[:max_bytes]
+        if found is None:
+            return None
+        return {"text": diff.buffer_text(found[1].lines)[:max_bytes]}
 
     def _anchor(self, flat: FlatRange, text: str) -> tuple[int, FakeBuffer, FlatRange] | str:
         buf = flat["buffer"]
@@ -372,12 +376,20 @@ class FakeEditor:
         self.hunks[spec["id"]] = spec
         return True
 
+    def sync_files(self, paths: list[str]) -> list[KeptBuffer]:
+        self._note("sync_files")  # the fake's buffers have no files to fall behind
+        return []
+
     def take_after(self, proposal_id: int) -> list[str] | None:
         self._note("take_after")
         return self.after_side.pop(proposal_id, None)
 
-    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+    def notify_ui(
+        self, build: Callable[[], dict[str, Any]], applied: Callable[[], None] | None = None
+    ) -> None:
         payload = build()
         with self._lock:
             self.updates.append(payload)
             del self.updates[: -self.keep_updates]
+        if applied is not None:
+            applied()

@@ -94,7 +94,11 @@ MESSAGE = st.fixed_dictionaries(
 OTHER = st.one_of(
     COMPACTION,
     st.fixed_dictionaries(
-        {"type": st.just("event"), "event": st.sampled_from(["stopped", "error"])}
+        {
+            "type": st.just("event"),
+            "event": st.sampled_from(["stopped", "error", "interrupted", "limit", "done"]),
+        },
+        optional={"seconds": JSON, "tokens": JSON, "cost": JSON, "rounds": JSON},
     ),
     st.fixed_dictionaries({"type": st.just("plan")}, optional={"steps": JSON}),
     st.fixed_dictionaries({"type": st.just("proposal")}, optional={"lines": JSON}),
@@ -118,6 +122,13 @@ def turns() -> st.SearchStrategy[list[dict[str, Any]]]:
         n = 0
         for _ in range(draw(st.integers(0, 4))):
             out.append({**PROMPT, "content": [{"type": "text", "text": draw(TEXT) or "p"}]})
+            # A turn that got no reply: stopped or failed before any text, or cut off by
+            # quitting (then reopened: marked interrupted, or not by an older core).
+            unreplied = draw(st.sampled_from([None, None, "stopped", "error", "interrupted", ""]))
+            if unreplied is not None:
+                if unreplied:
+                    out.append({"type": "event", "event": unreplied})
+                continue
             for _ in range(draw(st.integers(0, 3))):
                 calls: list[dict[str, Any]] = []
                 for _ in range(draw(st.integers(0, 3))):

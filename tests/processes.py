@@ -21,3 +21,12 @@ def processes_with(marker: str) -> list[int]:
         if marker in cmdline and state != "Z":
             found.append(int(entry))
     return found
+
+
+def gone(pid: int) -> bool:
+    """The process ended (or is a zombie waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ")[1].startswith("Z")
+    except OSError:
+        return True

@@ -15,6 +15,19 @@ local function fixed(values)
   end
 end
 
+---A switch that was made, confirmed in one line (the pane's bar shows it too, but the pane
+---may be closed); a refusal is passed on as it came.
+---@param ok boolean?
+---@param err string?
+---@param said fun(s: sightline.Status): string what is on now
+---@return boolean? ok, string? err
+local function confirmed(ok, err, said)
+  if ok then
+    require('sightline.ui.message').notify('sightline: ' .. said(sl().status()), vim.log.levels.INFO)
+  end
+  return ok, err
+end
+
 ---@class sightline.Subcommand
 ---@field run fun(args: string[], opts: table): (boolean?, string?)
 ---@field complete? fun(arglead: string, args: string[]): string[]
@@ -31,6 +44,12 @@ M.subcommands = {
   },
   stop = {
     run = function()
+      -- Nothing to stop is a message, not a note in the pane: the conversation is as it was.
+      local state = sl().status().state
+      if state ~= 'working' and state ~= 'awaiting_decision' then
+        require('sightline.ui.message').notify('sightline: no turn is running', vim.log.levels.INFO)
+        return true
+      end
       return sl().stop()
     end,
     max_args = 0,
@@ -59,10 +78,11 @@ M.subcommands = {
     max_args = 0,
   },
   history = {
-    run = function()
-      return sl().history()
+    run = function(args)
+      return require('sightline.ui.history').command(args)
     end,
-    max_args = 0,
+    complete = fixed({ 'rename', 'delete' }),
+    max_args = 1,
   },
   accept = {
     run = function(args)
@@ -114,9 +134,9 @@ M.subcommands = {
       if not res then
         return nil, err
       end
-      if not args[1] then
-        require('sightline.ui.message').notify(('sightline: model %s'):format(res.model), vim.log.levels.INFO)
-      end
+      -- Said either way: with the pane closed nothing else shows that the switch was made.
+      local said = args[1] and 'sightline: model %s from the next request on' or 'sightline: model %s'
+      require('sightline.ui.message').notify(said:format(res.model), vim.log.levels.INFO)
       return true
     end,
     complete = function(arglead)
@@ -127,14 +147,20 @@ M.subcommands = {
   },
   plan = {
     run = function(args)
-      return sl().plan(args[1] or 'toggle')
+      local ok, err = sl().plan(args[1] or 'toggle')
+      return confirmed(ok, err, function(s)
+        return 'plan mode ' .. (s.mode == 'plan' and 'on' or 'off')
+      end)
     end,
     complete = fixed(ON_OFF),
     max_args = 1,
   },
   autoaccept = {
     run = function(args)
-      return sl().autoaccept(args[1] or 'toggle')
+      local ok, err = sl().autoaccept(args[1] or 'toggle')
+      return confirmed(ok, err, function(s)
+        return 'autoaccept ' .. (s.autoaccept and 'on' or 'off')
+      end)
     end,
     complete = fixed(ON_OFF),
     max_args = 1,

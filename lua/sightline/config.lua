@@ -35,6 +35,7 @@ local defaults = {
     agent = nil, ---@type "gemini"|"claude"|"codex"|{cmd: string[], env: table<string,string>?, client_writes: boolean?}|nil
     thinking = nil, ---@type integer|"low"|"medium"|"high"|false|nil token budget (anthropic) or reasoning effort
     context_window = nil, ---@type integer? nil = the model's known context size
+    agent_mode = nil, ---@type string? acp: the agent's mode by id (the only way to one that never asks)
   },
   rules = true,
   pane = {
@@ -51,6 +52,7 @@ local defaults = {
       block_next = ']b',
       block_prev = '[b',
       block_yank = 'gy',
+      line_yank = 'gY',
     },
   },
   mappings = vim.deepcopy(require('sightline.keymaps').DEFAULTS),
@@ -227,6 +229,7 @@ local schema = {
       true,
     },
     context_window = { count(1024, 2 ^ 31 - 1), true },
+    agent_mode = { 'string', true },
   },
   rules = { 'boolean' },
   pane = {
@@ -243,6 +246,7 @@ local schema = {
       block_next = { key_or_false },
       block_prev = { key_or_false },
       block_yank = { key_or_false },
+      line_yank = { key_or_false },
     },
   },
   mappings = { chat = { key_or_false }, change = { key_or_false } },

@@ -1,37 +1,84 @@
 ---@mod sightline.health  :checkhealth sightline
 local M = {}
 local h = vim.health
+local HEALTH_TIMEOUT_MS = 15000
 
-local function check_python(python, root)
-  local script = table.concat({
-    'import sys, importlib',
-    'print(sys.version.split()[0])',
-    'for m in ("pynvim", "anthropic", "platformdirs", "msgpack"):',
-    '    try:',
-    '        mod = importlib.import_module(m); print(m, "ok", getattr(mod, "__version__", ""))',
-    '    except Exception as e:',
-    '        print(m, "missing", type(e).__name__)',
-  }, '\n')
-  local res = vim.system({ python, '-c', script }, { text = true }):wait(15000)
-  if res.code ~= 0 then
-    h.error(('%s failed to run: %s'):format(python, vim.trim(res.stderr or '')))
+---The interpreter's Python and packages (sightline.entry.health, run there) and the key's
+---source. Packages needed now are errors when missing; the others warnings.
+---@param python string
+---@param root string the plugin's directory
+---@param provider string the effective provider name
+---@param cfg sightline.Config
+---@return boolean ok, table? key where the provider's key comes from
+local function check_python(python, root, provider, cfg)
+  local pythonpath = root .. '/python' .. (vim.env.PYTHONPATH and (':' .. vim.env.PYTHONPATH) or '')
+  local mcp = next(cfg.mcp.servers) ~= nil or vim.uv.fs_stat('.mcp.json') ~= nil
+  local args = vim.json.encode({ provider = provider, mcp = mcp })
+  local res = vim
+    .system({ python, '-m', 'sightline.entry.health', args }, { text = true, env = { PYTHONPATH = pythonpath } })
+    :wait(HEALTH_TIMEOUT_MS)
+  if res.code == 124 then
+    -- Killed at the timeout (importing the SDKs is slow on a loaded machine): the packages
+    -- are not known, so the core's own answer below is what tells whether it runs.
+    h.warn(('%s did not finish checking its packages within %d s'):format(python, HEALTH_TIMEOUT_MS / 1000))
+    return true, nil
+  end
+  local ok, info = pcall(vim.json.decode, vim.trim(res.stdout or ''))
+  if res.code ~= 0 or not ok or type(info) ~= 'table' then
+    h.error(('%s failed to run: %s'):format(python, vim.trim(res.stderr or ''):sub(1, 300)))
     return false
   end
-  local lines = vim.split(vim.trim(res.stdout), '\n')
-  h.ok(('Python %s (%s)'):format(lines[1], python))
+  h.ok(('Python %s (%s)'):format(info.python, python))
   local all = true
-  for i = 2, #lines do
-    local name, state, version = lines[i]:match('^(%S+) (%S+)%s*(.*)$')
-    if state == 'ok' then
-      h.ok(('%s %s importable'):format(name, version))
+  for _, p in ipairs(info.packages) do
+    local name = p.dist .. (p.version ~= '' and (' ' .. p.version) or '')
+    if p.error == '' then
+      h.ok(('%s (%s)'):format(name, p.needed_by))
     else
-      all = false
-      h.error(('%s is not importable there'):format(name), {
+      local say = p.needed and h.error or h.warn
+      all = all and not p.needed
+      say(('%s is not importable there (%s): needed by %s'):format(p.dist, p.error, p.needed_by), {
         require('sightline.diagnose').install_advice(root) .. ', or set the `python` option',
       })
     end
   end
-  return all
+  return all, info.key
+end
+
+---The configuration in effect: which layers, whether the last setup() took, every option
+---that differs from its default, unknown keys.
+local function check_config()
+  h.start('sightline: configuration in effect')
+  local config = require('sightline.config')
+  local opts, refused = config.last_opts()
+  local cfg, err, unknown = config.build(opts)
+  if refused then
+    h.error('the last setup() was refused: ' .. refused, {
+      'the setup() before it is in effect (shown below); fix the option and call setup() again',
+    })
+  end
+  if err then
+    h.error('configuration: ' .. err, { 'the defaults are in effect' })
+  else
+    local layers = { 'the defaults' }
+    if vim.g.sightline ~= nil then
+      layers[#layers + 1] = 'vim.g.sightline'
+    end
+    if opts ~= nil then
+      layers[#layers + 1] = refused and 'the setup() before the refused one' or 'setup()'
+    end
+    h.info('in effect: ' .. table.concat(layers, ' ⊕ '))
+  end
+  for _, key in ipairs(unknown or {}) do
+    h.warn(('unknown option %s (ignored)'):format(key))
+  end
+  local lines = require('sightline.config_view').lines(cfg or config.get(), opts)
+  if #lines == 0 then
+    h.info('every option has its default value')
+  end
+  for _, line in ipairs(lines) do
+    h.info(line)
+  end
 end
 
 ---The configured ACP agent: found, version, capabilities, scoped turns (starts it once).
@@ -73,6 +120,24 @@ function M.check_acp(python, root, agent, provider)
   end
 end
 
+---Where the provider's key comes from (never the key).
+---@param provider string
+---@param cfg sightline.Config
+---@param key table? from sightline.entry.health
+local function check_key(provider, cfg, key)
+  if not key or not key.needs_key then
+    return
+  end
+  local value = vim.env[key.env]
+  if value and value ~= '' then
+    h.ok(('an API key is set in $%s'):format(key.env))
+  elseif cfg.provider.api_key_cmd then
+    h.ok('the API key comes from provider.api_key_cmd')
+  else
+    h.error(('no API key for %s: set $%s or provider.api_key_cmd'):format(provider, key.env))
+  end
+end
+
 ---:checkhealth sightline, from the effective configuration.
 function M.check()
   h.start('sightline')
@@ -81,48 +146,28 @@ function M.check()
   else
     h.error('Neovim 0.11 or newer is required, this is ' .. tostring(vim.version()))
   end
-
-  -- The effective configuration: defaults ⊕ vim.g.sightline ⊕ the last setup() that took effect.
   local config = require('sightline.config')
-  local opts, refused = config.last_opts()
-  local cfg, err, unknown = config.build(opts)
-  if err then
-    h.error('configuration: ' .. err)
-  else
-    h.ok('configuration is valid')
-  end
-  if refused then
-    h.error('the last setup() was refused (the one before it applies): ' .. refused)
-  end
-  for _, key in ipairs(unknown or {}) do
-    h.warn(('unknown option %s (ignored)'):format(key))
-  end
-  cfg = cfg or config.get()
+  local cfg = config.build(config.last_opts()) or config.get()
 
   local host = require('sightline.host')
   local python = host.python()
-  local python_ok = vim.fn.executable(python) == 1 and check_python(python, host.root)
-  if vim.fn.executable(python) ~= 1 then
+  local provider = config.provider_name(cfg)
+  local python_ok, key = false, nil
+  if vim.fn.executable(python) == 1 then
+    python_ok, key = check_python(python, host.root, provider, cfg)
+  else
     h.error(('Python interpreter %q not found'):format(python))
   end
 
-  local provider = config.provider_name(cfg)
   h.info(
     'provider: ' .. provider .. (provider == 'echo' and '' or (' (model ' .. (cfg.provider.model or 'default') .. ')'))
   )
-  if provider == 'anthropic' then
-    local key = vim.env.ANTHROPIC_API_KEY
-    if key and key ~= '' then
-      h.ok('an API key is set in $ANTHROPIC_API_KEY')
-    elseif cfg.provider.api_key_cmd then
-      h.ok('the API key comes from provider.api_key_cmd')
-    else
-      h.error('no API key: set $ANTHROPIC_API_KEY or provider.api_key_cmd')
-    end
-  elseif provider == 'acp' then
+  if provider == 'acp' then
     M.check_acp(python, host.root, cfg.provider.agent or 'gemini', cfg.provider)
+  elseif provider == 'echo' then
+    h.info('the echo provider repeats what you type (set $ANTHROPIC_API_KEY for Claude)')
   else
-    h.info('no API key configured: the echo provider answers (set $ANTHROPIC_API_KEY for Claude)')
+    check_key(provider, cfg, key)
   end
 
   if python_ok then
@@ -137,6 +182,7 @@ function M.check()
       M.check_mcp()
     end
   end
+  check_config()
 end
 
 ---Each MCP server, its state and its tools with their kinds (nothing is started here).
@@ -147,7 +193,7 @@ function M.check_mcp()
     return
   end
   if #servers == 0 then
-    h.info('no MCP servers configured (:help sightline-mcp-client)')
+    h.info('no MCP servers configured; see :help sightline-mcp-client')
   end
   for _, s in ipairs(servers) do
     local from = s.source == 'workspace' and '.mcp.json' or 'setup()'

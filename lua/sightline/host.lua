@@ -198,6 +198,12 @@ function M.set_status(status)
     return
   end
   local before = S.status.state
+  -- Most pushes of a stream carry the status unchanged (one a few milliseconds): nothing to
+  -- redraw for those.
+  local seq = status.seq
+  status.seq = S.status.seq
+  local same = S.chan ~= nil and vim.deep_equal(status, S.status)
+  status.seq = seq
   S.status = status
   if status.conversation_path ~= nil then
     S.conversation = status.conversation_path ~= vim.NIL and status.conversation_path or nil
@@ -205,7 +211,9 @@ function M.set_status(status)
   if not S.chan then
     S.status.state = 'stopped'
   end
-  require('sightline.ui.receive').status(S.status, before)
+  if not same then
+    require('sightline.ui.receive').status(S.status, before)
+  end
 end
 
 ---Stop the core (no message). With `wait_ms`, wait at most that long for it to exit.

@@ -106,7 +106,15 @@ end
 ---@return boolean? ok, string? err
 function M.reset()
   local res, err = host().request('agent.reset')
-  return res and true or nil, err
+  if not res then
+    return nil, err
+  end
+  -- A new conversation starts clean: a refusal said in the old one is not carried over.
+  local pane = package.loaded['sightline.ui.pane']
+  if pane then
+    pane.clear_notice()
+  end
+  return true
 end
 
 ---accept | reject, with an optional reason told to the model.
@@ -249,33 +257,7 @@ end
 ---Pick a conversation of this workspace and reopen it in the pane.
 ---@return boolean? ok, string? err
 function M.history()
-  local res, err = host().request('history.list')
-  if not res then
-    return nil, err
-  end
-  local items = res.conversations
-  if #items == 0 then
-    return nil, 'sightline: no conversations in this workspace yet'
-  end
-  vim.ui.select(items, {
-    prompt = 'sightline conversations',
-    format_item = function(c)
-      return ('%s  %s  (%d messages)'):format(os.date('%Y-%m-%d %H:%M', c.created), c.title, c.messages)
-    end,
-  }, function(choice)
-    if not choice then
-      return
-    end
-    -- Opened once the picker is gone: the default picker (inputlist) calls back from inside
-    -- its prompt, where the pane's windows and Insert mode would not be drawn for seconds.
-    vim.schedule(function()
-      local ok, open_err = M.open_conversation(choice.path)
-      if not ok then
-        require('sightline.ui.message').notify(open_err, vim.log.levels.WARN)
-      end
-    end)
-  end)
-  return true
+  return require('sightline.ui.history').open()
 end
 
 ---Reopen a conversation of the history store in the pane.

@@ -20,7 +20,8 @@ function M.list()
   return res.servers
 end
 
-local STATE_HL = { running = 'DiagnosticOk', failed = 'ErrorMsg', invalid = 'ErrorMsg', disabled = 'Comment' }
+local STATE_HL =
+  { running = 'DiagnosticOk', failed = 'ErrorMsg', invalid = 'ErrorMsg', changed = 'WarningMsg', disabled = 'Comment' }
 
 ---The listing as echo chunks; one server per line, then its tools with their kinds.
 ---@param servers table[]

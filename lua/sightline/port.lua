@@ -14,14 +14,12 @@ local api = vim.api
 
 ---@alias sightline.PortTarget string|integer an absolute path (symlinks resolved) or a buffer
 
+---A loaded buffer, up to date with its file (port/buffers.lua: every read goes through it).
 ---@param target sightline.PortTarget
 ---@return integer? buf a loaded buffer, or nil
+---@return sightline.Disk? disk its file changed on disk and it was kept (unsaved changes)
 local function loaded(target)
-  local buf = type(target) == 'number' and target or require('sightline.port.buffers').find(target)
-  if buf and api.nvim_buf_is_valid(buf) and api.nvim_buf_is_loaded(buf) then
-    return buf
-  end
-  return nil
+  return require('sightline.port.buffers').fresh(target)
 end
 
 -- Calls -------------------------------------------------------------------------------------
@@ -47,16 +45,18 @@ end
 
 -- Buffers: read -----------------------------------------------------------------------------
 
----The buffer of `path` for an agent edit, loaded hidden if needed, or why there is none.
+---The buffer of `path` for an agent edit, loaded hidden if needed and up to date with its
+---file, or why there is none.
 ---@param path string
 ---@return integer? buf
 ---@return table? refused {missing} | {error = 'load_failed'|'unchangeable', detail}
+---@return sightline.Disk? disk
 local function editable(path)
   local buffers = require('sightline.port.buffers')
   if not buffers.find(path) and vim.fn.filereadable(path) == 0 then
     return nil, { missing = true }
   end
-  local buf, err = buffers.load(path)
+  local buf, err, disk = buffers.load(path)
   if not buf then
     return nil, { error = 'load_failed', detail = tostring(err) }
   end
@@ -64,7 +64,7 @@ local function editable(path)
   if why then
     return nil, { error = 'unchangeable', detail = why }
   end
-  return buf, nil
+  return buf, nil, disk
 end
 
 ---A proposal's surroundings: `needle`'s occurrences in the buffer of `path` (loaded hidden if
@@ -72,9 +72,10 @@ end
 ---@param path string
 ---@param needle string
 ---@param context integer
----@return table # {missing} | {error} | {count} | {count=1, buffer, first_line, lines, modified}
+---`disk` (with a count) when the file changed on disk and the buffer was kept.
+---@return table # {missing} | {error} | {count, disk?} | {count=1, buffer, first_line, lines, modified, disk?}
 function M.find_unique(path, needle, context)
-  local buf, refused = editable(path)
+  local buf, refused, disk = editable(path)
   if not buf then
     return refused
   end
@@ -85,7 +86,7 @@ function M.find_unique(path, needle, context)
     return { error = bad }
   end
   if count ~= 1 or not row or not col then
-    return { count = count }
+    return { count = count, disk = disk }
   end
   local end_row = unique.end_of(row, col, needle)
   local first = math.max(0, row - context)
@@ -96,19 +97,21 @@ function M.find_unique(path, needle, context)
     first_line = first,
     lines = { unpack(lines, first + 1, last) },
     modified = vim.bo[buf].modified,
+    disk = disk,
   }
 end
 
 ---The whole buffer of `path` (loaded hidden if needed) for a write of the whole file (an ACP
----agent's): {buffer, lines, modified}, or {missing} | {error, detail} as find_unique says.
+---agent's): {buffer, lines, modified, disk?}, or {missing} | {error, detail} as find_unique says.
 ---@param path string
 ---@return table
 function M.load_lines(path)
-  local buf, refused = editable(path)
+  local buf, refused, disk = editable(path)
   if not buf then
     return refused
   end
-  return { buffer = buf, lines = api.nvim_buf_get_lines(buf, 0, -1, false), modified = vim.bo[buf].modified }
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  return { buffer = buf, lines = lines, modified = vim.bo[buf].modified, disk = disk }
 end
 
 ---Lines [first, last) of a loaded buffer (at most `max`), or nil when none is loaded.
@@ -116,9 +119,9 @@ end
 ---@param first integer 0-based
 ---@param last integer exclusive, -1 for the end
 ---@param max integer
----@return {total: integer, lines: string[], modified: boolean}?
+---@return {total: integer, lines: string[], modified: boolean, disk: sightline.Disk?}?
 function M.read_lines(target, first, last, max)
-  local buf = loaded(target)
+  local buf, disk = loaded(target)
   if not buf then
     return nil
   end
@@ -128,18 +131,15 @@ function M.read_lines(target, first, last, max)
   end
   first = math.min(first, total)
   last = math.max(first, math.min(last, first + max))
-  return { total = total, lines = api.nvim_buf_get_lines(buf, first, last, false), modified = vim.bo[buf].modified }
+  local lines = api.nvim_buf_get_lines(buf, first, last, false)
+  return { total = total, lines = lines, modified = vim.bo[buf].modified, disk = disk }
 end
 
----Whole lines, up to `max` bytes, of the loaded buffer of `path` as text, or nil.
----@param path string
+---Whole lines, up to `max` bytes, of a buffer as text.
+---@param buf integer loaded
 ---@param max integer
----@return string?
-function M.read_text(path, max)
-  local buf = loaded(path)
-  if not buf then
-    return nil
-  end
+---@return string
+local function text_of(buf, max)
   local out, size, row, count = {}, 0, 0, api.nvim_buf_line_count(buf)
   while row < count and size <= max do
     for _, line in ipairs(api.nvim_buf_get_lines(buf, row, math.min(row + 256, count), false)) do
@@ -154,12 +154,45 @@ function M.read_text(path, max)
   return table.concat(out, '\n') .. '\n'
 end
 
+---Whole lines, up to `max` bytes, of the loaded buffer of `path` as text, or nil.
+---@param path string
+---@param max integer
+---@return {text: string, disk: sightline.Disk?}?
+function M.read_text(path, max)
+  local buf, disk = loaded(path)
+  if not buf then
+    return nil
+  end
+  return { text = text_of(buf, max), disk = disk }
+end
+
+---Files the core saw change on disk by their content (an ACP agent wrote them itself): their
+---loaded buffers are brought up to date as before every read, even where the file's stat
+---hides the change (a same-size write with its mtime put back). The paths whose buffer was
+---kept (unsaved changes, or a file now deleted) are returned with why.
+---@param paths string[] absolute, symlinks resolved
+---@return {path: string, disk: sightline.Disk}[]
+function M.sync_files(paths)
+  local buffers, kept = require('sightline.port.buffers'), {}
+  for _, path in ipairs(type(paths) == 'table' and paths or {}) do
+    local buf = type(path) == 'string' and buffers.find(path) or nil
+    if buf and api.nvim_buf_is_loaded(buf) then
+      local disk = buffers.sync(buf, true)
+      if disk then
+        kept[#kept + 1] = { path = path, disk = disk }
+      end
+    end
+  end
+  return kept
+end
+
 ---Which version of the file a reveal of `path` would look at: its loaded buffer's
 ---changedtick, else the file's mtime and size; nil when there is none.
 ---@param path string absolute
 ---@return string?
 local function version(path)
-  local buf = loaded(path)
+  local buf = require('sightline.port.buffers').find(path)
+  buf = buf and api.nvim_buf_is_loaded(buf) and buf or nil
   if buf then
     return ('b%d:%d'):format(buf, api.nvim_buf_get_changedtick(buf))
   end
@@ -174,7 +207,7 @@ local function python_path(file_path)
   if require('sightline.port.buffers').unopenable(path) then
     return nil
   end
-  local buf = loaded(path)
+  local buf = require('sightline.port.buffers').find(path)
   if path:match('%.pyi?$') or (buf and vim.bo[buf].filetype == 'python') then
     return path
   end
@@ -192,9 +225,10 @@ function M.python_source(file_path, max)
   if not path then
     return nil
   end
-  local v, buf = version(path), loaded(path)
+  local buf = loaded(path)
+  local v = version(path)
   if buf then
-    return { text = M.read_text(buf, max), version = v }
+    return { text = text_of(buf, max), version = v }
   end
   local fd = io.open(path, 'rb')
   if not fd then
@@ -223,6 +257,9 @@ end
 ---@param context integer
 ---@return table
 function M.reanchor_range(flat, text, context)
+  if type(flat) == 'table' and type(flat.buffer) == 'number' and flat.buffer > 0 then
+    loaded(flat.buffer) -- up to date with its file before the selection is looked for
+  end
   local range, err = require('sightline.port.scope').anchor(flat, text)
   if not range then
     return { error = err }
@@ -286,13 +323,16 @@ end
 
 local MAX_ITEMS = 1000 -- far above what the core shows; keeps one answer small
 
----Diagnostics of loaded buffers under `root`, or of the buffer of `path` alone.
+---Diagnostics of loaded buffers under `root`, or of the buffer of `path` alone, worst first
+---(all errors of every buffer before any warning, …) and only then cut to MAX_ITEMS, so no
+---number of hints can hide an error.
 ---@param opts { root: string, path?: string }
 ---@return { loaded: boolean, items: table[], truncated: boolean }
 function M.diagnostics(opts)
   local root = vim.fs.normalize(opts.root)
   local want = opts.path and vim.fs.normalize(opts.path) or nil
   local out = { loaded = false, items = {}, truncated = false }
+  local matched = {} ---@type { buf: integer, name: string }[]
   for _, buf in ipairs(api.nvim_list_bufs()) do
     local name = api.nvim_buf_is_loaded(buf) and api.nvim_buf_get_name(buf) or ''
     if name ~= '' then
@@ -306,13 +346,19 @@ function M.diagnostics(opts)
     end
     if match then
       out.loaded = true
-      for _, d in ipairs(vim.diagnostic.get(buf)) do
+      table.insert(matched, { buf = buf, name = name })
+    end
+  end
+  local severity = vim.diagnostic.severity
+  for _, level in ipairs({ severity.ERROR, severity.WARN, severity.INFO, severity.HINT }) do
+    for _, m in ipairs(matched) do
+      for _, d in ipairs(vim.diagnostic.get(m.buf, { severity = level })) do
         if #out.items >= MAX_ITEMS then
           out.truncated = true
-          break
+          return out
         end
         table.insert(out.items, {
-          path = name,
+          path = m.name,
           lnum = d.lnum,
           col = d.col,
           end_lnum = d.end_lnum or d.lnum,
@@ -383,25 +429,29 @@ end
 
 -- The editor window -----------------------------------------------------------------------
 
----The text of the editor window's buffer (unsaved changes included): whole lines up to
----`max` bytes, then one cut line, so `#text > max` says it went on.
+---The text of the editor window's buffer (unsaved changes included), up to date with its
+---file: whole lines up to `max` bytes, then one cut line, so `#text > max` says it went on.
 ---@param max integer
----@return { name: string, text: string, filetype: string, modified: boolean }?
+---@return { name: string, text: string, filetype: string, modified: boolean, disk: sightline.Disk? }?
 function M.editor_buffer(max)
   local win = require('sightline.reveal.windows').find()
   if not win then
     return nil
   end
-  local buf = api.nvim_win_get_buf(win)
+  local buf, disk = loaded(api.nvim_win_get_buf(win))
+  if not buf then
+    return nil
+  end
   local name = api.nvim_buf_get_name(buf)
   if name ~= '' then
     name = vim.fs.normalize(vim.uv.fs_realpath(name) or name)
   end
   return {
     name = name,
-    text = M.read_text(buf, max) or '',
+    text = text_of(buf, max),
     filetype = vim.bo[buf].filetype,
     modified = vim.bo[buf].modified,
+    disk = disk,
   }
 end
 

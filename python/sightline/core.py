@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sightline import providers
 from sightline.agent.session import Session
-from sightline.domain import history, narrator, paths, scope
+from sightline.domain import history, history_admin, narrator, paths, scope
 from sightline.domain import mentions as grammar
 from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.errors import Refused
@@ -91,7 +92,7 @@ class Core:
         self.mcp.configure(cfg.mcp_servers, cfg.mcp_start_timeout_ms, cfg.mcp_call_timeout_ms)
         if workspace:
             self.set_workspace(workspace)
-        self.preloaded = self.session.provider.preload()
+        self.preloaded = providers.preload(cfg.provider, lambda: self.session.provider)
 
     def set_model(self, name: str) -> None:
         """Use model `name` from the next request on (until the next setup())."""
@@ -123,13 +124,17 @@ class Core:
         key = (prov.name, prov.base_url)
         with self._models_lock:
             done = self._fetches.get(key)
+            # Only the first ask waits for the list: while a fetch hangs, or after one
+            # failed, each later <Tab> answers at once with what is known (loading, the error).
+            wait = done is None and key not in self._models
             if done is None:
                 done = self._fetches[key] = threading.Event()
                 provider = self.session.provider
                 threading.Thread(
                     target=self._fetch_models, args=(key, provider, done), daemon=True
                 ).start()
-        done.wait(wait_s)
+        if wait:
+            done.wait(wait_s)
         with self._models_lock:
             found = self._models.get(key)
         out: dict[str, Any] = {"model": current, "loading": found is None}
@@ -234,7 +239,17 @@ class Core:
 
     def history_list(self) -> list[dict[str, Any]]:
         summaries = history.list_conversations(paths.history_dir(), self.session.workspace)
-        return [s.to_wire() for s in summaries]
+        names = history_admin.titles(paths.history_dir())
+        return [{**s.to_wire(), "title": names.get(s.path.stem, s.title)} for s in summaries]
+
+    def history_preview(self, path: str) -> list[str]:
+        return history_admin.preview(paths.history_dir(), path)
+
+    def history_rename(self, path: str, title: str) -> str:
+        return history_admin.rename(paths.history_dir(), path, title)
+
+    def history_delete(self, path: str) -> None:
+        history_admin.delete(paths.history_dir(), path)
 
     def history_open(self, path: str) -> dict[str, Any]:
         self.session.open(Path(path))

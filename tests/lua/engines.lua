@@ -9,6 +9,18 @@ function M.fake_cmp()
   _G.fake_cmp = { sources = {}, buffer = {}, global = { sources = {} } }
   package.preload['cmp'] = function()
     local cmp = { config = { compare = { order = 'order-comparator' } } }
+    cmp.PreselectMode = { Item = 'item', None = 'none' } -- types/cmp.lua
+    -- the menu: visible() while a test says so; complete() asks the source again for the
+    -- text before the cursor, its answer kept in `last`
+    function cmp.visible()
+      return _G.fake_cmp.visible == true
+    end
+    function cmp.complete()
+      _G.fake_cmp.completes = (_G.fake_cmp.completes or 0) + 1
+      local before = vim.api.nvim_get_current_line():sub(1, vim.api.nvim_win_get_cursor(0)[2])
+      _G.fake_cmp.last = M.cmp_complete(before).response
+      return true
+    end
     cmp.setup = setmetatable({
       buffer = function(config)
         _G.fake_cmp.buffer[vim.api.nvim_get_current_buf()] = config
@@ -36,13 +48,16 @@ end
 -- character continues it, any other character hides the menu) and the rule of
 -- completion/init.lua that hides a trigger-character menu when no source defining that
 -- character returned items; the `omni` provider (sources/complete_func.lua) reads
--- 'omnifunc' and is enabled whenever it is set.
+-- 'omnifunc' and is enabled whenever it is set; the `buffer` provider offers the words of
+-- the buffers shown in windows, those with 'buftype' nofile left out; a provider's `fallbacks` (a list, or a function of the context and the enabled
+-- ids) are asked only when every provider they fall back from returned no items
+-- (sources/lib/tree.lua); `show({ providers })` opens a new context (init.lua).
 function M.fake_blink()
   local config = {
     sources = {
       default = { 'lsp', 'path', 'snippets', 'buffer', 'omni' },
       per_filetype = {},
-      providers = { omni = { module = 'fake_blink.omni' } },
+      providers = { omni = { module = 'fake_blink.omni' }, buffer = { module = 'fake_blink.buffer' } },
     },
   }
   _G.fake_blink = { config = config, filetypes = {}, menu = nil, calls = 0 }
@@ -59,6 +74,23 @@ function M.fake_blink()
       assert(config.sources.providers[id] == nil, 'Provider with id ' .. id .. ' already exists')
       assert(type(provider.module) == 'string', 'module must be a string')
       config.sources.providers[id] = provider
+    end
+    function blink.is_menu_visible()
+      return _G.fake_blink.menu ~= nil
+    end
+    function blink.get_context()
+      return _G.fake_blink.menu and { providers = vim.list_extend({}, config.sources.default) } or nil
+    end
+    -- init.lua: with the menu open only a call naming providers shows again (a new context)
+    function blink.show(opts)
+      if _G.fake_blink.menu ~= nil and not (opts and opts.providers) then
+        return
+      end
+      _G.fake_blink.shows = (_G.fake_blink.shows or 0) + 1
+      vim.schedule(function()
+        _G.fake_blink.show(nil)
+      end)
+      return true
     end
     function blink.add_filetype_source(ft, id)
       table.insert(_G.fake_blink.filetypes, { ft, id })
@@ -85,6 +117,29 @@ function M.fake_blink()
       resolve({ items = items, is_incomplete_forward = true, is_incomplete_backward = true })
     end
     return omni
+  end
+  package.preload['fake_blink.buffer'] = function()
+    local buffer = {}
+    function buffer.new()
+      return setmetatable({}, { __index = buffer })
+    end
+    function buffer:get_completions(ctx, resolve)
+      local kw = ctx.line:sub(ctx.bounds.start_col, ctx.cursor[2])
+      local items, seen = {}, {}
+      for _, win in ipairs(vim.api.nvim_list_wins()) do
+        local buf = vim.api.nvim_win_get_buf(win)
+        for _, l in ipairs(vim.bo[buf].buftype ~= 'nofile' and vim.api.nvim_buf_get_lines(buf, 0, -1, false) or {}) do
+          for w in l:gmatch('[%w_]+') do
+            if #kw > 0 and w ~= kw and vim.startswith(w, kw) and not seen[w] then
+              seen[w] = true
+              table.insert(items, { label = w, textEdit = { newText = w } })
+            end
+          end
+        end
+      end
+      resolve({ items = items, is_incomplete_forward = false, is_incomplete_backward = false })
+    end
+    return buffer
   end
   package.preload['blink.cmp.completion'] = function()
     local instances = {}
@@ -123,9 +178,39 @@ function M.fake_blink()
       local bounds = { line_number = cursor[1], start_col = cursor[2] - #kw + 1, length = #kw }
       local ctx = { bufnr = 0, line = line, cursor = cursor, bounds = bounds }
       local menu, from_trigger = {}, false
-      for _, p in pairs(enabled()) do
+      local providers = enabled()
+      local ids = vim.tbl_keys(providers)
+      -- tree.lua: a fallback depends on every provider naming it; it runs once they all
+      -- returned nothing.
+      local depends = {}
+      for _, id in ipairs(ids) do
+        local fallbacks = config.sources.providers[id].fallbacks or {}
+        if type(fallbacks) == 'function' then
+          fallbacks = fallbacks(ctx, ids)
+        end
+        for _, f in ipairs(fallbacks) do
+          depends[f] = depends[f] or {}
+          table.insert(depends[f], id)
+        end
+      end
+      local counts = {}
+      local function run(id)
+        if counts[id] ~= nil then
+          return
+        end
+        for _, dep in ipairs(depends[id] or {}) do
+          if providers[dep] then
+            run(dep)
+            if counts[dep] > 0 then
+              counts[id] = -1 -- not asked
+              return
+            end
+          end
+        end
+        local p = providers[id]
         p:get_completions(ctx, function(r)
           _G.fake_blink.calls = _G.fake_blink.calls + 1
+          counts[id] = #r.items
           for _, item in ipairs(r.items) do
             table.insert(menu, item.textEdit.newText)
           end
@@ -135,9 +220,13 @@ function M.fake_blink()
           end
         end)
       end
+      for _, id in ipairs(ids) do
+        run(id)
+      end
       table.sort(menu)
       _G.fake_blink.menu = (not char or from_trigger) and menu or nil
     end
+    _G.fake_blink.show = show
     local typed
     vim.api.nvim_create_autocmd('InsertCharPre', {
       callback = function()

@@ -43,6 +43,19 @@ function M.reveal()
   return out
 end
 
+-- The transcript's markdown marks once the pane has rendered every span it shows (a streamed
+-- reply's last span is rendered again at most every 33 ms: see markdown.lua RENDER_MS).
+function M.markdown_settled()
+  local S = require('sightline.ui.pane.state').S
+  assert(
+    vim.wait(5000, function()
+      return #S.md_pending == 0
+    end, 1),
+    'Markdown still pending'
+  )
+  return M.markdown()
+end
+
 -- The transcript's markdown marks, one sorted string per mark (row:col:end:hl:conceal:prio).
 function M.markdown()
   local buf = require('sightline.ui.pane').buffers().transcript

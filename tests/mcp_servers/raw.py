@@ -1,6 +1,7 @@
 """A bare JSON-RPC MCP server on stdio (no SDK), listing what the SDK's server classes never
 send: beside a good tool, `raw.py big` lists one whose schema is larger than the client takes,
-`raw.py string` one whose schema is not an object schema."""
+`raw.py string` one whose schema is not an object schema; `raw.py name TOOL LABEL` lists one
+tool of that name, whose calls answer with LABEL."""
 
 from __future__ import annotations
 
@@ -9,11 +10,20 @@ import sys
 from typing import Any
 
 BIG = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(5000)}}
-BAD = {"string": {"type": "string"}, "big": BIG}[sys.argv[1] if len(sys.argv) > 1 else "big"]
-TOOLS = [
-    {"name": "good", "description": "fine", "inputSchema": {"type": "object"}},
-    {"name": "bad", "description": "refused", "inputSchema": BAD},
-]
+MODE = sys.argv[1] if len(sys.argv) > 1 else "big"
+LABEL = sys.argv[3] if MODE == "name" else "ok"
+TOOLS: list[dict[str, Any]]
+if MODE == "name":
+    TOOLS = [{"name": sys.argv[2], "description": "named", "inputSchema": {"type": "object"}}]
+else:
+    TOOLS = [
+        {"name": "good", "description": "fine", "inputSchema": {"type": "object"}},
+        {
+            "name": "bad",
+            "description": "refused",
+            "inputSchema": {"string": {"type": "string"}, "big": BIG}[MODE],
+        },
+    ]
 
 
 def answer(request: dict[str, Any]) -> dict[str, Any] | None:
@@ -29,7 +39,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
     elif method == "tools/list":
         result = {"tools": TOOLS}
     elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": "ok"}]}
+        result = {"content": [{"type": "text", "text": LABEL}]}
     elif method == "ping":
         result = {}
     else:

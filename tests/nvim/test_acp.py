@@ -82,7 +82,7 @@ def test_stream_reaches_the_pane_and_the_session_gets_cwd_and_mcp(
     assert done.returncode == 0 and "sightline-mcp" in done.stdout, done.stderr
     (prompt,) = log.entries("prompt")
     assert prompt["blocks"] == [{"type": "text", "text": "hi there"}]
-    assert status(nv)["model"] == Path(sys.executable).name
+    assert status(nv)["model"] == "scripted-agent"  # its initialize answer names it
 
 
 def test_a_write_is_a_proposal_accepted_as_one_undo_step(

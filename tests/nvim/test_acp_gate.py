@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.acp_util import acp_nvim
-from tests.agent_util import decide, edit, idle, lines, send, wait_pending
+from tests.agent_util import decide, edit, idle, lines, send, wait_core_pending, wait_pending
 from tests.conftest import capture_notify, transcript, wait_for
 
 EXECUTE = {"permission": {"id": "p1", "title": "Run make", "kind": "execute"}}
@@ -40,10 +40,10 @@ def test_permission_goes_to_the_gate_with_the_agents_options(
     assert st["pending"] == "allow Run make"
     decide(nv, "accept")
     wait_for(lambda: len(chosen(log)) == 1, 30, "first answer")
-    wait_pending(nv)
+    wait_core_pending(nv)
     decide(nv, "accept", "always")
     wait_for(lambda: len(chosen(log)) == 2, 30, "second answer")
-    wait_pending(nv)
+    wait_core_pending(nv)
     decide(nv, "reject")
     idle(nv)
     assert chosen(log) == ["yes", "always", "no"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sightline.ui.chips import attachment_id
 from tests.agent_util import claude, idle, only_result, tool_names
 from tests.conftest import transcript, wait_for, wait_idle
@@ -94,3 +96,31 @@ def test_model_reveals_the_selection_chip_by_its_id(
     assert nv.api.win_get_cursor(0) == [1, 0]
     assert nv.api.buf_get_var(0, "changedtick") == tick
     assert nv.api.get_mode()["mode"] == "n"
+
+
+@pytest.mark.parametrize("key", ["gs", "<S-CR>"])
+def test_select_key_on_a_chip_focuses_the_editor_and_selects(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, key: str
+) -> None:
+    """Issue 19 item 3: gs / <S-CR> always select (:help sightline-chips): the focus moves to
+    the editor window, the range is selected in Visual mode, and the file the chip opened is
+    named as `:edit app.py` names it (not by its absolute path)."""
+    (isolated_env / "app.py").write_text("".join(f"line {i}\n" for i in range(1, 40)))
+    nv = claude(nvim_factory, fake_api)
+    fake_api.script(text("Look at app.py:30-32 for the loop."))
+    nv.command("Sightline chat")
+    nv.exec_lua("assert(require('sightline').send('where?'))")
+    idle(nv)
+    editor = nv.call("win_getid", 1)
+    nv.input("<Esc>")
+    twin = nv.exec_lua("return vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)")
+    nv.api.set_current_win(twin)
+    row = chip_rows(nv, "app.py:30-32")
+    nv.api.win_set_cursor(twin, (row, transcript(nv)[row - 1].index("app.py")))
+    nv.input(key)
+    wait_for(lambda: nv.api.get_mode()["mode"] == "V", what="Visual mode")
+    assert nv.api.get_current_win().handle == editor
+    assert nv.call("bufname", "%") == "app.py"
+    assert sorted([nv.call("line", "v"), nv.call("line", ".")]) == [30, 32]
+    assert "app.py" in nv.exec_lua("return vim.fn.execute('ls')")
+    assert str(isolated_env) not in nv.exec_lua("return vim.fn.execute('ls')")

@@ -103,3 +103,27 @@ def test_stop_mid_command_kills_its_process_group(
     idle(nv)
     (result,) = tool_results(fake_api, 1)
     assert result["is_error"] and "stopped" in result["content"]
+
+
+def test_a_stopped_command_says_so_before_the_turn_says_stopped(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    nv = claude(nvim_factory, fake_api)
+    # A process out of the command's group still holds its output open a while after the
+    # kill: the command's lines must not wait for it to come after the turn's.
+    fake_api.script(run("echo started; setsid sleep 3 & sleep 30"), text("never sent"))
+    send(nv)
+    wait_pending(nv)
+    decide(nv, "accept")
+    wait_for(lambda: processes_with("sleep 30"), what="the command to run")
+    nv.command("Sightline stop")
+    idle(nv)
+    shown = wait_for(
+        lambda: (t := transcript(nv)) and any(line.startswith("⏵ stopped") for line in t) and t,
+        what="the command's stop line",
+    )
+    ran = next(i for i, line in enumerate(shown) if line.startswith("⏵ stopped with the turn"))
+    stop = shown.index("■ Stopped.")
+    output = next(i for i, line in enumerate(shown) if line.strip() == "started")
+    assert ran < stop and output < stop, shown
+    assert shown[stop + 1 :] == [] or all(not line.strip() for line in shown[stop + 1 :]), shown

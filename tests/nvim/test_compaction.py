@@ -27,8 +27,10 @@ OPENAI_KEY = "sk-openai-compact-77"
 
 
 def history_records(isolated_env: Path) -> list[dict[str, Any]]:
+    """The conversation's records but the turns' footers (`done` events)."""
     (path,) = (isolated_env.parent / "xdg" / "data" / "sightline" / "history").glob("*.jsonl")
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return [r for r in records if r.get("event") != "done"]
 
 
 # -- pure -----------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_typing_at_opens_the_menu_and_narrows_it(nvim: Any, workspace: Path) -> 
     nvim.input("<BS><BS><BS>ext:")
     wait_for(lambda: words(nvim) == ["@ext:browser-tools", "@ext:k8s"], 10, "@ext: mode")
     items = menu(nvim)["items"]
-    assert items[0]["menu"] == "Browser helpers" and items[1]["kind"] == "ext"
+    assert "Browser helpers" in items[0]["info"] and items[1]["kind"] == "ext"
 
 
 def test_accepting_inserts_the_reference_and_a_space_closes(nvim: Any, workspace: Path) -> None:
@@ -201,10 +201,10 @@ def test_blink_source(nvim: Any, workspace: Path) -> None:
     lua_helper(nvim, "engines.fake_blink")
     nvim.exec_lua(SETUP_BLINK)
     open_composer(nvim)
-    assert nvim.exec_lua("return _G.fake_blink.config.sources.providers.sightline") == {
-        "name": "sightline",
-        "module": "sightline.complete.blink",
-    }
+    provider = (
+        "local p = _G.fake_blink.config.sources.providers.sightline; return {p.name, p.module}"
+    )
+    assert nvim.exec_lua(provider) == ["sightline", "sightline.complete.blink"]
     assert nvim.exec_lua("return _G.fake_blink.filetypes") == [["markdown", "sightline"]]
     line_text = "é @src/br"  # é is two bytes: columns are bytes
     got = wait_for(
@@ -456,3 +456,87 @@ def test_every_mark_a_mention_holds_is_a_trigger_character(nvim: Any) -> None:
             f"local m = require('{module}'); return (m.new()):get_trigger_characters()"
         )
         assert got == triggers
+
+
+# --- what the menu shows (issue 19 item 11) ------------------------------------------------
+
+LONG = "src/very/long/folder/name/that/goes/on/and/on/for/a/while/module_with_a_long_name.py"
+
+
+def pum_rows(nv: Any, screen: Any) -> list[str]:
+    """The built-in menu's rows as the screen shows them (with its scrollbar)."""
+    pos = nv.exec_lua("return vim.fn.pum_getpos()")
+    rows = screen.lines()[pos["row"] : pos["row"] + pos["height"]]
+    return [r[pos["col"] : pos["col"] + pos["width"] + pos["scrollbar"]] for r in rows]
+
+
+def test_the_menu_fits_the_screen_beside_the_pane(
+    nvim: Any, workspace: Path, screen_factory: Any
+) -> None:
+    (workspace / LONG).parent.mkdir(parents=True)
+    (workspace / LONG).write_text("x\n")
+    extensions.install(
+        make_extension(workspace.parent / "more", "zeta", "A description long enough " * 3)
+    )
+    screen = screen_factory(nvim, 160, 45)  # the default pane: 40 % on the right
+    open_composer(nvim)
+    nvim.input("see @")
+    wait_for(lambda: "@" + LONG in words(nvim), 10, "the menu")
+    screen.wait_text("README.md")
+    screen.wait_text("app.py")
+    rows = {r.split()[0]: r for r in pum_rows(nvim, screen)}
+    # Every row shows its kind whole, inside the screen: a long path is shortened in the
+    # middle (its file name kept) instead of pushing the columns off the right edge.
+    (long_row,) = [r for k, r in rows.items() if k.endswith("/module_with_a_long_name.py")]
+    assert long_row.split()[1:] == ["file"] and "…" in long_row
+    assert " ext " in rows["@ext:zeta"] and rows["@ext:zeta"].rstrip().endswith("…")
+    # A file says `file` once (the kind column), not `file file`.
+    assert rows["README.md"].split() == ["README.md", "file"]
+    assert rows["@buffer"].split()[:2] == ["@buffer", "editor"]
+    # Nothing lost: the whole path is in the item's info, and the item inserts it whole.
+    (item,) = [i for i in menu(nvim)["items"] if i["word"] == "@" + LONG]
+    assert item["info"] == LONG
+
+
+def edit_words(nv: Any, workspace: Path) -> None:
+    """A file in the editor window: blink.cmp's `buffer` source offers its words."""
+    (workspace / "words.txt").write_text("brown bronze\n")
+    nv.command("edit words.txt")
+
+
+def test_with_blink_a_mention_holds_only_sightline_items(nvim: Any, workspace: Path) -> None:
+    lua_helper(nvim, "engines.fake_blink")
+    nvim.exec_lua(SETUP_BLINK)
+    edit_words(nvim, workspace)
+    open_composer(nvim)
+    type_each(nvim, "a bro")  # outside a mention the user's sources complete as before
+    wait_for(lambda: blink_menu(nvim) == ["bronze", "brown"], 10, "buffer words")
+    type_each(nvim, " @bro")  # inside one: sightline's items alone, no buffer words after
+    wait_for(lambda: blink_menu(nvim) == sorted(BRO), 10, "the mention's items")
+
+
+def test_the_help_snippet_for_blink_owns_the_mention(nvim: Any, workspace: Path) -> None:
+    lua_helper(nvim, "engines.fake_blink")
+    nvim.exec_lua(help_blink_snippet())
+    edit_words(nvim, workspace)
+    open_composer(nvim)
+    type_each(nvim, "a @bro")
+    wait_for(lambda: blink_menu(nvim) == sorted(BRO), 10, "the mention's items")
+
+
+def test_with_cmp_the_best_item_is_preselected(nvim: Any, workspace: Path) -> None:
+    lua_helper(nvim, "engines.fake_cmp")
+    nvim.exec_lua("require('cmp').setup({ sources = { { name = 'buffer' } }, preselect = 'none' })")
+    open_composer(nvim)
+    cbuf = nvim.exec_lua("return require('sightline.ui.pane').buffers().composer")
+    # the composer honours the source's preselect, whatever the user's global choice
+    assert nvim.exec_lua("return _G.fake_cmp.buffer[...].preselect", cbuf) == "item"
+    got = wait_for(
+        lambda: (
+            (r := lua_helper(nvim, "engines.cmp_complete", "@bro"))["response"]["items"][1:] and r
+        ),
+        10,
+        "cmp items",
+    )
+    flags = [i.get("preselect") for i in got["response"]["items"]]
+    assert flags == [True, None, None, None]  # LSP `preselect` on the best item only

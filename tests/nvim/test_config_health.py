@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests import child
-from tests.conftest import ROOT, capture_notify, said
+from tests.conftest import ROOT, capture_notify, said, wait_for
 from tests.lua_helper import lua_helper
 from tests.screen import Screen
 
@@ -341,3 +344,143 @@ def test_checkhealth_follows_the_last_setup(nvim_factory: Any) -> None:
     third = health()
     assert "the last setup() was refused" in third and "sightline.pane.side" in third
     assert "provider: anthropic" in third  # the setup before it still applies
+
+
+# -- issue 19 item 10: what :checkhealth says agrees with itself and shows what is in effect ----
+
+
+def typed_health(nv: Any) -> list[str]:
+    """`:checkhealth sightline` typed, the report's lines as the user reads them."""
+    nv.input(":checkhealth sightline<CR>")
+    wait_for(
+        lambda: (
+            nv.eval("&filetype") == "checkhealth"
+            and any("configuration in effect" in line for line in nv.api.buf_get_lines(0, 0, -1, 0))
+        ),
+        what="the health report",
+    )
+    return list(nv.api.buf_get_lines(0, 0, -1, False))
+
+
+def test_checkhealth_refused_setup_does_not_also_say_valid(nvim_factory: Any) -> None:
+    nv = nvim_factory({"provider": {"name": "echo"}, "pane": {"width": 60}})
+    nv.exec_lua("require('sightline').setup({pane = {side = 'top'}})")
+    lines = typed_health(nv)
+    assert any("ERROR the last setup() was refused" in line for line in lines)
+    assert not any("OK" in line and "configuration" in line for line in lines)
+    # What is in effect is said, and shown: the options of the setup() before it.
+    assert any("in effect: the defaults ⊕ the setup() before the refused one" in x for x in lines)
+    assert any(x.endswith("pane.width = 60  (setup())") for x in lines)
+    assert any(x.endswith('provider.name = "echo"  (setup())') for x in lines)
+
+
+def test_checkhealth_shows_the_configuration_in_effect_secrets_hidden(nvim_factory: Any) -> None:
+    token, key = "Bearer tok-SECRET-9", "sk-from-cmd-SECRET"
+    servers = {"gh": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": token}}}
+    agent = {"cmd": ["my-agent"], "env": {"MY_KEY": "agent-SECRET"}}
+    nv = nvim_factory(
+        {
+            "provider": {"name": "echo", "api_key_cmd": f"echo {key}", "agent": agent},
+            "mcp": {"servers": servers},
+        },
+        g={"reveal": {"duration_ms": 500}},
+    )
+    lines = typed_health(nv)
+    text = "\n".join(lines)
+    assert "SECRET" not in text
+    assert "reveal.duration_ms = 500  (vim.g.sightline)" in text
+    assert 'mcp.servers.gh.url = "http://127.0.0.1:9/mcp"  (setup())' in text
+    assert "mcp.servers.gh.headers = (set; not shown)" in text
+    assert "provider.api_key_cmd = (set; not shown)" in text
+    assert "pane.width" not in text  # a default is not listed
+    assert "in effect: the defaults ⊕ vim.g.sightline ⊕ setup()" in text
+
+
+def test_checkhealth_checks_every_package_and_the_providers_key(
+    nvim_factory: Any, isolated_env: Path
+) -> None:
+    nv = nvim_factory({"provider": {"name": "openrouter"}}, env={"OPENROUTER_API_KEY": "sk-or-X"})
+    text = "\n".join(typed_health(nv))
+    for dist in ("pynvim", "anthropic", "platformdirs", "openai", "mcp", "agent-client-protocol"):
+        assert re.search(rf"OK {dist} \d", text), dist
+    assert "OK an API key is set in $OPENROUTER_API_KEY" in text
+    assert "sk-or-X" not in text
+    assert "echo provider" not in text
+
+
+@pytest.mark.parametrize(("provider", "level"), [("openai", "ERROR"), ("echo", "WARNING")])
+def test_checkhealth_a_broken_package_is_an_error_only_where_needed(
+    nvim_factory: Any, isolated_env: Path, provider: str, level: str
+) -> None:
+    """A package the interpreter lacks is an error for the provider that needs it, a warning
+    otherwise (the install is incomplete, but nothing configured needs it now)."""
+    hide = isolated_env.parent / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['openai'] = None\n")
+    shim = isolated_env.parent / "python"
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH="{hide}:$PYTHONPATH" exec "{sys.executable}" "$@"\n')
+    shim.chmod(0o755)
+    nv = nvim_factory({"python": str(shim), "provider": {"name": provider}})
+    text = "\n".join(typed_health(nv))
+    needed = "needed by the openai, ollama and openrouter providers"
+    if level == "ERROR":
+        found = rf"ERROR openai is not importable there \(ModuleNotFoundError.*\): {needed}"
+        assert re.search(found, text)
+    else:
+        assert f"WARNING openai is not importable there (not installed): {needed}" in text
+        assert "ERROR" not in text
+    assert "OK anthropic" in text
+
+
+def test_checkhealth_help_links_are_whole(nvim: Any) -> None:
+    """Every |tag| the report shows is a real help tag: no `|` left over."""
+    lines = typed_health(nvim)
+    doc = (ROOT / "doc" / "sightline.txt").read_text(encoding="utf-8")
+    for line in lines:
+        assert line.count("|") % 2 == 0, line
+        for tag in re.findall(r"\|([^|]+)\|", line):
+            assert f"*{tag}*" in doc or tag == "sightline", line
+    assert any("no MCP servers configured; see :help |sightline-mcp-client|" in x for x in lines)
+
+
+SECRET = st.from_regex(r"zq[A-Za-z0-9_\-]{6,30}", fullmatch=True)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    header=SECRET,
+    env=SECRET,
+    agent_env=SECRET,
+    key_cmd=SECRET,
+    url_password=SECRET,
+    name=st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True),
+)
+def test_the_configuration_shown_never_holds_a_secret(
+    nvim: Any, header: str, env: str, agent_env: str, key_cmd: str, url_password: str, name: str
+) -> None:
+    """Whatever the tokens in headers, env (servers' and the agent's), the key command or a
+    URL's password, the configuration :checkhealth shows never holds one."""
+    opts = {
+        "provider": {
+            "api_key_cmd": ["printf", key_cmd],
+            "base_url": f"https://me:{url_password}@example.invalid/v1",
+            "agent": {"cmd": ["a"], "env": {"K": agent_env}},
+        },
+        "mcp": {
+            "servers": {
+                name: {"url": "http://127.0.0.1:9", "headers": {"Authorization": header}},
+                f"{name}2": {"command": "srv", "env": {"TOKEN": env}},
+            }
+        },
+    }
+    lines = nvim.exec_lua(
+        "local cfg = assert(require('sightline.config').build(...))"
+        " return require('sightline.config_view').lines(cfg, ...)",
+        opts,
+    )
+    shown = "\n".join(lines)
+    assert f"mcp.servers.{name}.url" in shown and "provider.agent" in shown
+    for secret in (header, env, agent_env, key_cmd, url_password):
+        assert secret not in shown

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
+from tests import child
+from tests.conftest import ROOT
 from tests.docs_util import DOC, section
 from tests.lua_helper import lua_helper
+from tests.screen import Screen
 
 
 def links_outside_examples(text: str) -> set[str]:
@@ -105,3 +110,63 @@ def test_every_highlight_group_is_documented(nvim: Any) -> None:
         if link:
             line = next(ln for ln in listed.splitlines() if f"*{group}*" in ln)
             assert f"`{link}`" in line or f"|hl-{link}|" in line, f"{group}: say it links to {link}"
+
+
+def _clone(tmp: Path) -> Path:
+    """The plugin as `git clone` leaves it: no doc/tags."""
+    plugin = tmp / "sightline.nvim"
+    for part in ("plugin", "lua", "doc"):
+        shutil.copytree(ROOT / part, plugin / part, ignore=shutil.ignore_patterns("tags"))
+    shutil.copy(ROOT / "Makefile", plugin / "Makefile")
+    return plugin
+
+
+def _user_nvim(plugin: Path, tmp: Path) -> Any:
+    import pynvim
+
+    text = f"vim.opt.runtimepath:prepend({child.lua_literal(str(plugin))})\n"
+    text += "require('sightline').setup({ provider = { name = 'echo' } })\n"
+    return pynvim.attach("child", argv=child.argv(child.write_init(text, tmp)))
+
+
+def _help_opens(nv: Any, screen: Screen, topic: str) -> None:
+    nv.input(f":help {topic}<CR>")
+    screen.wait_for(lambda s: "sightline.txt" in s.text(), what="the help window")
+    assert "E149" not in screen.text()
+    assert nv.eval("&filetype") == "help"
+
+
+def test_help_works_after_make_venv_without_any_nvim(
+    isolated_env: Path, screen_factory: Any
+) -> None:
+    """Issue 19 item 16: the README's order, `make venv` before anything brings an `nvim`,
+    leaves no doc/tags; the first Neovim that loads the plugin makes them."""
+    plugin = _clone(isolated_env.parent)
+    bare = {k: v for k, v in os.environ.items() if k != "PATH"}
+    made = subprocess.run(
+        ["make", "-C", str(plugin), "helptags"],
+        env={**bare, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "no nvim found" in made.stdout and not (plugin / "doc" / "tags").exists()
+    nv = _user_nvim(plugin, isolated_env.parent)
+    try:
+        _help_opens(nv, screen_factory(nv, 100, 30), "sightline")
+    finally:
+        nv.close()
+
+
+def test_stale_help_tags_are_remade(isolated_env: Path, screen_factory: Any) -> None:
+    """Tags older than the help (an update that added a section) are made again."""
+    plugin = _clone(isolated_env.parent)
+    tags = plugin / "doc" / "tags"
+    tags.write_text("sightline\tsightline.txt\t/*sightline*\n")
+    os.utime(tags, (1, 1))
+    nv = _user_nvim(plugin, isolated_env.parent)
+    try:
+        _help_opens(nv, screen_factory(nv, 100, 30), "sightline-chips")
+        assert "*sightline-chips*" in nv.api.get_current_line()
+    finally:
+        nv.close()

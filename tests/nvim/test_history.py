@@ -36,8 +36,9 @@ def test_conversation_written_listed_and_reopened(nvim: Any, isolated_env: Path)
     nvim.exec_lua("assert(require('sightline').send('and continue'))")
     wait_idle(nvim)
     assert status(nvim)["state"] == "idle"
-    lines = path.read_text().splitlines()
-    assert json.loads(lines[-1])["content"][0]["text"] == "echo: and continue"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert records[-2]["content"][0]["text"] == "echo: and continue"
+    assert records[-1]["type"] == "event" and records[-1]["event"] == "done"  # its footer
 
 
 def test_history_command_picks_with_vim_ui_select(nvim: Any) -> None:

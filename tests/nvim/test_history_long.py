@@ -48,8 +48,8 @@ def test_a_long_conversation_reopens_at_its_end_and_scrolls_to_its_start(
     screen = screen_factory(nv, 140, 40)
     editor_buf = nv.api.get_current_buf()
     nv.input(":Sightline history<CR>")
-    screen.wait_text("Type number")
-    nv.input("1<CR>")
+    screen.wait_text("sightline conversations")
+    nv.input("<CR>")
     # The last turn is in view, its Markdown rendered: `**` concealed, the word bold.
     screen.wait_text(longconv.last_words(turns - 1), timeout=30)
     last = "- the checker, which refuses"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sightline.domain import diff
 from tests.agent_util import claude, decide, edit, idle, lines, only_result, send, wait_pending
-from tests.conftest import capture_notify, status, wait_for
+from tests.conftest import capture_notify, status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
 from tests.screen import Screen
 
@@ -129,7 +129,7 @@ def test_partial_accept_by_keys_applies_the_chosen_hunks_as_one_undo_step(
     wait_for(lambda: nv.api.win_get_cursor(0) == [2, 0])
     nv.input("\\ha")
     wait_for(lambda: shown(nv)["hunks"][0].get("decided") == "accept")
-    screen.wait_text("✔ hunk accepted")
+    screen.wait_text("✔ hunk 1/3 accepted")
     nv.input("]h")
     wait_for(lambda: nv.api.win_get_cursor(0) == [6, 0])
     nv.input("\\hw")  # reject with a note, typed in a one-line prompt
@@ -407,3 +407,227 @@ def test_any_proposal_draws_one_tracker_per_hunk_and_never_changes_the_buffer(
     assert marks(nvim, buf) == []
     assert nvim.api.buf_get_var(buf, "changedtick") == tick
     nvim.command(f"bwipeout! {buf.number}")
+
+
+# What a decided hunk shows: in the buffer, the pane's diff and the compare view --------------
+
+WRITTEN = SOURCE.replace("line 2\n", "line 2 CHANGED\n").replace(
+    "line 10\n", "line 10\nadded one\n"
+)
+
+
+def _tick(nv: Any, buf: int) -> int:
+    return int(nv.api.buf_get_var(buf, "changedtick"))
+
+
+def _own_colours(nv: Any) -> None:
+    """Own colours for the hunk groups, so that the screen names them (not DiffAdd…)."""
+    for i, group in enumerate(GROUPS):
+        nv.api.set_hl(0, group, {"bg": f"#1{i}2{i}3{i}", "ctermbg": i + 1})
+
+
+def _row_starting(screen: Screen, text: str) -> int | None:
+    """The screen row whose first cells read `text` (the editor window: column 0)."""
+    for row, line in enumerate(screen.lines()):
+        if line.startswith(text):
+            return row
+    return None
+
+
+def _after_side(nv: Any) -> Any:
+    return nv.exec_lua(
+        "for _, b in ipairs(vim.api.nvim_list_bufs()) do "
+        "if vim.api.nvim_buf_get_name(b):find('· after', 1, true) then return b end end"
+    )
+
+
+def test_an_accepted_hunk_shows_its_new_text_and_a_rejected_one_its_old_until_the_end(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    # Seen by hand: accepting hunk 1 left the buffer showing the old line and a label only.
+    (isolated_env / "g.txt").write_text("another file\n")
+    path = isolated_env / "f.txt"
+    path.write_text(SOURCE)
+    nv = claude(nvim_factory, fake_api)
+    screen: Screen = screen_factory(nv, 100, 30)
+    _own_colours(nv)
+    other = edit(nv, isolated_env / "g.txt")
+    other_tick = _tick(nv, other)
+    buf = edit(nv, path)
+    tick = _tick(nv, buf)
+    fake_api.script(propose(), text("done"))
+    send(nv)
+    wait_pending(nv)
+    wait_for(lambda: shown(nv), what="the proposal drawn inline")
+    nv.input("gg]h")
+    wait_for(lambda: nv.api.win_get_cursor(0) == [2, 0])
+    nv.input("\\ha")
+    screen.wait_text("✔ hunk 1/3 accepted")
+    # What will be written: the new line, still drawn under the line it replaces.
+    new_row = screen.wait_for(lambda s: _row_starting(s, "line 2 CHANGED"), what="the new text")
+    assert screen.group_at(new_row, 0) == "SightlineHunkAdd"
+    old_row = _row_starting(screen, "line 2 ")
+    assert old_row is not None and old_row == new_row - 1
+    assert screen.group_at(old_row, 0) == "SightlineHunkDelete"
+    nv.input("]h")
+    wait_for(lambda: nv.api.win_get_cursor(0) == [6, 0])
+    nv.input("\\hr")
+    screen.wait_text("✗ hunk 2/3 rejected")
+    kept = _row_starting(screen, "line 6")
+    assert kept is not None and screen.group_at(kept, 0) != "SightlineHunkDelete"
+    assert _row_starting(screen, "line 2 CHANGED") == new_row  # hunk 1 still shows
+    assert lines(nv, buf) == SOURCE.splitlines() and _tick(nv, buf) == tick
+    nv.input("]h")
+    wait_for(lambda: nv.api.win_get_cursor(0) == [10, 0])
+    nv.input("\\ha")
+    idle(nv)
+    assert path.read_text() == WRITTEN
+    screen.wait_for(lambda s: "hunk 1/3" not in s.text(), what="the labels gone")
+    nv.input("u")  # typed: the whole decision is one undo step
+    wait_for(lambda: lines(nv, buf) == SOURCE.splitlines(), what="one u to undo it all")
+    assert nv.call("undotree")["seq_cur"] == 0
+    assert _tick(nv, other) == other_tick
+
+
+def test_the_pane_diff_and_the_compare_view_show_the_hunks_decided(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    # Seen by hand: after accepting hunk 1 and rejecting hunk 2, gd showed every hunk as
+    # pending, hunk 2 still on the after side; the pane's diff too.
+    path = isolated_env / "f.txt"
+    path.write_text(SOURCE)
+    nv = claude(nvim_factory, fake_api)
+    screen: Screen = screen_factory(nv, 120, 45)
+    buf = edit(nv, path)
+    editor_win = nv.api.get_current_win()
+    nv.command("Sightline chat")
+    tbuf = nv.exec_lua("return require('sightline.ui.pane').buffers().transcript")
+    pane_win = nv.call("bufwinid", tbuf)
+    pane_col = nv.api.win_get_position(pane_win)[1]
+
+    def in_pane(s: Screen, needle: str) -> bool:
+        return any(needle in line[pane_col:] for line in s.lines())
+
+    def pane_group(s: Screen, needle: str) -> str:
+        """The group that paints `needle` in the pane."""
+        for row, line in enumerate(s.lines()):
+            if (at := line.find(needle, pane_col)) >= 0:
+                return s.group_at(row, at)
+        return ""
+
+    fake_api.script(propose(), text("done"))
+    send(nv)
+    wait_pending(nv)
+    wait_for(lambda: shown(nv))
+    screen.wait_for(lambda s: in_pane(s, "· hunk 3/3 waits"), what="the diff in the pane")
+    removed = pane_group(screen, "-line 6")
+    rows = len(transcript(nv))
+    nv.api.set_current_win(editor_win)
+    nv.input("<Esc>2G\\ha")
+    wait_for(lambda: shown(nv)["hunks"][0].get("decided") == "accept")
+    nv.input("6G\\hr")
+    wait_for(lambda: shown(nv)["hunks"][1].get("decided") == "reject")
+    screen.wait_for(
+        lambda s: in_pane(s, "✔ hunk 1/3 accepted") and in_pane(s, "✗ hunk 2/3 rejected"),
+        what="the pane's diff labelled",
+    )
+    assert in_pane(screen, "· hunk 3/3 waits")
+    # The rejected hunk is muted; the accepted one keeps its colours.
+    muted = pane_group(screen, "✗ hunk 2/3 rejected")  # a note's colour
+    assert pane_group(screen, "-line 6") == muted != removed
+    assert pane_group(screen, "-line 2") == removed
+    assert len(transcript(nv)) == rows  # rewritten in place: no row below it moved
+    nv.api.set_current_win(pane_win)
+    nv.input("<Esc>")
+    wait_for(lambda: nv.api.get_mode()["mode"] == "n")
+    nv.input("gd")
+    wait_for(lambda: nv.call("tabpagenr", "$") == 2, what="the compare view")
+    after = _after_side(nv)
+    kept = SOURCE.replace("line 2\n", "line 2 CHANGED\n").replace(
+        "line 10\n", "line 10\nadded one\n"
+    )
+    assert lines(nv, after) == kept.splitlines()  # hunk 2 (deleting line 6) is not there
+    screen.wait_text("✔ hunk 1/3 accepted")
+    screen.wait_text("✗ hunk 2/3 rejected")
+    # line 6 reads on both sides now (the after side held a filler row for it).
+    row, _col = screen.wait_text("line 6")
+    assert screen.row(row).count("line 6") == 2, screen.text()
+    nv.input("ga")  # accept the rest from the compare view
+    idle(nv)
+    assert path.read_text() == WRITTEN
+    assert "applied hunks 1, 3 and rejected hunk 2" in only_result(fake_api)["content"]
+    nv.api.set_current_win(editor_win)
+    nv.input("u")
+    wait_for(lambda: lines(nv, buf) == SOURCE.splitlines(), what="one u to undo it all")
+
+
+def test_the_compare_view_follows_hunks_decided_while_open_and_keeps_the_users_edits(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    nv, buf, path = start(nvim_factory, fake_api, isolated_env)
+    screen: Screen = screen_factory(nv, 100, 30)
+    notes = capture_notify(nv)
+    nv.command("Sightline compare")
+    screen.wait_text("line 2 CHANGED")
+    nv.command("tabprevious")
+    nv.input("2G\\hr")  # in the buffer, while the compare view is open
+    wait_for(lambda: shown(nv)["hunks"][0].get("decided") == "reject")
+    nv.command("tabnext")
+    screen.wait_text("✗ hunk 1/3 rejected")
+    assert "line 2 CHANGED" not in screen.text()
+    after = _after_side(nv)
+    assert lines(nv, after)[1] == "line 2"
+    nv.input("u")  # the refresh is not the user's to undo: hunk 1 stays out
+    assert lines(nv, after)[1] == "line 2"
+    nv.input("Goedited by me<Esc>")  # the user's own take, typed on the after side
+    wait_for(lambda: lines(nv, after)[-1] == "edited by me")
+    nv.command("tabprevious")
+    nv.input("6G\\ha")
+    wait_for(lambda: any("compare view" in n["msg"] for n in notes()), what="the refusal")
+    assert shown(nv)["hunks"][1].get("decided") is None  # nothing decided, nothing lost
+    nv.command("tabnext")
+    nv.input("ga")
+    idle(nv)
+    want = SOURCE.replace("line 6\n", "").replace("line 10\n", "line 10\nadded one\n")
+    assert path.read_text() == want + "edited by me\n"
+    told = only_result(fake_api)["content"]
+    assert "rejected hunk 1 (line 2)" in told and "edited your proposal in the compare view" in told
+    nv.command("undo")
+    assert lines(nv, buf) == SOURCE.splitlines()
+
+
+def test_a_long_diff_line_wraps_at_spaces_and_continues_past_the_marker_column(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    # Seen by hand at 80 columns: a wrapped diff line went on at the pane's first column,
+    # where a diff line's marker is, reading as a line of its own.
+    old = "    message = 'hello'\n"
+    new = "    message = 'the quick brown fox jumps over the lazy dog and runs away again'\n"
+    path = isolated_env / "f.py"
+    path.write_text("def f():\n" + old + "    return message\n")
+    nv = claude(nvim_factory, fake_api)
+    screen: Screen = screen_factory(nv, 80, 24)
+    edit(nv, path)
+    nv.command("Sightline chat")
+    tbuf = nv.exec_lua("return require('sightline.ui.pane').buffers().transcript")
+    pane_win = nv.call("bufwinid", tbuf)
+    col = nv.api.win_get_position(pane_win)[1]
+    width = nv.api.win_get_width(pane_win)
+    edit_call = {"path": "f.py", "old_string": old, "new_string": new}
+    fake_api.script(tool_use("propose_edit", edit_call), text("done"))
+    send(nv)
+    wait_pending(nv)
+
+    def pane_row(s: Screen, start: str) -> int | None:
+        return next((r for r, line in enumerate(s.lines()) if line[col:].startswith(start)), None)
+
+    first = screen.wait_for(lambda s: pane_row(s, "+    message ="), what="the diff")
+    last = pane_row(screen, "     return message")  # the context line after it
+    assert last is not None and last - first >= 3, screen.text()  # it wrapped twice or more
+    rows = [screen.row(r)[col : col + width] for r in range(first, last)]
+    for row in rows[1:]:  # continuation rows: the marker column stays blank
+        assert row[0] == " " and row[1] != " ", rows
+    added = screen.group_at(first, col + 1)
+    assert added and all(screen.group_at(r, col + 1) == added for r in range(first, last))
+    # Every break is at a space: the rows hold the line's words whole, in order.
+    assert " ".join(row[1:] for row in rows).split() == new.split(), rows

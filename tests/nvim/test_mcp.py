@@ -191,6 +191,9 @@ def test_busy_neovim_times_out_instead_of_hanging(listening: tuple[str, Any]) ->
             "give either anchor_json or file_path, start_line, not both",
         ),
         ({"anchor_json": "[1]"}, "anchor_json must be one JSON object"),
+        ({"anchor_json": [1]}, "anchor_json must be one JSON object"),
+        ({"anchor_json": 7}, "anchor_json must be one JSON object"),
+        ({"anchor_json": {"file": "x"}}, "anchor_json: unknown field file"),
         ({"anchor_json": "{"}, "anchor_json is not valid JSON"),
         ({"anchor_json": '{"file": "x"}'}, "anchor_json: unknown field file"),
         (
@@ -230,9 +233,18 @@ def test_go_to_position_refuses_unknown_arguments(listening: tuple[str, Any]) ->
     assert nvim.api.win_get_cursor(0) == [1, 0]
 
 
-def test_anchor_json_reveals_like_flat_arguments(listening: tuple[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "anchor",
+    [
+        '{"file_path": "code.txt", "start_line": 40, "end_line": 42}',
+        {"file_path": "code.txt", "start_line": 40, "end_line": 42},  # as MCP Inspector 2.x
+    ],
+    ids=["JSON text", "object"],
+)
+def test_anchor_json_reveals_like_flat_arguments(
+    listening: tuple[str, Any], anchor: str | dict[str, Any]
+) -> None:
     sock, nvim = listening
-    anchor = '{"file_path": "code.txt", "start_line": 40, "end_line": 42}'
 
     async def body(session: ClientSession) -> Any:
         return await session.call_tool(

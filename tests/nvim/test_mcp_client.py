@@ -29,6 +29,7 @@ from tests.agent_util import (
 from tests.child import ROOT
 from tests.conftest import capture_notify, status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
+from tests.lua_helper import lua_helper
 from tests.processes import processes_with
 
 __all__ = ["fake_api"]
@@ -49,7 +50,7 @@ def _claude_env(nvim_factory: Any, api: FakeAnthropic, env: dict[str, str], **cf
 
 
 def mcp_names(names: list[str]) -> list[str]:
-    return sorted(n for n in names if n.startswith("mcp__"))
+    return sorted(n for n in names if n.startswith("mcp_"))
 
 
 def test_tools_are_listed_by_kind_and_an_exec_tool_runs_after_approval(
@@ -116,6 +117,8 @@ def test_a_read_tool_runs_without_asking_and_images_are_summarised(
     )
     send(nv)
     idle(nv)
+    # The call's line names its arguments, as a built-in tool's names its path.
+    assert '• mcp__demo__lookup word="gate"' in transcript(nv)
     assert only_result(fake_api, 1)["content"] == "definition of gate: a demo word"
     assert only_result(fake_api, 2)["content"] == "here it is\n[image: image/png, 32 bytes]"
 
@@ -229,6 +232,67 @@ def test_the_composer_offers_resources_after_at(
     wait_for(lambda: words() == ["@mcp:demo:demo://notes"], 10, "the resource in the menu")
 
 
+def _gated(nvim_factory: Any, gate: Path) -> Any:
+    server = demo(env={"DEMO_START_GATE": str(gate)})
+    return nvim_factory({"provider": {"name": "echo"}, "mcp": {"servers": {"demo": server}}})
+
+
+def test_mcp_says_starting_then_offers_the_resources_when_up(
+    nvim_factory: Any, isolated_env: Path, screen_factory: Any
+) -> None:
+    gate = isolated_env.parent / "let-demo-start"
+    nv = _gated(nvim_factory, gate)
+    screen = screen_factory(nv, 160, 45)
+    assert nv.exec_lua("return require('sightline').chat()") is True
+    nv.input("@mcp:")  # the first `@mcp:` after start: the server is still starting
+    row, col = screen.wait_text("starting…")
+    assert screen.row(row)[col:].split() == ["starting…", "mcp", "demo"]
+    items = nv.exec_lua("return vim.fn.complete_info({'items'}).items")
+    assert [i["word"] for i in items] == ["@mcp:"]  # taking it inserts nothing new
+    gate.write_text("")
+    # No key typed: the menu asks again and shows the resource once the server is up.
+    row, col = screen.wait_text("@mcp:demo:demo://notes", TURN_TIMEOUT_S)
+    assert screen.row(row)[col:].split()[:3] == ["@mcp:demo:demo://notes", "mcp", "demo"]
+    assert not screen.find("starting…")
+    assert nv.exec_lua("return vim.api.nvim_get_current_line()") == "@mcp:"
+
+
+def test_blink_shows_starting_then_the_resources(nvim_factory: Any, isolated_env: Path) -> None:
+    gate = isolated_env.parent / "let-demo-start"
+    nv = _gated(nvim_factory, gate)
+    lua_helper(nv, "engines.fake_blink")
+    nv.exec_lua("require('blink.cmp').setup({})")
+    assert nv.exec_lua("return require('sightline').chat()") is True
+    for char in "@mcp:":
+        nv.input(char)
+    menu = "return _G.fake_blink.menu"
+    wait_for(lambda: nv.exec_lua(menu) == ["@mcp:"], 10, "the starting… item")
+    gate.write_text("")
+    # blink.cmp appends what a source sends later: a new list is asked for (show()).
+    wait_for(lambda: nv.exec_lua(menu) == ["@mcp:demo:demo://notes"], TURN_TIMEOUT_S, "refresh")
+
+
+def test_cmp_is_asked_again_once_the_servers_are_up(nvim_factory: Any, isolated_env: Path) -> None:
+    gate = isolated_env.parent / "let-demo-start"
+    nv = _gated(nvim_factory, gate)
+    lua_helper(nv, "engines.fake_cmp")
+    nv.exec_lua("require('cmp').setup({ sources = { { name = 'buffer' } } })")
+    assert nv.exec_lua("return require('sightline').chat()") is True
+    nv.input("@mcp:")
+    wait_for(lambda: nv.exec_lua("return vim.api.nvim_get_current_line()") == "@mcp:", 10, "@mcp:")
+    nv.exec_lua("_G.fake_cmp.visible = true")  # cmp's menu shows what the source answered
+
+    def labels() -> list[str]:
+        items = lua_helper(nv, "engines.cmp_complete", "@mcp:")["response"]["items"]
+        return [i["label"] for i in items]
+
+    assert wait_for(labels, 10, "the starting… item") == ["starting…"]
+    gate.write_text("")
+    # cmp.complete() asks again (each time it is still starting) until the server is up.
+    last = "local r = _G.fake_cmp.last; return r and r.items[1] and r.items[1].label"
+    wait_for(lambda: nv.exec_lua(last) == "@mcp:demo:demo://notes", TURN_TIMEOUT_S, "refresh")
+
+
 def test_a_crashing_server_is_reported_once_and_dropped(
     nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
 ) -> None:
@@ -308,6 +372,29 @@ def test_a_tool_with_a_schema_too_large_is_refused_once(
     assert notes == [
         "⚠ MCP server raw: tool bad not offered (its input schema is larger than 65536 bytes)"
     ], transcript(nv)
+
+
+def test_servers_whose_tool_names_met_get_one_name_each(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    # `a` + `b__c` and `a__b` + `c` were both mcp__a__b__c: the API refused every turn.
+    first = {"command": sys.executable, "args": [str(RAW), "name", "b__c", "from a"]}
+    second = {"command": sys.executable, "args": [str(RAW), "name", "c", "from a__b"]}
+    servers = {"a": {**first, "kind": "read"}, "a__b": {**second, "kind": "read"}}
+    nv = _claude_env(nvim_factory, fake_api, {}, mcp={"servers": servers})
+    fake_api.script(text("listed"))
+    send(nv)
+    idle(nv)
+    names = mcp_names(tool_names(fake_api, 0))
+    assert len(names) == 2 and len(set(names)) == 2, names
+    listed = {
+        s["name"]: s["tools"][0]["api_name"]
+        for s in nv.exec_lua("return require('sightline.mcp_client').list()")
+    }
+    fake_api.script(tool_use(listed["a__b"], {}), text("done"))
+    send(nv, "call it")
+    idle(nv)
+    assert only_result(fake_api, 2)["content"] == "from a__b"
 
 
 def test_a_listing_with_a_non_object_schema_fails_the_server_once(
@@ -453,6 +540,37 @@ def test_a_workspace_mcp_json_is_disabled_until_enabled_and_never_read_only(
     send(nv, "normal")
     idle(nv)
     assert len(mcp_names(tool_names(fake_api, 2))) == len(DEMO_TOOLS)
+
+
+def test_an_enabled_workspace_server_whose_command_changed_asks_again(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    # Issue 20 §9: the enable was remembered by name, so a `git pull` that changed the
+    # server's command ran the new command unasked.
+    marker = f"changed-{os.getpid()}-{time.monotonic_ns()}"
+    mcp_json = isolated_env / ".mcp.json"
+    mcp_json.write_text(json.dumps({"mcpServers": {"repo": demo()}}))
+    nv = _claude_env(nvim_factory, fake_api, {})
+    nv.command("Sightline mcp enable repo")
+    send(nv)
+    idle(nv)
+    assert len(mcp_names(tool_names(fake_api, 0))) == len(DEMO_TOOLS)
+    mcp_json.write_text(json.dumps({"mcpServers": {"repo": demo(args=[str(DEMO), marker])}}))
+    send(nv, "after the pull")
+    idle(nv)
+    assert mcp_names(tool_names(fake_api, 1)) == [] and not processes_with(marker)
+    said = [line for line in transcript(nv) if "MCP server repo of .mcp.json" in line]
+    assert said == [
+        "⚠ MCP server repo of .mcp.json: its args changed since you enabled it; it stays off "
+        "until you enable it again (:Sightline mcp enable repo)"
+    ], transcript(nv)
+    (listed,) = nv.exec_lua("return require('sightline.mcp_client').list()")
+    assert listed["state"] == "changed" and "its args changed" in listed["error"]
+    nv.command("Sightline mcp enable repo")
+    send(nv, "enabled again")
+    idle(nv)
+    assert len(mcp_names(tool_names(fake_api, 2))) == len(DEMO_TOOLS)
+    assert processes_with(marker)
 
 
 def test_mcp_list_checkhealth_and_completion(

@@ -69,3 +69,34 @@ def test_at_diagnostics_sends_the_loaded_buffers_diagnostics(
         '<diagnostics path="loaded buffers of the workspace">\n'
         "bad.py:1:5: error: unclosed ( [lint]\n</diagnostics>"
     )
+
+
+def test_at_diagnostics_shows_the_one_error_among_thousands_of_hints(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    # Issue 20 §13: the Lua side stopped at 1,000 items in buffer order, before the core sorted
+    # (100,000 hints hid the error; 5,000 are enough to pass the bound).
+    (isolated_env / "noisy.py").write_text("x = 1\n" * 10)
+    (isolated_env / "bad.py").write_text("x = (\n")
+    nv = claude(nvim_factory, fake_api)
+    nv.command("edit noisy.py")
+    nv.command("badd bad.py")
+    nv.exec_lua(
+        "local ns = vim.api.nvim_create_namespace('test-lint') "
+        "local hints = {} "
+        "for i = 1, 5000 do hints[i] = {lnum = i % 10, col = 0, severity = 4, "
+        "message = 'hint ' .. i} end "
+        "vim.diagnostic.set(ns, vim.fn.bufnr('noisy.py'), hints) "
+        "vim.fn.bufload(vim.fn.bufnr('bad.py')) "
+        "vim.diagnostic.set(ns, vim.fn.bufnr('bad.py'), {{lnum = 0, col = 4, severity = 1, "
+        "message = 'unclosed ('}})"
+    )
+    assert nv.exec_lua("return {require('sightline').send('what is wrong? @diagnostics')}") == [
+        True
+    ]
+    idle(nv)
+    (req,) = fake_api.wait_for_requests(1)
+    lines = req.body["messages"][0]["content"][1]["text"].splitlines()
+    assert lines[1] == "bad.py:1:5: error: unclosed (", lines[:3]
+    assert lines[2].startswith("noisy.py:") and ": hint: hint " in lines[2]
+    assert lines[-2].startswith("[200 of 1000+ shown]"), lines[-2:]

@@ -57,6 +57,7 @@ def test_a_chat_shows_the_reply_model_tokens_and_cost(
     nvim_factory: Any, server: FakeOpenAI
 ) -> None:
     nv = gpt(nvim_factory, server)
+    nv.command("set columns=200")  # a pane wide enough for the whole bar
     nv.command("Sightline chat")
     server.script(fo.text("Hello from the fake model."))
     send(nv, "hello")

@@ -33,7 +33,7 @@ def test_streamed_markdown_paints_what_a_whole_render_paints(nvim: Any) -> None:
             t.append_text(REPLY[i : i + n])
             i += n
             nvim.exec_lua("require('sightline.ui.pane').apply(...)", t.take_delta())
-        streamed = lua_helper(nvim, "marks.markdown")
+        streamed = lua_helper(nvim, "marks.markdown_settled")
         nvim.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
         assert streamed == lua_helper(nvim, "marks.markdown"), seed
         assert any("strong" in m for m in streamed)

@@ -13,30 +13,22 @@ from pathlib import Path
 from typing import Any
 
 from sightline.domain.wire import ABANDONED
-from tests.agent_util import TURN_TIMEOUT_S, claude, idle, send, wait_pending
+from tests.agent_util import (
+    TURN_TIMEOUT_S,
+    claude,
+    core_pid,
+    core_status,
+    idle,
+    send,
+    wait_pending,
+)
 from tests.conftest import capture_notify, status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use, validation_error
+from tests.processes import gone
 
 __all__ = ["fake_api"]
 
 COMMAND = "echo waiting-for-you"
-
-
-def core_pid(nv: Any) -> int:
-    return int(nv.exec_lua("return require('sightline.host').request('core.ping').pid"))
-
-
-def core_status(nv: Any) -> dict[str, Any]:
-    """The core's own status (starts the core if needed), not the Lua mirror."""
-    return dict(nv.exec_lua("return require('sightline.host').request('agent.status').status"))
-
-
-def gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ")[1].startswith("Z")
-    except OSError:
-        return True
 
 
 def waiting_command(nv: Any, server: FakeAnthropic) -> str:

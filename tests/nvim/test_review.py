@@ -243,14 +243,14 @@ def test_edit_applies_where_old_string_moved_to(
     assert "had unsaved changes" in only_result(fake_api)["content"]
 
 
-def test_file_changed_on_disk_since_loaded_is_not_overwritten(
+def test_file_changed_on_disk_under_unsaved_changes_is_not_overwritten(
     nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
 ) -> None:
     path = isolated_env / "app.py"
     path.write_text(SOURCE)
     nv = claude(nvim_factory, fake_api)
-    nv.command("set noautoread")
     buf = edit(nv, path)
+    nv.api.buf_set_lines(buf, 0, 0, False, ["import os"])  # the user's unsaved text
     fake_api.script(propose("app.py", "sum(xs)", "len(xs)"), text("ok"))
     send(nv)
     wait_pending(nv)
@@ -259,7 +259,7 @@ def test_file_changed_on_disk_since_loaded_is_not_overwritten(
     idle(nv)
     assert path.read_text() == SOURCE + "# changed elsewhere, and longer\n"
     assert "changed on disk since it was loaded" in only_result(fake_api)["content"]
-    assert lines(nv, buf)[2] == "    return len(xs)"
+    assert lines(nv, buf)[0] == "import os" and lines(nv, buf)[3] == "    return len(xs)"
 
 
 def test_unchangeable_buffers_are_refused_up_front(
@@ -392,13 +392,15 @@ def test_stop_while_a_proposal_waits_rejects_it(
     assert result["is_error"] and "stopped by the user" in result["content"]
 
 
-def test_with_autoread_a_file_changed_on_disk_is_reloaded_then_edited_and_saved(
-    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+@pytest.mark.parametrize("autoread", [True, False])
+def test_a_file_changed_on_disk_under_no_unsaved_changes_is_reloaded_then_edited_and_saved(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, autoread: bool
 ) -> None:
+    # Whatever 'autoread' says: the buffer holds nothing unsaved, so the file is what counts.
     path = isolated_env / "app.py"
     path.write_text(SOURCE)
     nv = claude(nvim_factory, fake_api)
-    assert nv.api.get_option("autoread") is True
+    nv.api.set_option("autoread", autoread)
     buf = edit(nv, path)
     fake_api.script(propose("app.py", "sum(xs)", "len(xs)"), text("ok"))
     send(nv)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sightline.domain.wire import NO_REPLY
 from tests.agent_util import API_KEY, TURN_TIMEOUT_S, idle, send
 from tests.conftest import status, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text
@@ -32,9 +33,12 @@ def test_stop_while_the_key_is_fetched_sends_no_request(
     send(nv, "second question")
     idle(nv)
     assert len(fake_api.requests) == 1, [r.body["messages"] for r in fake_api.requests]
-    (user,) = fake_api.requests[0].body["messages"]
-    assert [b["text"] for b in user["content"]] == ["first question", "second question"]
+    # The stopped prompt got no reply: the model is told so, and answers the second alone.
+    first, stopped, second = fake_api.requests[0].body["messages"]
+    assert [b["text"] for b in first["content"]] == ["first question"]
+    assert [b["text"] for b in stopped["content"]] == [NO_REPLY["stopped"]]
+    assert [b["text"] for b in second["content"]] == ["second question"]
     (history,) = (isolated_env.parent / "xdg").rglob("*.jsonl")
     records = [json.loads(line) for line in history.read_text().splitlines() if line.strip()]
     order = [r.get("visible") or r.get("event") or r.get("role") for r in records[1:]]
-    assert order == ["first question", "stopped", "second question", "assistant"]
+    assert order == ["first question", "stopped", "second question", "assistant", "done"]

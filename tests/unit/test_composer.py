@@ -66,10 +66,37 @@ def test_items_travel_as_columns(tmp_path: Path) -> None:
     assert comp.candidates(str(ws), token="no")["items"] == {
         "word": ["@ext:notes", "@my\\ notes.md"],
         "abbr": ["@ext:notes", "my notes.md"],
-        "menu": ["Note taking", "file"],
+        "menu": ["Note taking", ""],  # (the kind column says `file` already)
         "info": ["Note taking", ""],
         "kind": ["extension", "file"],
+        "label": ["ext", "file"],  # what the kind column shows: one rule, here
+        "lsp": [9, 17],  # LSP CompletionItemKind Module, File (for nvim-cmp and blink.cmp)
     }
+
+
+def test_the_menu_is_fitted_from_the_at_and_a_pending_item_asks_for_a_refresh(
+    tmp_path: Path,
+) -> None:
+    from sightline.mentions.completion import CompletionItem
+    from sightline.mentions.menu_fit import cells
+
+    deep = "a/" * 40 + "deep.txt"
+    ws = make_ws(tmp_path / "ws", [deep])
+    starting = CompletionItem("mcp_starting", "@de", "starting…", "demo", "")
+    comp = ComposerCompletion(dirs(tmp_path), extra=lambda _ws, _t, items: [*items, starting])
+    comp.warm(str(ws))
+    assert comp.wait_idle(10)
+    # 30 cells from the cursor; the menu starts at the `@`, 3 cells to its left
+    got = comp.candidates(str(ws), before="see @de", room=30)
+    cols = got["items"]
+    assert cols["abbr"][0].endswith("/…/deep.txt") and cols["menu"] == ["", "demo"]
+    # Neovim's menu: abbr, space, kind, space, menu, space, scrollbar
+    width = [max(map(cells, cols[c])) for c in ("abbr", "label", "menu")]
+    assert sum(width) + 4 <= 33
+    assert got["items"]["word"][0] == "@" + deep  # inserted whole
+    assert got["refresh_ms"] > 0  # `starting…`: the composer asks again
+    assert "refresh_ms" not in ComposerCompletion(dirs(tmp_path)).candidates(str(ws), token="x")
+    assert comp.candidates(str(ws), before="see @de")["items"]["abbr"][0] == deep  # no room
 
 
 def test_extensions_are_read_again_at_each_new_mention(tmp_path: Path) -> None:

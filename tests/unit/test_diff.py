@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 from hypothesis import given
@@ -208,3 +209,75 @@ def test_apply_hunks_refuses_hunks_that_do_not_match() -> None:
     hunks = diff.hunks("a\nb\n", "a\nc\n")
     with pytest.raises(ValueError, match="hunk 1 does not match"):
         diff.apply_hunks("a\nz\n", hunks, {0})
+
+
+# The pane's diff while hunks are decided -------------------------------------------------------
+
+_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@$")
+_DECISION = st.sampled_from(["", "accept", "reject"])
+
+
+def _side(beginning: str, length: str | None) -> tuple[int, int]:
+    """A header side as (0-based start, length), read as difflib writes it."""
+    n = 1 if length is None else int(length)
+    return (int(beginning) if n == 0 else int(beginning) - 1), n
+
+
+@given(_TEXT, _TEXT, st.data())
+def test_review_diff_reads_back_to_both_texts_and_deciding_keeps_its_shape(
+    before: str, after: str, data: st.DataObject
+) -> None:
+    hunks = diff.hunks(before, after)
+    n = len(hunks)
+    decisions = data.draw(st.lists(_DECISION, min_size=n, max_size=n))
+    got = diff.review_diff(before, hunks, decisions, max_lines=10**6)
+    undecided = diff.review_diff(before, hunks, max_lines=10**6)
+    # Deciding rewrites lines, never adds or drops one: the pane rewrites the block in place.
+    assert len(got) == len(undecided)
+    a, b = before.split("\n"), after.split("\n")
+    headers = [i for i, (text, _) in enumerate(got) if text.startswith("@@")]
+    assert (headers[:1] == [0]) == bool(hunks)
+    for at, end in itertools.pairwise([*headers, len(got)]):
+        m = _HEADER.match(got[at][0])
+        assert m, got[at]
+        (a0, an), (b0, bn) = _side(m[1], m[2]), _side(m[3], m[4])
+        body = [text for text, _ in got[at + 1 : end]]
+        assert [t[1:] for t in body if t[:1] in "- "] == a[a0 : a0 + an]
+        assert [t[1:] for t in body if t[:1] in "+ "] == b[b0 : b0 + bn]
+    labels = [text for text, _ in got if text[:1] in "·✔✗"]
+    assert labels == ([diff.hunk_label(i, n, d) for i, d in enumerate(decisions)] if n > 1 else [])
+    # A rejected hunk's lines are muted; the others keep the colours of what they change.
+    changed = [(t[:1], g) for t, g in got if t[:1] in "-+"]
+    want = [
+        (mark, diff.HUNK_GROUP if d == "reject" else group)
+        for h, d in zip(hunks, decisions, strict=True)
+        for mark, group, lines in (("-", diff.DELETE_GROUP, h.old), ("+", diff.ADD_GROUP, h.new))
+        for _ in lines
+    ]
+    assert changed == want
+
+
+def test_review_diff_undecided_reads_as_the_compact_diff_with_the_hunks_named() -> None:
+    before = "".join(f"line {i}\n" for i in range(1, 13))
+    one = before.replace("line 6\n", "")
+    assert diff.review_diff(before, diff.hunks(before, one), first_line=40) == (
+        diff.compact_diff(before, one, first_line=40)
+    )
+    after = one.replace("line 2\n", "line 2 CHANGED\n")
+    got = diff.review_diff(before, diff.hunks(before, after), ["accept", "reject"])
+    assert [text for text, _ in got] == [
+        "@@ -1,8 +1,7 @@",
+        " line 1",
+        "-line 2",
+        "+line 2 CHANGED",
+        "✔ hunk 1/2 accepted",
+        " line 3",
+        " line 4",
+        " line 5",
+        "-line 6",
+        "✗ hunk 2/2 rejected",
+        " line 7",
+        " line 8",
+    ]
+    assert got[8] == ("-line 6", diff.HUNK_GROUP) and got[2] == ("-line 2", diff.DELETE_GROUP)
+    assert diff.review_diff(before, diff.hunks(before, after))[4][0] == "· hunk 1/2 waits"

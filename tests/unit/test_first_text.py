@@ -18,17 +18,25 @@ Build = Callable[[], dict[str, Any]]
 
 
 class LoopEditor:
-    """notify_ui as Neovim's side runs it: queued, built later on another thread."""
+    """notify_ui as Neovim's side runs it: queued, built later on another thread, and
+    applied (its `applied` called) when the test says so."""
 
     def __init__(self) -> None:
-        self.queued: queue.Queue[Build] = queue.Queue()
+        self.queued: queue.Queue[tuple[Build, Callable[[], None] | None]] = queue.Queue()
         self.sent: list[dict[str, Any]] = []
 
-    def notify_ui(self, build: Build) -> None:
-        self.queued.put(build)
+    def notify_ui(self, build: Build, applied: Callable[[], None] | None = None) -> None:
+        self.queued.put((build, applied))
 
-    def run_one(self) -> None:
-        self.sent.append(self.queued.get(timeout=5)())
+    def run_one(self, apply: bool = True) -> Callable[[], None] | None:
+        """Build and send the next update; Neovim applies it now unless `apply` is False
+        (then the caller gets what applies it)."""
+        build, applied = self.queued.get(timeout=5)
+        self.sent.append(build())
+        if apply and applied is not None:
+            applied()
+            return None
+        return applied
 
 
 def _ui(editor: LoopEditor, transcript: Transcript) -> ui.Ui:
@@ -63,13 +71,12 @@ def test_show_now_waits_a_bounded_time_for_a_busy_loop() -> None:
     assert editor.sent[0]["transcript"]["lines"][-1] == "x"
 
 
-def test_show_now_cancels_a_pending_batch() -> None:
+def test_show_now_sends_what_waited_with_the_first_text() -> None:
     editor, transcript = LoopEditor(), Transcript()
     show = _ui(editor, transcript)
-    show.event("SightlineTurnStart", {"turn": 1})  # schedules a batched flush
+    show.event("SightlineTurnStart", {"turn": 1})  # sent at once: nothing is being applied
     transcript.append_text("now")
     threading.Thread(target=editor.run_one).start()
     show.show_now()
     assert editor.sent[0]["events"] == [{"name": "SightlineTurnStart", "data": {"turn": 1}}]
-    assert show._timer is None  # the batch timer is cancelled: no second, empty update
-    assert editor.queued.empty()
+    assert editor.sent[0]["transcript"]["lines"][-1] == "now"

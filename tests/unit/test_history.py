@@ -7,7 +7,7 @@ from typing import Any
 
 from sightline.agent.replay import render_records
 from sightline.domain import history
-from sightline.domain.wire import wire_messages
+from sightline.domain.wire import NO_REPLY, wire_messages
 from sightline.ui.transcript import Transcript
 from tests.history_files import CORRUPT, write_conv
 
@@ -46,7 +46,7 @@ def test_second_owner_opens_read_only(tmp_path: Path) -> None:
     assert all(r.get("event") != "x" for r in history.read_records(conv.path))
 
 
-def test_wire_messages_merge_a_reply_less_user_message() -> None:
+def test_a_prompt_after_a_reply_less_prompt_is_a_turn_of_its_own() -> None:
     records: list[dict[str, Any]] = [
         {"type": "meta"},
         {"type": "message", "role": "user", "content": [{"type": "text", "text": "a"}]},
@@ -54,7 +54,9 @@ def test_wire_messages_merge_a_reply_less_user_message() -> None:
         {"type": "message", "role": "user", "content": [{"type": "text", "text": "b"}]},
     ]
     assert wire_messages(records) == [
-        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+        {"role": "user", "content": [{"type": "text", "text": "a"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": NO_REPLY["error"]}]},
+        {"role": "user", "content": [{"type": "text", "text": "b"}]},
     ]
 
 

@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 
 from sightline.agent.replay import render_records
 from sightline.domain import history
-from sightline.domain.wire import ABANDONED, SUMMARY_INTRO, unanswered, wire_messages
+from sightline.domain.wire import (
+    ABANDONED,
+    NO_REPLY,
+    SUMMARY_INTRO,
+    cut_off,
+    unanswered,
+    wire_messages,
+)
 from sightline.providers.anthropic_api import AnthropicProvider
 from sightline.providers.base import Request
 from sightline.ui.transcript import Transcript
@@ -92,7 +99,62 @@ def test_any_history_file_lists_reopens_renders_and_continues(
         conv.close()
 
 
+def assert_asked_alone(messages: list[dict[str, Any]]) -> None:
+    """The next prompt is the only prompt of the message the model answers: before it there
+    stand only the answers to the calls of the reply before (or a compaction's summary)."""
+    last = messages[-1]["content"]
+    assert last[-1]["type"] == "text" and last[-1]["text"] == "next prompt", last
+    for block in last[:-1]:
+        summary = block["type"] == "text" and block["text"].startswith(SUMMARY_INTRO)
+        assert block["type"] == "tool_result" or summary, messages
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(RECORD, max_size=12))
+def test_any_records_never_ask_an_earlier_prompt_again(records: list[Any]) -> None:
+    assert_asked_alone(assert_valid(records))
+
+
+@settings(max_examples=300, deadline=None)
+@given(turns())
+def test_sessions_cut_anywhere_never_ask_an_earlier_prompt_again(
+    records: list[dict[str, Any]],
+) -> None:
+    assert_asked_alone(assert_valid(records))
+
+
 # -- the instances -------------------------------------------------------------------------------
+
+
+def test_a_prompt_cut_off_by_quitting_is_interrupted_and_asked_apart() -> None:
+    old = {**PROMPT, "content": [{"type": "text", "text": "long story please"}], "visible": "q"}
+    assert cut_off([old]) and not cut_off([old, reply({"type": "text", "text": "a"})])
+    assert not cut_off([old, {"type": "event", "event": "stopped"}])
+    assert not cut_off([PROMPT, reply(call("t1")), answer("t1"), {"type": "event"}])
+    assert cut_off([PROMPT, reply(call("t1")), answer("t1")])  # the reply after results
+    messages = assert_valid([old, {"type": "event", "event": "interrupted"}])
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert messages[1]["content"] == [{"type": "text", "text": NO_REPLY["interrupted"]}]
+    t = Transcript()
+    render_records(t, [old, {"type": "event", "event": "interrupted"}])
+    assert t.lines[-1] == "✗ interrupted: the session ended before the reply"
+
+
+def test_a_recorded_footer_is_shown_again_and_a_damaged_one_left_out() -> None:
+    done = {
+        "type": "event",
+        "event": "done",
+        "seconds": 1.25,
+        "tokens": {"input": 12, "output": 3, "cache_read": 0, "cache_write": 0},
+        "cost": 0.0012,
+    }
+    t = Transcript()
+    render_records(t, [PROMPT, reply({"type": "text", "text": "a"}), done])
+    assert t.lines[-1] == "─ 1.2 s · 12 in · 3 out · $0.0012"
+    for bad in ({"seconds": "1"}, {"tokens": [1]}, {"cost": "free"}, {"tokens": {"input": -1}}):
+        t = Transcript()
+        render_records(t, [PROMPT, reply({"type": "text", "text": "a"}), {**done, **bad}])
+        assert t.lines[-1] == "a"
 
 
 def test_a_compaction_replaces_what_came_before_it_but_the_kept_records() -> None:

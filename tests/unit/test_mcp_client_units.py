@@ -22,7 +22,6 @@ from sightline.mcp_client import tools as mtools
 from sightline.tools.base import tools_for
 from tests.effective_config import core_config
 
-API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 FUZZ = settings(
     max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck)
 )
@@ -162,23 +161,61 @@ def test_env_references_are_resolved_and_registered_as_secrets(
         mcfg.resolved_env(missing)
 
 
+# Every provider's rule for a tool name (Anthropic and OpenAI: [a-zA-Z0-9_-]{1,64}; Gemini
+# also wants a letter or `_` first).
+PROVIDER_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
+# Names as users and servers write them, `_` and `__` and their neighbours often.
+NAME_PART = st.text(alphabet=st.sampled_from("ab_-.é/ \0"), min_size=1, max_size=70)
+SERVER_NAME = st.text(
+    alphabet=st.characters(exclude_categories=("C", "Z")) | st.sampled_from("ab_-"),
+    min_size=1,
+    max_size=64,
+)
+
+
 @FUZZ
-@given(server=st.text(min_size=1, max_size=64), tool=st.lists(st.text(max_size=120), max_size=6))
-def test_tool_names_always_fit_the_api_and_never_collide(server: str, tool: list[str]) -> None:
-    taken: set[str] = set()
-    for name in tool:
-        api = mtools.tool_name(server, name, taken)
-        assert API_NAME.match(api), api
-        assert api not in taken
-        taken.add(api)
+@given(
+    pairs=st.lists(
+        st.tuples(SERVER_NAME | NAME_PART.filter(str.isprintable), NAME_PART | st.text()),
+        max_size=12,
+    )
+)
+def test_any_server_and_tool_names_give_unique_valid_names_that_map_back(
+    pairs: list[tuple[str, str]],
+) -> None:
+    back: dict[str, tuple[str, str]] = {}
+    for server, tool in pairs:
+        api = mtools.tool_name(server, tool)
+        assert PROVIDER_NAME.match(api), api
+        assert back.setdefault(api, (server, tool)) == (server, tool), api
+        assert api == mtools.tool_name(server, tool)  # stable
+
+
+def test_names_that_shared_a_name_get_two() -> None:
+    # The issue's pair: both were mcp__a__b__c, and the API refused every turn.
+    assert mtools.tool_name("a", "b__c") != mtools.tool_name("a__b", "c")
+    assert mtools.tool_name("a", "b__c") == "mcp__a__b__c"
+    assert mtools.tool_name("a_", "_b") != mtools.tool_name("a", "__b")
+    assert mtools.tool_name("my.server", "a b") != mtools.tool_name("my_server", "a_b")
 
 
 def test_tool_names_are_namespaced_and_cut_stably() -> None:
-    assert mtools.tool_name("fs", "read_file", set()) == "mcp__fs__read_file"
-    assert mtools.tool_name("my.server", "a b", set()) == "mcp__my_server__a_b"
-    long = mtools.tool_name("srv", "t" * 100, set())
-    assert len(long) == 64 and long == mtools.tool_name("srv", "t" * 100, set())
-    assert mtools.tool_name("s", "a.b", {"mcp__s__a_b"}) != "mcp__s__a_b"
+    assert mtools.tool_name("fs", "read_file") == "mcp__fs__read_file"
+    assert mtools.tool_name("my-db", "q") == "mcp__my-db__q"
+    shown = mtools.tool_name("my.server", "a b")
+    assert re.fullmatch(r"mcp_[0-9a-f]{12}_my_server__a_b", shown), shown
+    long = mtools.tool_name("srv", "t" * 100)
+    assert len(long) == 64 and long == mtools.tool_name("srv", "t" * 100)
+
+
+def test_a_tool_listed_twice_is_offered_once() -> None:
+    cfg = mcfg.ServerConfig(name="s", command="x")
+    twice = [fake_tool("t", {"type": "object"}), fake_tool("t", {"type": "object"})]
+    listed = mtools.listed_tools(cfg, twice)
+    assert [(t.api_name, t.refused) for t in listed] == [
+        ("mcp__s__t", None),
+        ("mcp__s__t", "the server lists it twice"),
+    ]
 
 
 def fake_tool(name: str, schema: Any, read_only: bool | None = None) -> Any:
@@ -274,3 +311,39 @@ def test_mcp_mentions_parse_like_ext_mentions() -> None:
     assert found == [("fs", "file:///a.txt"), ("web", "demo://x")]
     # A resource mention is not also a file mention.
     assert [m.kind for m in parse_mentions(text)] == ["mcp", "mcp"]
+
+
+class _Servers:
+    """What mentions/mcp_resources.py asks of the manager (running servers, those starting)."""
+
+    def __init__(self, running: dict[str, list[Any]], starting: list[str]) -> None:
+        self._running, self._starting = running, starting
+        self.started = 0
+
+    def start_in_background(self, workspace: str) -> None:
+        self.started += 1
+
+    def running(self, workspace: str) -> dict[str, Any]:
+        return {n: SimpleNamespace(resources=r) for n, r in self._running.items()}
+
+    def starting(self, workspace: str) -> list[str]:
+        return self._starting
+
+
+def test_resources_are_labelled_mcp_and_a_starting_server_says_so() -> None:
+    from sightline.mentions import mcp_resources
+
+    notes = SimpleNamespace(uri="demo://notes", title=None, name="notes", description="Notes.")
+    manager: Any = _Servers({"demo": [notes]}, ["slow", "bad name"])
+    items = mcp_resources.complete(manager, "/ws", "mcp:", [])
+    assert [(i.word, i.abbr, i.style.label, i.menu) for i in items] == [
+        ("@mcp:demo:demo://notes", "@mcp:demo:demo://notes", "mcp", "demo · Notes."),
+        ("@mcp:", "starting…", "mcp", "slow"),  # inserts what was typed: nothing new
+    ]
+    assert items[0].style.lsp == 18 and not items[0].style.pending  # Reference
+    assert items[1].style.pending  # the composer asks again a moment later
+    # Only `@mcp:` says it: the `@` menu lists files and extensions, resources after them.
+    assert [i.word for i in mcp_resources.complete(manager, "/ws", "no", [])] == [
+        "@mcp:demo:demo://notes"
+    ]
+    assert mcp_resources.complete(_Servers({}, []), "/ws", "mcp:", []) == []  # type: ignore[arg-type]

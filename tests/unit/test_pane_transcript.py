@@ -144,3 +144,36 @@ def test_a_reopened_conversation_shows_failed_calls_and_output() -> None:
     assert "✗ read_file ../x — outside" in t.lines
     assert "• run_command ls" in t.lines
     assert t.lines[-2:] == [OUTPUT_PREFIX + "a", OUTPUT_PREFIX + "b"]
+
+
+_block = st.lists(st.text(alphabet="ab +-", min_size=1, max_size=8), min_size=1, max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops, ops, _block, st.data())
+def test_a_block_rewritten_in_place_reads_as_if_written_so(
+    before: list[tuple[str, Any]], after: list[tuple[str, Any]], old: list[str], data: Any
+) -> None:
+    new = data.draw(
+        st.lists(st.text(alphabet="xy +-", min_size=1), min_size=len(old), max_size=len(old))
+    )
+    t, ref = Transcript(), Transcript()
+    for op in before:
+        run(t, op)
+        run(ref, op)
+    row = t.add_lines([(line, "SightlineDiffAdd") for line in old])
+    ref.add_lines([(line, "SightlineNote") for line in new])
+    for op in after:
+        run(t, op)
+        run(ref, op)
+    if any(op[0] == "set" and row <= op[1] < row + len(old) for op in after):
+        return  # a row of the block rewritten since: it no longer holds `old`
+    t.take_delta()
+    # Refused, nothing changed: another text, or another number of lines.
+    assert not t.replace_lines(row, [*old[:-1], "zz"], [("q", None)] * len(old))
+    assert not t.replace_lines(row, old, [("q", None)] * (len(old) + 1))
+    assert t.take_delta() is None
+    assert t.replace_lines(row, old, [(line, "SightlineNote") for line in new])
+    assert (t.lines, t.hls, t.md, t.folds) == (ref.lines, ref.hls, ref.md, ref.folds)
+    delta = t.take_delta()
+    assert delta is not None and delta["start"] == row

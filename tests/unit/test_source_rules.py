@@ -32,12 +32,10 @@ def test_every_message_of_the_lua_layer_goes_through_the_one_line_rule() -> None
     assert bare == []
 
 
-# A file named in a comment: `domain/workspace.py`, `lua/sightline/port.lua`, `launcher.py`.
+# A file named in a comment: `domain/workspace.py`, `lua/sightline/port.lua`, `spawn.py`.
 NAMED = re.compile(r"(?<![\w./-])((?:[\w-]+/)*[\w-]+\.(?:py|lua))\b")
-# Names that stand for the user's files in examples (`read_file src/app.py`), and blink.cmp's
-# own files, which tests/lua/engines.lua's fake follows.
+# Names that stand for the user's files in examples (`read_file src/app.py`).
 EXAMPLES = {"src/app.py", "src/a.py", "app.py", "a.py"}
-EXAMPLES |= {"completion/trigger/init.lua", "completion/init.lua", "sources/complete_func.lua"}
 # Where a relative name is looked for besides the naming file's own folders.
 BASES = ("", "python", "python/sightline", "lua", "lua/sightline")
 
@@ -66,12 +64,10 @@ def comments(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def test_every_file_a_comment_names_exists() -> None:
-    named = sources(".py", ".lua") + sorted(
-        p
-        for p in (ROOT / "tests").rglob("*")
-        if p.suffix in (".py", ".lua") and ".npm" not in p.parts
-    )
-    everywhere = {p.name for p in named}
+    named = sources(".py", ".lua")
+    everywhere = {p.name for p in named} | {
+        p.name for p in (ROOT / "tests").rglob("*") if p.suffix in (".py", ".lua")
+    }
     missing = []
     for path in named:
         for line, text in comments(path):

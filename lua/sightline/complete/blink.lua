@@ -28,7 +28,7 @@ end
 function source:get_completions(ctx, callback)
   local complete = require('sightline.complete')
   local before = ctx.line:sub(1, ctx.cursor[2])
-  local start, items = complete.query(before)
+  local start, items, _, refresh_ms = complete.query(before)
   local lsp = {}
   if start >= 0 then
     -- blink matches its keyword (letters, digits, _ and -) at the cursor, not the token.
@@ -38,7 +38,31 @@ function source:get_completions(ctx, callback)
   end
   -- Incomplete both ways: every keystroke and backspace asks the core again.
   callback({ items = lsp, is_incomplete_forward = true, is_incomplete_backward = true })
+  local blink = package.loaded['blink.cmp']
+  if refresh_ms and type(blink) == 'table' and type(blink.show) == 'function' then
+    -- More is on its way (MCP servers starting). blink.cmp appends what a source sends
+    -- later, so a new list is asked for: show() with providers opens a new context.
+    complete.refresh_later(refresh_ms, before, function()
+      return blink.is_menu_visible and blink.is_menu_visible() or false
+    end, function()
+      local current = blink.get_context and blink.get_context()
+      blink.show({ providers = current and current.providers or { 'sightline' } })
+    end)
+  end
   return function() end
+end
+
+---`fallbacks` of the provider: every other source enabled here. blink.cmp asks a fallback
+---only when the sources it falls back from returned no items, so inside a mention the menu
+---holds sightline's items alone (buffer words followed them after `@`), and elsewhere in
+---the composer, where this source has none, the others complete as usual.
+---@param _ table? blink's context
+---@param enabled string[]? the ids of the sources enabled in it
+---@return string[]
+function source.fallbacks(_, enabled)
+  return vim.tbl_filter(function(id)
+    return id ~= 'sightline'
+  end, enabled or {})
 end
 
 source.filetypes = {} ---@type table<string, true> filetypes we listed the provider for
@@ -56,7 +80,14 @@ function source.register(blink, buf)
     if type(blink.add_source_provider) ~= 'function' then
       error('this blink.cmp lacks add_source_provider: configure the provider, see :help sightline-completion-blink', 0)
     end
-    blink.add_source_provider('sightline', { name = 'sightline', module = 'sightline.complete.blink' })
+    blink.add_source_provider(
+      'sightline',
+      { name = 'sightline', module = 'sightline.complete.blink', fallbacks = source.fallbacks }
+    )
+  elseif type(providers.sightline) == 'table' and providers.sightline.fallbacks == nil then
+    -- The user's own provider: takes effect unless blink.cmp built it already (the help's
+    -- snippet sets it).
+    providers.sightline.fallbacks = source.fallbacks
   end
   local ft = vim.bo[buf].filetype
   if type(blink.add_filetype_source) == 'function' and not source.filetypes[ft] then

@@ -41,7 +41,7 @@ end
 function source:complete(params, callback)
   local complete = require('sightline.complete')
   local before = params.context.cursor_before_line
-  local start, items = complete.query(before)
+  local start, items, _, refresh_ms = complete.query(before)
   if start < 0 then
     return callback({ items = {}, isIncomplete = true })
   end
@@ -51,6 +51,15 @@ function source:complete(params, callback)
     items = complete.lsp_items(items, row, start, #before, before:sub(start + 1)),
     isIncomplete = true,
   })
+  local cmp = package.loaded['cmp']
+  if refresh_ms and type(cmp) == 'table' then
+    -- More is on its way (MCP servers starting): cmp.complete() asks the sources again.
+    complete.refresh_later(refresh_ms, before, function()
+      return cmp.visible()
+    end, function()
+      cmp.complete()
+    end)
+  end
 end
 
 ---Register the source and make it the composer's first source group, in the core's order
@@ -69,7 +78,13 @@ function M.register(cmp, buf)
         table.insert(sources, vim.tbl_extend('force', s, { group_index = (s.group_index or 1) + 1 }))
       end
     end
-    cmp.setup.buffer({ sources = sources, sorting = { comparators = { cmp.config.compare.order } } })
+    cmp.setup.buffer({
+      sources = sources,
+      sorting = { comparators = { cmp.config.compare.order } },
+      -- The source preselects its best item; this composer honours that whatever the
+      -- user's own `preselect` says (the help promises the best item preselected).
+      preselect = cmp.PreselectMode and cmp.PreselectMode.Item or nil,
+    })
   end)
 end
 

@@ -33,46 +33,78 @@ local function may_be_mention(before)
   return not before:sub(at + 1):gsub('\\.', ''):find('%s')
 end
 
+---Screen cells from the cursor to the right edge: the core fits the menu into what is left
+---from the mention's `@` (Neovim's menu starts there and is clipped at the edge).
+---@return integer
+local function room()
+  local col = api.nvim_win_get_position(0)[2] + vim.fn.wincol() -- the cursor's screen column
+  return math.max(1, vim.o.columns - col + 1)
+end
+
 ---The mention at the end of `before` (the line up to the cursor) and its items.
 ---@param before string
+---@param fit boolean? fit the items to the built-in menu's room on the screen
 ---@return integer start byte column (0-based) of the `@`, -1 when not in a mention
 ---@return table[] items complete-items computed by the core, best first
 ---@return number? cpu_ms the core's CPU time for the answer
-function M.query(before)
+---@return integer? refresh_ms set when an item says more is on its way: ask again after it
+function M.query(before, fit)
   if not may_be_mention(before) then
     return -1, {}
   end
   local res = require('sightline.host').request('complete.candidates', {
     before = before,
     workspace = vim.fn.getcwd(-1, -1),
+    room = fit and room() or nil,
   })
   if not res then
     return -1, {}
   end
-  return res.start, M.items(res.items), res.cpu_ms
+  return res.start, M.items(res.items), res.cpu_ms, res.refresh_ms
 end
 
----Neovim complete-items from the core's columns (one list per field, best first).
+---Neovim complete-items from the core's columns (one list per field, best first); the
+---core says what the kind column shows (`label`) and the LSP kind (`lsp`) of each.
 ---equal = 1: Neovim must not filter the core's fuzzy matches by prefix; dup = 1: it skips
 ---its de-duplication, which is quadratic.
----@param cols { word: string[], abbr: string[], menu: string[], info: string[], kind: string[] }
+---@param cols { word: string[], abbr: string[], menu: string[], info: string[], kind: string[], label: string[], lsp: integer[] }
 ---@return table[]
 function M.items(cols)
   local out = {}
   for i, word in ipairs(cols.word) do
-    local kind = cols.kind[i]
     out[i] = {
       word = word,
       abbr = cols.abbr[i],
       menu = cols.menu[i],
       info = cols.info[i],
-      kind = kind == 'extension' and 'ext' or 'file',
+      kind = cols.label[i],
       dup = 1,
       equal = 1,
-      user_data = { sightline = kind },
+      user_data = { sightline = cols.kind[i], lsp = cols.lsp[i] },
     }
   end
   return out
+end
+
+---Ask again after `ms` while the same text stands before the cursor in the same buffer and
+---`open()` says the menu still shows (MCP servers starting: their resources come later).
+---@param ms integer
+---@param before string
+---@param open fun(): boolean
+---@param again fun()
+function M.refresh_later(ms, before, open, again)
+  local buf = api.nvim_get_current_buf()
+  vim.defer_fn(function()
+    if
+      api.nvim_get_current_buf() ~= buf
+      or not api.nvim_get_mode().mode:find('^i')
+      or api.nvim_get_current_line():sub(1, api.nvim_win_get_cursor(0)[2]) ~= before
+      or not open()
+    then
+      return
+    end
+    again()
+  end, ms)
 end
 
 ---'omnifunc' of the composer (<C-x><C-o>).
@@ -83,7 +115,7 @@ function M.omnifunc(findstart, _)
   if findstart == 1 then
     local col = api.nvim_win_get_cursor(0)[2]
     local before = api.nvim_get_current_line():sub(1, col)
-    local start, items = M.query(before)
+    local start, items = M.query(before, true)
     -- The menu it opens is followed like the one that opens by itself.
     S.pending, S.items, S.last = items, items, before
     return start >= 0 and start or -3 -- -3: not a mention, leave completion quietly
@@ -112,7 +144,14 @@ function M.on_change(event)
     return
   end
   S.last = before
-  local start, items, cpu_ms = M.query(before)
+  M.show(before, col)
+end
+
+---Open or update the built-in menu for the mention at the end of `before`.
+---@param before string the line up to the cursor
+---@param col integer the cursor's byte column
+function M.show(before, col)
+  local start, items, cpu_ms, refresh_ms = M.query(before, true)
   if start < 0 then
     if vim.fn.pumvisible() == 1 then
       vim.fn.complete(col + 1, {}) -- left the mention (a space): close our menu
@@ -122,6 +161,14 @@ function M.on_change(event)
   vim.fn.complete(start + 1, items)
   S.items = items
   M.last_list = { at = vim.uv.hrtime(), count = #items, token = before:sub(start + 2), cpu_ms = cpu_ms }
+  if refresh_ms then
+    M.refresh_later(refresh_ms, before, function()
+      -- still our menu, and the user did not move through it
+      return vim.fn.pumvisible() == 1 and S.items == items and vim.fn.complete_info({ 'selected' }).selected <= 0
+    end, function()
+      M.show(before, col)
+    end)
+  end
 end
 
 ---CompleteDone: after an accepted item, the text it inserted must not open the menu again.
@@ -157,11 +204,14 @@ function M.lsp_items(items, row, start, col, typed)
       label = item.abbr ~= '' and item.abbr or item.word,
       filterText = typed,
       sortText = ('%05d'):format(i),
-      kind = item.kind == 'ext' and 9 or 17, -- LSP CompletionItemKind Module / File
-      labelDetails = { description = item.menu },
+      kind = item.user_data.lsp,
+      labelDetails = item.menu ~= '' and { description = item.menu } or nil,
       documentation = item.info ~= '' and item.info or nil,
       textEdit = { newText = item.word, range = range },
-      data = { sightline = item.user_data and item.user_data.sightline },
+      -- LSP's preselect: the best item is selected, so <C-y> takes it at once (nvim-cmp
+      -- honours it with its default `preselect = cmp.PreselectMode.Item`).
+      preselect = i == 1 or nil,
+      data = { sightline = item.user_data.sightline },
     }
   end
   return out

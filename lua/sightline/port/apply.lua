@@ -6,16 +6,17 @@ local M = {}
 local api = vim.api
 local buffers = require('sightline.port.buffers')
 
----The buffer of `path`, loaded if needed, or why an agent edit cannot go there.
+---The buffer of `path`, loaded if needed and up to date with its file (buffers.load), or why
+---an agent edit cannot go there.
 ---@param path string
 ---@param failed string how a failed load is told ('could not be loaded', …)
----@return integer? buf, string? err
+---@return integer? buf, string? err, sightline.Disk? disk
 local function editable(path, failed)
-  local buf, err = buffers.load(path)
+  local buf, err, disk = buffers.load(path)
   if not buf then
     return nil, failed .. ': ' .. tostring(err)
   end
-  return buf, buffers.unchangeable(buf)
+  return buf, buffers.unchangeable(buf), disk
 end
 
 ---(row, col) advanced by `n` bytes through `lines` joined by "\n" (0-based row and col).
@@ -40,29 +41,6 @@ function M.undo_break(buf)
   end)
 end
 local undo_break = M.undo_break
-
----`:checktime` the buffer without any prompt. An unmodified buffer with 'autoread' is
----reloaded silently (so nothing on disk is lost); otherwise a change on disk is reported.
----@param buf integer
----@return string? reason v:fcs_reason when the file changed on disk since it was loaded
-local function checktime(buf)
-  if vim.bo[buf].buftype ~= '' or api.nvim_buf_get_name(buf) == '' then
-    return nil
-  end
-  local reason
-  local group = api.nvim_create_augroup('sightline.apply.checktime', { clear = true })
-  api.nvim_create_autocmd('FileChangedShell', {
-    group = group,
-    buffer = buf,
-    callback = function()
-      reason = vim.v.fcs_reason
-      vim.v.fcs_choice = '' -- keep the buffer as it is; the write is refused below
-    end,
-  })
-  pcall(vim.cmd.checktime, buf)
-  api.nvim_del_augroup_by_id(group)
-  return reason
-end
 
 ---@class sightline.Applied
 ---@field ok? boolean
@@ -102,13 +80,14 @@ local function save(buf, was_modified, changed_on_disk)
   return write(buf)
 end
 
----Before an agent edit of `buf`: `:checktime` it and note whether the user had unsaved
----changes. Every agent edit (this module's, Change with Agent's) goes begin → change → finish.
+---Before an agent edit of `buf` (found or loaded up to date by port/buffers.lua, which gave
+---`disk`): note whether the user had unsaved changes. Every agent edit (this module's,
+---Change with Agent's) goes begin → change → finish.
 ---@param buf integer
+---@param disk sightline.Disk? the file changed on disk and the buffer was kept
 ---@return {modified: boolean, changed_on_disk: string?}
-function M.begin(buf)
-  local changed_on_disk = checktime(buf)
-  return { modified = vim.bo[buf].modified, changed_on_disk = changed_on_disk }
+function M.begin(buf, disk)
+  return { modified = vim.bo[buf].modified, changed_on_disk = disk }
 end
 
 ---After an agent edit: the buffer becomes listed, and the save rule applies.
@@ -131,11 +110,11 @@ end
 ---@param spec sightline.EditSpec
 ---@return sightline.Applied
 function M.apply(spec)
-  local buf, why = editable(spec.path, 'could not be loaded')
+  local buf, why, disk = editable(spec.path, 'could not be loaded')
   if why then
     return { error = why }
   end
-  local state = M.begin(buf)
+  local state = M.begin(buf, disk)
   -- The search runs here, in Neovim, so the core never ships the buffer for it.
   local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
   local count, row, col = require('sightline.port.unique').find(lines, spec.anchor)

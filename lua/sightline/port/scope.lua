@@ -220,16 +220,17 @@ end
 ---@param new_text string
 ---@return {range: sightline.Range, applied: table}? result, string? err
 function M.replace(r, old_text, new_text)
-  local buf = r.buffer
-  if not api.nvim_buf_is_valid(buf) or not api.nvim_buf_is_loaded(buf) then
+  local buffers = require('sightline.port.buffers')
+  local buf, disk = buffers.fresh(r.buffer)
+  if not buf then
     return nil, 'gone'
   end
-  local why = require('sightline.port.buffers').unchangeable(buf)
+  local why = buffers.unchangeable(buf)
   if why then
     return nil, 'unchangeable', why
   end
   local apply = require('sightline.port.apply')
-  local state = apply.begin(buf)
+  local state = apply.begin(buf, disk)
   local range, err = M.anchor(r, old_text)
   if not range then
     return nil, err

@@ -114,7 +114,8 @@ function M.find(o)
     return nil, ('file not found: %s'):format(name)
   end
   local created = buf == nil
-  buf = buf or vim.fn.bufadd(path)
+  -- Named as `:edit` of the relative path names it (':.'), not by its absolute path.
+  buf = buf or vim.fn.bufadd(vim.fn.fnamemodify(path, ':.'))
   local ok, err = load_hidden(buf)
   local function undo()
     if api.nvim_buf_is_valid(buf) then

@@ -179,7 +179,16 @@ function M.navigate(how)
   if not target then
     return false
   end
+  -- The user's own key asks to go there: from the editor window go_to_position moves the
+  -- focus and selects (from the pane it would keep the focus, as for the agent's calls).
+  local sel = (how or default_how()) == 'select'
+  if sel then
+    api.nvim_set_current_win(require('sightline.reveal').editor_window())
+  end
   local res = open(target, how)
+  if sel and res ~= 'OK' and api.nvim_win_is_valid(win) then
+    api.nvim_set_current_win(win) -- nothing was selected: the focus goes back to the pane
+  end
   if type(res) == 'string' and not vim.startswith(res, 'OK') then
     require('sightline.ui.message').notify('sightline: ' .. res, vim.log.levels.WARN)
   end

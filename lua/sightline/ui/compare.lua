@@ -1,14 +1,19 @@
 ---@mod sightline.ui.compare  The compare view of a proposal: before and after in a diff tab.
 ---The after side may be edited; what it holds when the proposal is accepted is applied
----(the core takes it through port.take_after).
+---(the core takes it through port.take_after). It shows the hunks decided so far: the core
+---leaves the rejected ones out of the after side and labels each decided one (`marks`), and
+---sends both again when a hunk is decided while the view is open (refresh).
 local M = {}
 local api = vim.api
+
+M.ns = api.nvim_create_namespace('sightline.compare')
 
 ---@class sightline.Compare
 ---@field id integer
 ---@field tab integer
 ---@field before integer
 ---@field after integer
+---@field tick integer the after side's 'changedtick' when sightline last set it
 
 ---@type sightline.Compare?
 local C = nil
@@ -69,7 +74,21 @@ end
 ---@field id integer
 ---@field path string workspace-relative
 ---@field before string
----@field after string
+---@field after string what accepting the rest writes: the hunks not rejected
+---@field marks {row: integer, text: string}[]? a label per decided hunk, on the after side
+
+---Label the decided hunks on the after side.
+---@param buf integer
+---@param marks {row: integer, text: string}[]?
+local function draw_marks(buf, marks)
+  api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+  local last = api.nvim_buf_line_count(buf) - 1
+  for _, m in ipairs(marks or {}) do
+    api.nvim_buf_set_extmark(buf, M.ns, math.max(0, math.min(m.row, last)), 0, {
+      virt_text = { { ' ' .. m.text, 'SightlineNote' } },
+    })
+  end
+end
 
 ---Open (or go to) a tab with two diff windows: before (read-only) and after (editable).
 ---What the after side holds when the proposal is accepted is what gets applied.
@@ -93,11 +112,38 @@ function M.compare(p)
   local bwin = api.nvim_get_current_win()
   vim.cmd('rightbelow vertical sbuffer ' .. after)
   vim.cmd('diffthis')
+  draw_marks(after, p.marks)
   C = { id = p.id, tab = api.nvim_get_current_tabpage(), before = before, after = after }
+  C.tick = vim.b[after].changedtick
   compare_hints(bwin, api.nvim_get_current_win(), p)
   compare_keys(before)
   compare_keys(after)
   return true
+end
+
+---Whether the user changed the after side of proposal `id`'s compare view.
+---@param id integer
+---@return boolean
+function M.edited(id)
+  return C ~= nil and C.id == id and api.nvim_buf_is_valid(C.after) and vim.b[C.after].changedtick ~= C.tick
+end
+
+---Show a hunk decided while the view is open (the user's edits are never there: the inline
+---keys refuse while the after side holds some, see edited()).
+---@param p sightline.ProposalView
+function M.refresh(p)
+  if not C or C.id ~= p.id or not api.nvim_buf_is_valid(C.after) then
+    return
+  end
+  local buf = C.after
+  -- Not undoable: `u` there must not bring back a hunk the user rejected.
+  local levels = vim.bo[buf].undolevels
+  vim.bo[buf].undolevels = -1
+  api.nvim_buf_set_lines(buf, 0, -1, false, text_lines(p.after))
+  vim.bo[buf].undolevels = levels
+  vim.bo[buf].modified = false
+  draw_marks(buf, p.marks)
+  C.tick = vim.b[buf].changedtick
 end
 
 ---The after side's lines if the compare view of proposal `id` exists; closes it.

@@ -40,6 +40,7 @@ M.PANE_KEYS = {
 ---@field kind string add | delete | change
 ---@field mark integer the extmark that tracks where it is
 ---@field marks integer[] every extmark drawn for it
+---@field above boolean? its new lines are drawn above row 0 (an addition at the start)
 ---@field decided string? accept | reject
 
 ---@class sightline.InlineState
@@ -48,6 +49,7 @@ M.PANE_KEYS = {
 ---@field hunks sightline.InlineHunk[]
 ---@field keys {buf: integer, lhs: string, plug: string}[] the default keys this module set
 ---@field look integer the hunk the pane's guided look is at (0 = none yet)
+---@field ctx sightline.InlineCtx how hunks are drawn in this buffer
 
 ---@type sightline.InlineState?
 local A = nil
@@ -82,15 +84,21 @@ local function virt_text(line, ts, width)
   return pad > 0 and line .. (' '):rep(pad) or line
 end
 
+---@class sightline.InlineCtx
+---@field rows integer the buffer's line count
+---@field ts integer its 'tabstop'
+---@field width integer the editor's width
+---@field signs boolean a sign may be drawn
+
+---Draw a hunk: its removed lines highlighted, its new lines as virtual lines, its label.
 ---@param buf integer
 ---@param h sightline.InlineHunk
----@param index integer
----@param count integer
----@param ctx {rows: integer, ts: integer, width: integer, signs: boolean}
-local function draw(buf, h, index, count, ctx)
+---@param label string
+---@param ctx sightline.InlineCtx
+local function draw(buf, h, label, ctx)
   local group = GROUPS[h.kind] or GROUPS.change
   h.marks = {}
-  local label = { { (' hunk %d/%d'):format(index, count), 'SightlineNote' } }
+  label = { { label, 'SightlineNote' } }
   if h.old > 0 then
     local s = math.min(h.start, ctx.rows - 1)
     local e = math.min(h.start + h.old, ctx.rows) - 1
@@ -112,6 +120,7 @@ local function draw(buf, h, index, count, ctx)
     if anchor < 0 then
       anchor, above = 0, true
     end
+    h.above = above
     local lines = {}
     for i, line in ipairs(h.new) do
       lines[i] = { { virt_text(line, ctx.ts, ctx.width), GROUPS.add } }
@@ -196,11 +205,11 @@ function M.show(spec)
     width = vim.o.columns,
     signs = require('sightline.reveal.paint').signs_safe(buf),
   }
-  A = { id = spec.id, buf = buf, hunks = {}, keys = {}, look = 0 }
+  A = { id = spec.id, buf = buf, hunks = {}, keys = {}, look = 0, ctx = ctx }
   local n = #spec.hunks
   for i, data in ipairs(spec.hunks) do
     local h = { start = data.start, old = data.old, new = data.new, kind = data.kind }
-    draw(buf, h, i, n, ctx)
+    draw(buf, h, (' hunk %d/%d'):format(i, n), ctx)
     A.hunks[i] = h
   end
   if defaults_wanted() then
@@ -329,27 +338,39 @@ local function under_cursor()
   end
 end
 
----Redraw after the core answered: decided hunks lose their drawing and keep a label.
+---Redraw after the core answered, so that the buffer shows what will be written: an accepted
+---hunk keeps its drawing (its new text) under an accepted label, a rejected one loses it (its
+---lines stay) and keeps a label.
 ---@param decisions string[]
 local function settle(decisions)
   if not A then
     return -- the core cleared the drawing already (the decision was complete)
   end
-  local left = false
+  local left, n = false, #A.hunks
+  A.ctx.rows = api.nvim_buf_line_count(A.buf)
   for i, h in ipairs(A.hunks) do
     local d = decisions[i]
     if d == '' or d == nil or d == vim.NIL then
       left = true
     elseif not h.decided then
+      -- Where the hunk is now (its marks followed the user's edits), as a start row.
       local s = rows(A.buf, h) or 0
+      if h.old == 0 and not h.above then
+        s = s + 1 -- an addition is drawn below the line before it
+      end
       for _, id in ipairs(h.marks) do
         pcall(api.nvim_buf_del_extmark, A.buf, M.ns, id)
       end
       h.decided = d
-      h.mark = api.nvim_buf_set_extmark(A.buf, M.ns, s, 0, {
-        virt_text = { { d == 'accept' and ' ✔ hunk accepted' or ' ✗ hunk rejected', 'SightlineNote' } },
-      })
-      h.marks = { h.mark }
+      if d == 'accept' then
+        h.start, h.mark = s, nil
+        draw(A.buf, h, (' ✔ hunk %d/%d accepted'):format(i, n), A.ctx)
+      else
+        h.mark = api.nvim_buf_set_extmark(A.buf, M.ns, math.min(s, A.ctx.rows - 1), 0, {
+          virt_text = { { (' ✗ hunk %d/%d rejected'):format(i, n), 'SightlineNote' } },
+        })
+        h.marks = { h.mark }
+      end
     end
   end
   if not left then
@@ -366,6 +387,9 @@ local function forward(params)
     return
   end
   settle(res.decisions)
+  if res.compare then
+    require('sightline.ui.compare').refresh(res.compare)
+  end
 end
 
 ---Accept or reject the hunk under the cursor (`all`: every undecided hunk), with a note for
@@ -375,6 +399,12 @@ end
 function M.decide(decision, opts)
   opts = opts or {}
   if not here() then
+    return
+  end
+  local compare = package.loaded['sightline.ui.compare']
+  if compare and compare.edited(A.id) then
+    -- Its after side is what a whole accept applies; a hunk's decision would rewrite it.
+    warn('sightline: you edited this proposal in the compare view: accept or reject it there')
     return
   end
   local params = { decision = decision }

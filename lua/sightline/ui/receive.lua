@@ -44,11 +44,16 @@ end
 ---@param before string? the state before
 function M.status(status, before)
   require('sightline.ui.pane').on_state(status, before)
+  require('sightline.ui.quitguard').update(status)
 end
 
 ---What the Lua side drew or watched for the core that asked: gone with that core, however
 ---it ended (a crash, a restart, a shutdown), so no stale marks or keys remain.
 function M.core_gone()
+  local guard = package.loaded['sightline.ui.quitguard']
+  if guard then
+    guard.clear()
+  end
   local inline = package.loaded['sightline.ui.inline']
   if inline then
     inline.clear()

@@ -107,17 +107,42 @@ class Accounts:
         return {
             "tokens": tokens,
             "cost": None if total is None else {"total": total, "turn": turn or 0.0},
-            "usage_line": narrator.usage_line(self.tokens + live, total),
+            "usage_parts": narrator.usage_parts(self.tokens + live, total),
         }
-
-    def running_turn(self) -> dict[str, int]:
-        """Tokens of the running turn (the bar's live count): its finished rounds plus the
-        reply streaming now."""
-        tokens = self.turn_tokens + self.live
-        return {"input": tokens.input + tokens.cache_write, "output": tokens.output}
 
     def footer(self, seconds: float) -> narrator.Note:
         return narrator.turn_footer(seconds, self.turn_tokens, self.turn_spent)
+
+    def footer_record(self, seconds: float) -> dict[str, Any]:
+        """The facts of the footer, for the history (`footer_of` reads them back)."""
+        return {
+            "type": "event",
+            "event": "done",
+            "seconds": round(seconds, 3),
+            "tokens": self.turn_tokens.to_dict(),
+            "cost": self.turn_spent,
+        }
+
+
+def footer_of(record: dict[str, Any]) -> narrator.Note | None:
+    """The footer a recorded `done` event shows (None when it is not of that shape: it
+    comes from a file)."""
+    seconds, tokens, cost = _number(record.get("seconds")), record.get("tokens"), record.get("cost")
+    if seconds is None or not isinstance(tokens, dict):
+        return None
+    if cost is not None and _number(cost) is None:
+        return None
+    counts = [tokens.get(k, 0) for k in pricing.KEYS]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+        return None
+    return narrator.turn_footer(seconds, pricing.Tokens(*counts), _number(cost))
+
+
+def _number(value: Any) -> float | None:
+    """A count or amount read from a file: a number of at least 0, else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
 
 
 def _plus(a: float | None, b: float | None) -> float | None:

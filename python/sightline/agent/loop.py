@@ -72,7 +72,11 @@ def run(session: SessionState, turn: Turn) -> None:
         status = "error"
         log.error("turn %d failed:\n%s", turn.id, traceback.format_exc())
         if not turn.cancelled():
-            session.transcript.add_note(*narrator.internal_error(err))
+            note = narrator.internal_error(err)
+            session.transcript.add_note(*note)
+            # Recorded as errors are: the history says how the turn ended (wire.cut_off).
+            text = note.text.removeprefix(narrator.error("").text)
+            session.record({"type": "event", "event": "error", "text": text})
     finally:
         session.finish(turn, status)
 
@@ -92,7 +96,9 @@ def _loop(session: SessionState, turn: Turn) -> str:
     rules = load_rules(session.workspace) if cfg.rules else []
     if rules:
         cut = [r.path for r in rules if r.cut]
-        note = narrator.rules([r.path for r in rules], cut, RULES_MAX_FILE_BYTES // 1024)
+        used = [r.path for r in rules if r.refused is None]
+        left_out = [f"{r.path} ({r.refused})" for r in rules if r.refused is not None]
+        note = narrator.rules(used, cut, RULES_MAX_FILE_BYTES // 1024, left_out)
         session.transcript.add_note(*note)
         session.ui.schedule()
     system = system_prompt(session.workspace, mode, turn.scope is not None, rules)
@@ -142,6 +148,7 @@ def _loop(session: SessionState, turn: Turn) -> str:
         if iteration == cfg.max_iterations:
             session.answer_unrun(calls, "not run: the turn reached tools.max_iterations")
             session.transcript.add_note(*narrator.iteration_limit(cfg.max_iterations))
+            session.record({"type": "event", "event": "limit", "rounds": cfg.max_iterations})
             return "limit"
         results = _run_calls(session, turn, by_name, calls)
         with turn.lock:
@@ -247,7 +254,9 @@ def _run_tool(
         except Exception as err:
             log.error("tool %s failed:\n%s", name, traceback.format_exc())
             result = ToolResult(f"tool {name} failed: {type(err).__name__}: {err}", True)
-        show_outcome(transcript, row, name, label, result.content, result.is_error)
+        # run_command showed its output itself (before the turn's stop line, if stopped).
+        outcome = (result.content, result.is_error, result.shown)
+        show_outcome(transcript, row, name, label, *outcome, show_output=False)
     session.ui.schedule()
     block: dict[str, Any] = {
         "type": "tool_result",
@@ -256,6 +265,8 @@ def _run_tool(
     }
     if result.is_error:
         block["is_error"] = True
+    if result.shown is not None:
+        block["shown"] = result.shown  # for the history's reader; never sent (domain/wire.py)
     return block
 
 

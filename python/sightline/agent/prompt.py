@@ -1,8 +1,10 @@
 """The system prompt: stable across turns so the prompt cache can serve it.
 
 Workspace rules files (AGENTS.md, CLAUDE.md, .sightline/rules.md at the root) follow the
-base prompt, each bounded (RULES_MAX_FILE_BYTES, RULES_MAX_TOTAL_BYTES: the rest is cut with
-a note saying so) and redacted; `rules = false` in the config leaves them out.
+base prompt, read as the read tools read (a regular text file inside the workspace: a FIFO,
+a device or a binary file is left out, said in the rules note), each bounded
+(RULES_MAX_FILE_BYTES, RULES_MAX_TOTAL_BYTES: the rest is cut with a note saying so) and
+redacted; `rules = false` in the config leaves them out.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sightline.domain import secrets
+from sightline.domain.errors import Refused
 from sightline.domain.workspace import Outside, within
+from sightline.tools import read
 
 BASE = """You are sightline, a coding agent inside the user's Neovim.
 The workspace root is {workspace}. Paths you give and receive are relative to it.
@@ -40,6 +44,7 @@ class RulesFile:
     path: str  # relative to the workspace root
     text: str
     cut: bool = False  # longer than the bound: only its start is included
+    refused: str | None = None  # left out, and why (the read tools' rules)
 
 
 def load_rules(workspace: str) -> list[RulesFile]:
@@ -56,12 +61,19 @@ def load_rules(workspace: str) -> list[RulesFile]:
             continue
         limit = min(RULES_MAX_FILE_BYTES, budget)
         try:
-            with open(full, "rb") as fh:
+            # The read tools' rules: a regular file (no FIFO, device…), text, bounded.
+            with read.open_regular(full, rel) as fh:
                 raw = fh.read(limit + 1)
+            if read.is_binary(raw):
+                raise Refused(f"{rel}: a binary file; not shown")
+        except Refused as why:
+            out.append(RulesFile(rel, "", refused=str(why).removeprefix(f"{rel}: ")))
+            continue
         except OSError:
             continue
         cut = len(raw) > limit
-        text = raw[:limit].decode(errors="replace")
+        # Redact, then cut: the cut never leaves half a key (domain/secrets.py).
+        text = raw[: secrets.cut_point(raw, limit)].decode(errors="replace")
         if not text.strip():
             continue
         budget -= min(len(raw), limit)
@@ -71,7 +83,7 @@ def load_rules(workspace: str) -> list[RulesFile]:
 
 def _rules_text(rules: list[RulesFile]) -> str:
     parts = [RULES_HEAD]
-    for r in rules:
+    for r in (r for r in rules if r.refused is None):
         tail = f"\n[… cut: {r.path} is longer than this]" if r.cut else ""
         parts.append(f'\n<rules file="{r.path}">\n{r.text.rstrip()}{tail}\n</rules>')
     return "\n".join(parts)
@@ -85,6 +97,6 @@ def system_prompt(
         text += PLAN
     if scoped:
         text += SCOPED
-    if rules:
+    if rules and any(r.refused is None for r in rules):
         text += "\n" + _rules_text(rules)
     return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sightline.agent.accounting import footer_of
 from sightline.domain import narrator
 from sightline.domain.wire import ABANDONED, is_compaction
 from sightline.tools.registry import call_label
@@ -40,7 +41,9 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
                         transcript.add_note(*narrator.abandoned())
                     elif call is not None:
                         text = content if isinstance(content, str) else ""
-                        show_outcome(transcript, *call, text, bool(block.get("is_error")))
+                        said = block.get("shown")
+                        said = said if isinstance(said, str) else None
+                        show_outcome(transcript, *call, text, bool(block.get("is_error")), said)
             abandon()  # the next user message answers them, or the request does
             if isinstance(record.get("visible"), str):
                 note, chip = record.get("note"), record.get("chip")
@@ -86,6 +89,17 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
             transcript.add_note(*narrator.compacted(max(0, count)))
         elif kind == "event" and record.get("event") == "stopped":
             transcript.add_note(*narrator.stopped())
+        elif kind == "event" and record.get("event") == "interrupted":
+            abandon()  # its calls were not completed either
+            transcript.end_reply()
+            transcript.add_note(*narrator.interrupted())
+        elif kind == "event" and record.get("event") == "limit":
+            rounds = record.get("rounds")
+            if isinstance(rounds, int) and not isinstance(rounds, bool):
+                transcript.add_note(*narrator.iteration_limit(rounds))
+        elif kind == "event" and record.get("event") == "done":
+            if (footer := footer_of(record)) is not None:
+                transcript.add_note(*footer)
         elif kind == "plan" and isinstance(record.get("steps"), list):
             steps = [s for s in record["steps"] if isinstance(s, dict)]
             transcript.add_lines(narrator.checklist(steps))
@@ -116,13 +130,21 @@ def _acp_event(records: list[Any], event: str) -> bool:
 
 
 def show_outcome(
-    transcript: Transcript, row: int, name: str, label: str, content: str, is_error: bool
+    transcript: Transcript,
+    row: int,
+    name: str,
+    label: str,
+    content: str,
+    is_error: bool,
+    said: str | None = None,
+    show_output: bool = True,
 ) -> None:
     """A tool call's note, once its result is known: a failure is marked with its reason
-    (what the model was told), and run_command's output is shown, long output folded."""
+    (what the user is told, else what the model was), and run_command's output is shown,
+    long output folded (live, the command shows it itself: `show_output=False`)."""
     if is_error:
-        transcript.set_line(row, *narrator.tool_failed(label, content))
-    if name == "run_command":
+        transcript.set_line(row, *narrator.tool_failed(label, content if said is None else said))
+    if name == "run_command" and show_output:
         _status, _, output = content.partition("\n")
         if output and output != "(no output)":
             transcript.add_output(output)

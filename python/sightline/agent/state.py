@@ -17,7 +17,7 @@ from sightline.agent.turn import Turn
 from sightline.domain import history, narrator, paths
 from sightline.domain.config import CoreConfig
 from sightline.domain.errors import Refused
-from sightline.domain.wire import ABANDONED, unanswered
+from sightline.domain.wire import ABANDONED, cut_off, unanswered
 from sightline.editor.port import Editor
 from sightline.gate.decisions import Gate
 from sightline.gate.policy import Kind
@@ -97,19 +97,25 @@ class SessionState:
             "seq": next(self._status_seq),
             "state": self.state(),
             "provider": self.cfg.provider.name,
-            "model": self.provider.model,
+            "model": self._model_name(),
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
             "scope": turn.scope.flat() if turn and turn.scope else None,
-            "pending": pending.summary if pending else None,
+            "pending": self.gate.summary(),  # `1 of 3: …` when more wait behind it
             "pending_kind": pending.kind if pending else None,
             "conversation": self.conversation.id if self.conversation else None,
             "conversation_path": str(self.conversation.path) if self.conversation else None,
             "read_only": bool(self.conversation and self.conversation.read_only),
             **self.accounts.usage(),
-            "turn_tokens": None if turn is None else self.accounts.running_turn(),
         }
+
+    def _model_name(self) -> str:
+        """The model the bar names: an ACP agent's own name (its `agent_name`) where the
+        provider has one, else the provider's model."""
+        provider = self.provider
+        named = getattr(provider, "agent_name", None)
+        return named if isinstance(named, str) else provider.model
 
     def set_mode(self, mode: str) -> None:
         if mode not in MODES:
@@ -139,14 +145,16 @@ class SessionState:
         ]
         self.record({"type": "message", "role": "user", "content": results})
 
-    def _answer_dangling(self, why: str) -> None:
+    def _answer_dangling(self, why: str) -> bool:
         """Record an answer for every tool_use the history leaves unanswered, so the file
-        says what the next request sends (wire.py would answer them anyway)."""
+        says what the next request sends (wire.py would answer them anyway); False when
+        none was left."""
         if self.conversation is None or self.conversation.read_only:
-            return
+            return False
         calls = unanswered(self.conversation.records)
         if calls:
             self.answer_unrun(calls, why if why.startswith("not ") else f"not completed: {why}")
+        return bool(calls)
 
     # -- the ends of a turn -------------------------------------------------------------------
 
@@ -164,7 +172,11 @@ class SessionState:
             # never show an idle turn with its last lines missing.
             self.transcript.end_reply()
             if status in ("done", "limit"):
-                self.transcript.add_note(*self.accounts.footer(time.monotonic() - turn.started))
+                seconds = time.monotonic() - turn.started
+                self.transcript.add_note(*self.accounts.footer(seconds))
+                # Recorded, so a reopened conversation shows it again (and says the turn
+                # ended: see wire.cut_off).
+                self.record(self.accounts.footer_record(seconds))
             self.turn = None
         self.ui.event("SightlineTurnEnd", {"turn": turn.id, "status": status})
         self.ui.flush()
@@ -228,7 +240,11 @@ class SessionState:
         if self.conversation is not None:
             self.conversation.close()
         self.conversation = conv
-        self._answer_dangling(ABANDONED)
+        # However the previous core ended while a turn ran, the history says so: each call
+        # it left waiting is answered, or else a prompt left without its reply is marked
+        # interrupted (the next request then keeps it apart from the next prompt).
+        if not self._answer_dangling(ABANDONED) and not conv.read_only and cut_off(conv.records):
+            self.record({"type": "event", "event": "interrupted"})
         self.transcript.clear()
         render_records(self.transcript, conv.records)
         if conv.skipped:

@@ -64,6 +64,9 @@ class ProviderConfig:
     thinking: int | str | None
     # The model's context window in tokens; None = the known size of the model (pricing.py).
     context_window: int | None
+    # acp: the agent's mode for normal turns, by its id; the only way a mode that does not
+    # ask before it writes or runs commands is used (providers/acp/modes.py).
+    agent_mode: str | None = None
 
     @classmethod
     def from_table(cls, prov: _Table) -> ProviderConfig:
@@ -80,6 +83,7 @@ class ProviderConfig:
             agent=prov.agent("agent"),
             thinking=prov.thinking("thinking"),
             context_window=prov.optional_count("context_window"),
+            agent_mode=prov.optional_text("agent_mode"),
         )
 
     @classmethod

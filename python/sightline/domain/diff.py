@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 ADD_GROUP = "SightlineDiffAdd"
@@ -250,3 +251,79 @@ def apply_hunks(before: str, all_hunks: list[Hunk], chosen: set[int] | frozenset
             at = end
     out += a[at:]
     return "\n".join(out)
+
+
+def _unified_range(start: int, length: int) -> str:
+    """A side of a hunk header as difflib writes it (1-based; "-0,0" for an empty file)."""
+    beginning = start + 1
+    if length == 1:
+        return str(beginning)
+    if not length:
+        beginning -= 1
+    return f"{beginning},{length}"
+
+
+def hunk_label(index: int, count: int, decision: str = "") -> str:
+    """A hunk as the pane's diff and the compare view name it: "✔ hunk 1/3 accepted"."""
+    if decision == "accept":
+        return f"✔ hunk {index + 1}/{count} accepted"
+    if decision == "reject":
+        return f"✗ hunk {index + 1}/{count} rejected"
+    return f"· hunk {index + 1}/{count} waits"
+
+
+def review_diff(
+    before: str,
+    all_hunks: Sequence[Hunk],
+    decisions: Sequence[str] = (),
+    context: int = 2,
+    max_lines: int = 60,
+    first_line: int = 0,
+) -> list[Line]:
+    """The proposal's unified diff as the pane shows it while its hunks are decided.
+
+    The hunks are those drawn in the buffer (hunks()); of several, each ends with its label
+    (hunk_label: `· hunk 2/3 waits`, then accepted or rejected), and a rejected one's lines
+    are muted. Deciding never changes the number of lines, so the pane rewrites the block
+    in place and every row below it stays where it is.
+    """
+    a = before.split("\n")
+    size = len(a) - 1 if a[-1] == "" else len(a)  # the final newline ends the last line
+    count = len(all_hunks)
+    groups: list[list[int]] = []
+    for i, hunk in enumerate(all_hunks):
+        if groups:
+            prev = all_hunks[groups[-1][-1]]
+            if hunk.start - context <= prev.start + len(prev.old) + context:
+                groups[-1].append(i)
+                continue
+        groups.append([i])
+    out: list[Line] = []
+    shift = 0  # lines the after text gained before the group
+    for group in groups:
+        first, last = all_hunks[group[0]], all_hunks[group[-1]]
+        lo = max(0, first.start - context)
+        hi = max(min(size, last.start + len(last.old) + context), last.start + len(last.old))
+        body: list[Line] = []
+        grow, row = 0, lo
+        for i in group:
+            hunk = all_hunks[i]
+            decision = decisions[i] if i < len(decisions) else ""
+            muted = decision == "reject"
+            body += [(" " + a[r], None) for r in range(row, hunk.start)]
+            body += [("-" + line, HUNK_GROUP if muted else DELETE_GROUP) for line in hunk.old]
+            body += [("+" + line, HUNK_GROUP if muted else ADD_GROUP) for line in hunk.new]
+            if count > 1:
+                body.append((hunk_label(i, count, decision), HUNK_GROUP))
+            grow += len(hunk.new) - len(hunk.old)
+            row = hunk.start + len(hunk.old)
+        body += [(" " + a[r], None) for r in range(row, hi)]
+        old_side = _unified_range(lo + first_line, hi - lo)
+        new_side = _unified_range(lo + shift + first_line, hi - lo + grow)
+        out.append((f"@@ -{old_side} +{new_side} @@", HUNK_GROUP))
+        out += body
+        shift += grow
+    if len(out) > max_lines:
+        cut = len(out) - max_lines
+        out = [*out[:max_lines], (f"… {cut} more diff lines (compare to see all)", HUNK_GROUP)]
+    return out

@@ -226,21 +226,24 @@ def _raw_workspace(path: Path) -> str | None:
 
 
 def list_conversations(directory: Path, workspace: str) -> list[Summary]:
-    """This workspace's conversations, newest first. A file that cannot be read is listed as
-    unreadable (when it names this workspace), never breaks the listing of the others."""
-    found: list[Summary] = []
+    """This workspace's conversations, the one last used first (by the time its file was
+    last written: a conversation continued today comes before one started yesterday). A
+    file that cannot be read is listed as unreadable (when it names this workspace), never
+    breaks the listing of the others."""
+    found: list[tuple[float, Summary]] = []
     if not directory.is_dir():
-        return found
+        return []
     for path in directory.glob("*.jsonl"):
         try:
             summary = _summary(path, workspace)
+            used = path.stat().st_mtime if summary is not None else 0.0
         except Exception as err:  # one bad file never hides the others
             log.warning("cannot list %s: %s", path, err)
             summary = None
         if summary is not None:
-            found.append(summary)
-    found.sort(key=lambda s: s.created, reverse=True)
-    return found
+            found.append((max(used, summary.created), summary))
+    found.sort(key=lambda item: item[0], reverse=True)
+    return [summary for _, summary in found]
 
 
 def _summary(path: Path, workspace: str) -> Summary | None:

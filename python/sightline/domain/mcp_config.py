@@ -15,6 +15,7 @@ set later); every resolved env value and every header value is registered with t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -25,7 +26,13 @@ from typing import Literal
 
 from sightline.domain import paths, secrets
 from sightline.domain.errors import kind_of
-from sightline.domain.extensions import EnableState, load_state, save_state, workspace_key
+from sightline.domain.extensions import (
+    EnableState,
+    atomic_write_text,
+    load_state,
+    save_state,
+    workspace_key,
+)
 
 Source = Literal["user", "workspace"]
 KINDS = ("read", "exec")
@@ -272,6 +279,62 @@ def load_enable_state(strict: bool = False) -> EnableState:
     return load_state(state_file(), strict=strict)
 
 
+# A workspace server's enable holds for the definition that was enabled, not for its name: a
+# `git pull` that changes its command must not run the new one unasked. Each part is kept as
+# a hash (env and headers may hold secrets), enough to name what changed.
+DEFINITION_PARTS = ("command", "args", "env", "url", "headers")
+
+
+def definitions_file() -> Path:
+    return paths.config_dir() / "mcp-definitions.json"
+
+
+def fingerprint(cfg: ServerConfig) -> dict[str, str]:
+    """A hash of each part of the server's definition that decides what runs."""
+    out = {}
+    for part in DEFINITION_PARTS:
+        value = json.dumps(getattr(cfg, part), sort_keys=True, ensure_ascii=False)
+        out[part] = hashlib.sha256(value.encode(errors="surrogatepass")).hexdigest()[:16]
+    return out
+
+
+def _load_definitions() -> dict[str, dict[str, dict[str, str]]]:
+    try:
+        data = json.loads(definitions_file().read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        str(ws): {
+            str(name): {str(k): str(v) for k, v in parts.items()}
+            for name, parts in servers.items()
+            if isinstance(parts, dict)
+        }
+        for ws, servers in data.items()
+        if isinstance(servers, dict)
+    }
+
+
+def changed_since_enabled(cfg: ServerConfig, workspace: Path | str) -> list[str] | None:
+    """For an enabled workspace server, the parts of its definition changed since it was
+    enabled (every part when the enable predates this record); None when it was not."""
+    if cfg.source != "workspace":
+        return None
+    if not load_enable_state().enabled(cfg.name, cfg.source, workspace_key(workspace)):
+        return None
+    known = _load_definitions().get(workspace_key(workspace), {}).get(cfg.name, {})
+    now = fingerprint(cfg)
+    return [part for part in DEFINITION_PARTS if known.get(part) != now[part]]
+
+
+def changed_text(cfg: ServerConfig, parts: list[str]) -> str:
+    return (
+        f"its {', '.join(parts)} changed since you enabled it; it stays off until you enable "
+        f"it again (:Sightline mcp enable {cfg.name})"
+    )
+
+
 def is_enabled(cfg: ServerConfig, workspace: Path | str, state: EnableState | None = None) -> bool:
     if cfg.error is not None:
         return False
@@ -279,7 +342,9 @@ def is_enabled(cfg: ServerConfig, workspace: Path | str, state: EnableState | No
     if cfg.source == "user" and not cfg.enabled:
         per_ws = state.workspaces.get(workspace_key(workspace), {})
         return per_ws.get(cfg.name, state.user.get(cfg.name, False))
-    return state.enabled(cfg.name, cfg.source, workspace_key(workspace))
+    if not state.enabled(cfg.name, cfg.source, workspace_key(workspace)):
+        return False
+    return cfg.source != "workspace" or not changed_since_enabled(cfg, workspace)
 
 
 def set_enabled(cfg: ServerConfig, enabled: bool, workspace: Path | str) -> None:
@@ -293,6 +358,13 @@ def set_enabled(cfg: ServerConfig, enabled: bool, workspace: Path | str) -> None
         raise ServerConfigError(str(err)) from None
     if cfg.source == "workspace":
         state.workspaces.setdefault(workspace_key(workspace), {})[cfg.name] = enabled
+        known = _load_definitions()
+        per_ws = known.setdefault(workspace_key(workspace), {})
+        if enabled:
+            per_ws[cfg.name] = fingerprint(cfg)
+        else:
+            per_ws.pop(cfg.name, None)
+        atomic_write_text(definitions_file(), json.dumps(known, indent=2, sort_keys=True) + "\n")
     else:
         state.user[cfg.name] = enabled
     save_state(state_file(), state)

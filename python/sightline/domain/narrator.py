@@ -74,11 +74,22 @@ def stopped() -> Note:
     return Note("■ Stopped.", WARNING)
 
 
-def rules(paths: Sequence[str], cut: Sequence[str], cut_kib: int) -> Note:
-    """The rules files the turn uses; `@path` makes each a chip."""
-    text = "rules: " + ", ".join(f"@{p}" for p in paths)
+def interrupted() -> Note:
+    """A turn reopened from history that never got its reply (Neovim quit or the core ended
+    while it streamed)."""
+    return Note("✗ interrupted: the session ended before the reply", ERROR)
+
+
+def rules(
+    paths: Sequence[str], cut: Sequence[str], cut_kib: int, left_out: Sequence[str] = ()
+) -> Note:
+    """The rules files the turn uses; `@path` makes each a chip. `left_out`: the files not
+    used, each with why ("CLAUDE.md (a binary file; not shown)")."""
+    text = "rules: " + (", ".join(f"@{p}" for p in paths) or "none")
     if cut:
         text += f" (cut to the first {cut_kib} KiB: {', '.join(cut)})"
+    if left_out:
+        text += f"; left out: {', '.join(left_out)}"
     return Note(text)
 
 
@@ -156,6 +167,50 @@ def proposal_outcome(done: str, failed: bool, auto: bool = False) -> Note:
     return Note("✔ " + done + (" (autoaccept)" if auto else ""))
 
 
+def _numbers(numbers: Sequence[int]) -> str:
+    """`2`, `1 and 3`, `1, 2 and 4`."""
+    shown = [str(n) for n in numbers]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _hunks_rejected(rejected: Sequence[tuple[int, str]]) -> str:
+    """`2`, `2: why`, `2 and 4 (2: why)`: the hunks the user rejected and their notes."""
+    names = _numbers([n for n, _ in rejected])
+    notes = [(n, note) for n, note in rejected if note]
+    if not notes:
+        return names
+    if len(rejected) == 1:
+        return f"{names}: {notes[0][1]}"
+    return names + " (" + "; ".join(f"{n}: {note}" for n, note in notes) + ")"
+
+
+def hunks_applied(
+    applied: Sequence[int], rejected: Sequence[tuple[int, str]], total: int, done: str
+) -> Note:
+    """An edit decided hunk by hunk, partly accepted: which hunks (numbered from 1) were
+    applied, which rejected and the user's notes, then what became of the file."""
+    s = "s" if len(applied) > 1 else ""
+    return Note(
+        f"✔ Applied hunk{s} {_numbers(applied)} of {total}; "
+        f"rejected {_hunks_rejected(rejected)}. {done}"
+    )
+
+
+def hunks_rejected(rejected: Sequence[tuple[int, str]], total: int) -> Note:
+    """An edit whose every hunk the user rejected, one by one."""
+    reason = hunks_rejected_reason(rejected, total)
+    return Note("✗ " + reason[:1].upper() + reason[1:], WARNING)
+
+
+def hunks_rejected_reason(rejected: Sequence[tuple[int, str]], total: int) -> str:
+    """`hunks_rejected` as the reason on the call's line (`tool_failed`)."""
+    notes = [(n, note) for n, note in rejected if note]
+    text = f"rejected all {total} hunks" if total > 1 else "rejected the hunk"
+    if notes:
+        text += ": " + "; ".join(f"{n}: {note}" for n, note in notes)
+    return text
+
+
 def command_shown(command: str) -> list[Line]:
     """A command as the user decides on it: verbatim, every line."""
     return [("$ " + line, WARNING) for line in command.split("\n")]
@@ -206,6 +261,11 @@ def mcp_tool_not_offered(server: str, tool: str, why: str) -> Note:
     return Note(f"⚠ MCP server {server}: tool {tool} not offered ({why})", WARNING)
 
 
+def mcp_definition_changed(server: str, why: str) -> Note:
+    """A .mcp.json server the user enabled whose definition changed since: it stays off."""
+    return Note(f"⚠ MCP server {server} of .mcp.json: {why}", WARNING)
+
+
 def mcp_server_failed(server: str, source: str, why: str) -> Note:
     """A server did not start or stopped: one line naming it and where it was configured
     (`source` "user": setup()'s `mcp.servers`; "workspace": the workspace's .mcp.json)."""
@@ -243,6 +303,53 @@ def bypassed(paths: Sequence[str]) -> list[Line]:
     """Files an ACP agent changed on disk without the review gate."""
     shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
     return [(f"⚠ changed on disk by the agent, not through the review gate: {shown}", WARNING)]
+
+
+def bypassed_kept(paths: Sequence[str]) -> list[Line]:
+    """Files an ACP agent wrote itself whose buffers hold unsaved changes: not reloaded."""
+    shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+    return [
+        (
+            f"⚠ open with unsaved changes, so the agent's version on disk was not loaded: "
+            f"{shown} (your text stays in the buffer; :edit! loads the file)",
+            WARNING,
+        )
+    ]
+
+
+def bypass_unchecked() -> Note:
+    """The workspace walk for ACP self-writes was cut short (too many files, or too slow)."""
+    return Note(
+        "⚠ the workspace has too many files to check them all in time: a file the agent "
+        "wrote itself may not be named here",
+        WARNING,
+    )
+
+
+def agent_unasked(title: str) -> list[Line]:
+    """An ACP agent's write or command started with no permission request."""
+    return [
+        (
+            f"⚠ the agent ran {title!r} without asking: no permission request reached sightline",
+            WARNING,
+        )
+    ]
+
+
+def agent_switched_mode(mode: str) -> Note:
+    return Note(
+        f"⚠ the agent switched itself to its mode {mode!r}, which does not ask before it "
+        "writes or runs commands; sightline sets its asking mode again before the next turn",
+        WARNING,
+    )
+
+
+def agent_no_terminal() -> Note:
+    return Note(
+        "✗ refused a terminal: sightline does not offer the agent terminals; it has to run "
+        "commands its own way, which asks for your permission",
+        WARNING,
+    )
 
 
 def agent_resumed(session_id: str) -> Note:
@@ -305,16 +412,15 @@ def _count(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
 
 
-def usage_line(tokens: pricing.Tokens, dollars: float | None) -> str:
-    """The pane bar's usage segment: `12.3k in · 456 out · 2000 cached · $0.012`."""
+def usage_parts(tokens: pricing.Tokens, dollars: float | None) -> dict[str, Any]:
+    """The pane bar's usage: `tokens`, the counts (`12.3k in`, `456 out`, `2000 cached`), and
+    `cost` (`$0.012`, None when the price is unknown); the bar shows each whole or not at all."""
     if tokens == pricing.Tokens():
-        return ""
-    parts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
+        return {"tokens": [], "cost": None}
+    counts = [f"{_count(tokens.input + tokens.cache_write)} in", f"{_count(tokens.output)} out"]
     if tokens.cache_read:
-        parts.append(f"{_count(tokens.cache_read)} cached")
-    if dollars is not None:
-        parts.append(format_cost(dollars))
-    return " · ".join(parts)
+        counts.append(f"{_count(tokens.cache_read)} cached")
+    return {"tokens": counts, "cost": None if dollars is None else format_cost(dollars)}
 
 
 def turn_footer(seconds: float, used: pricing.Tokens, dollars: float | None) -> Note:

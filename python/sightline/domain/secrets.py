@@ -6,7 +6,7 @@ import ctypes
 import logging
 import os
 import threading
-from typing import Any
+from typing import Any, AnyStr
 
 KEY_ENV_VARS = (
     "ANTHROPIC_API_KEY",
@@ -20,16 +20,23 @@ log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _secrets: tuple[str, ...] = ()  # longest first, so a key inside another is not half-replaced
+_version = 0  # counts register()s that added a secret: text redacted earlier may differ now
 _captured: dict[str, str] = {}
 
 
 def register(secret: str | None) -> None:
     """Remember a secret so that redact() removes it wherever it shows up."""
-    global _secrets
+    global _secrets, _version
     if secret and len(secret) >= 4:
         with _lock:
             if secret not in _secrets:
                 _secrets = tuple(sorted({*_secrets, secret}, key=len, reverse=True))
+                _version += 1
+
+
+def version() -> int:
+    """Changes whenever a secret is added: what was redacted before must be redacted again."""
+    return _version
 
 
 def known() -> list[str]:
@@ -44,6 +51,70 @@ def redact(text: str) -> str:
         if secret in text:
             text = text.replace(secret, REDACTED)
     return text
+
+
+# Redact first, then cut: a text cut to its size limit must not end in part of a secret
+# (which no redaction would recognise any more) nor begin with one. Every cut of text that
+# can reach the model goes through cut_point/start_point, and redaction removes the whole
+# secrets left (Request, history, transcript): the same as redacting before cutting.
+
+
+def margin() -> int:
+    """How far past a cut a reader must look for cut_point to see a secret whole: the longest
+    secret, in UTF-8 bytes (also enough for characters)."""
+    found = _secrets
+    return max((len(s.encode(errors="surrogatepass")) for s in found), default=0)
+
+
+def cut_point(data: AnyStr, limit: int, more: bool = False) -> int:
+    """Where to cut `data` to keep at most `limit` of it: `limit`, or before a secret that
+    runs across it — or off the end of `data`, where the rest was not read (`more`: `data`
+    is the head of a longer text)."""
+    cut = min(max(limit, 0), len(data))
+    if cut == len(data) and not more:
+        return cut
+    needles = _needles(data)
+    moved = True
+    while moved and cut > 0:
+        moved = False
+        for secret in needles:
+            for p in range(max(0, cut - len(secret) + 1), cut):
+                n = min(len(secret), len(data) - p)
+                if data[p : p + n] == secret[:n]:
+                    cut, moved = p, True
+                    break
+            if moved:
+                break
+    return cut
+
+
+def start_point(data: AnyStr, start: int) -> int:
+    """Where to start keeping the end of `data` from `start` on: `start`, or after a secret
+    that runs across it — or that began before `data`, whose start was dropped."""
+    start = min(max(start, 0), len(data))
+    if start == 0:
+        return 0
+    needles = _needles(data)
+    moved = True
+    while moved and start < len(data):
+        moved = False
+        for secret in needles:
+            for q in range(start + 1, min(start + len(secret), len(data) + 1)):
+                # An occurrence ending at q covers start when it began before it.
+                p = q - len(secret)
+                if data[max(p, 0) : q] == secret[max(-p, 0) :]:
+                    start, moved = q, True
+                    break
+            if moved:
+                break
+    return start
+
+
+def _needles(data: AnyStr) -> list[AnyStr]:
+    found = _secrets
+    if isinstance(data, bytes):
+        return [s.encode(errors="surrogatepass") for s in found]
+    return list(found)
 
 
 def redact_value(value: Any) -> Any:

@@ -6,7 +6,11 @@ point (a proposal waiting, a command running), and it holds whatever the model s
 later send, so the conversation would be lost. `wire_messages` therefore never trusts the
 records: it keeps what the API accepts and repairs the rest, one rule per API constraint:
 
-* roles alternate, the first message is the user's; same-role neighbours are merged;
+* roles alternate, the first message is the user's; same-role neighbours are merged, but a
+  prompt that follows a prompt which got no reply (the turn was stopped before any text,
+  failed, or the core ended while the reply streamed) is a turn of its own: between them
+  stands an assistant message saying that no reply came (`NO_REPLY`), so the model answers
+  the new prompt and never takes the old one as asked again;
 * no empty content, no whitespace-only text block;
 * every tool_use has a unique, well-formed id and an object input;
 * the message after an assistant message with tool_use blocks is a user message that starts
@@ -34,6 +38,17 @@ ABANDONED = (
     "(the core was restarted, crashed or Neovim quit); nothing more was done"
 )
 
+# What the model reads in place of the reply a prompt never got, by how its turn ended (the
+# event recorded after it); the transcript says it in its own words (domain/narrator.py).
+NO_REPLY = {
+    "stopped": "(no reply: the user stopped this turn before any answer)",
+    "error": "(no reply: the request failed)",
+    "interrupted": (
+        "(no reply: the session ended before the answer; Neovim quit or the core was restarted)"
+    ),
+}
+NO_REPLY_OTHER = "(no reply: this turn ended before any answer)"
+
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _SURROGATES = re.compile("[\ud800-\udfff]")
@@ -59,12 +74,17 @@ def is_compaction(record: Any) -> bool:
 def effective(records: list[Any]) -> list[Any]:
     """The records a request is built from: after the last compaction record, its summary
     (as a user message), the records it keeps, then the records after it."""
+    return _effective(records)[0]
+
+
+def _effective(records: list[Any]) -> tuple[list[Any], dict[str, Any] | None]:
+    """`effective(records)` and the summary's message at its head (None: no compaction)."""
     last = None
     for i, record in enumerate(records):
         if is_compaction(record):
             last = i
     if last is None:
-        return records
+        return records, None
     record = records[last]
     cut = max(0, last - record["keep"])
     head = {
@@ -72,7 +92,7 @@ def effective(records: list[Any]) -> list[Any]:
         "role": "user",
         "content": [{"type": "text", "text": SUMMARY_INTRO + record["summary"]}],
     }
-    return [head, *records[cut:last], *records[last + 1 :]]
+    return [head, *records[cut:last], *records[last + 1 :]], head
 
 
 def clean_text(text: str) -> str:
@@ -139,11 +159,20 @@ def _blocks(role: str, content: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _messages(records: list[Any]) -> list[dict[str, Any]]:
-    """Message records as (role, blocks), same-role neighbours merged, tool_results first."""
+def _messages(records: list[Any], head: Any = None) -> list[dict[str, Any]]:
+    """Message records as (role, blocks), same-role neighbours merged, tool_results first;
+    a prompt after a prompt that got no reply is kept apart by a NO_REPLY message. `head` is
+    a compaction's summary (not a prompt: the kept prompt after it joins it)."""
     out: list[dict[str, Any]] = []
+    prompted = False  # out[-1] is a user message holding a prompt's text
+    ended: str | None = None  # the event recorded since the last message
     for record in records:
-        if not isinstance(record, dict) or record.get("type") != "message":
+        if not isinstance(record, dict):
+            continue
+        if record.get("type") == "event":
+            ended = record.get("event") if isinstance(record.get("event"), str) else None
+            continue
+        if record.get("type") != "message":
             continue
         role = record.get("role")
         if role not in ("user", "assistant"):
@@ -151,10 +180,16 @@ def _messages(records: list[Any]) -> list[dict[str, Any]]:
         blocks = _blocks(str(role), record.get("content"))
         if not blocks:
             continue
+        text = role == "user" and record is not head and any(b["type"] == "text" for b in blocks)
+        if text and prompted:
+            reply = {"type": "text", "text": NO_REPLY.get(str(ended), NO_REPLY_OTHER)}
+            out.append({"role": "assistant", "content": [reply], "no_reply": True})
         if out and out[-1]["role"] == role:
             out[-1]["content"].extend(blocks)
         else:
             out.append({"role": role, "content": blocks})
+        prompted = role == "user" and (text or prompted)
+        ended = None
     return out
 
 
@@ -231,10 +266,13 @@ def wire_messages(records: list[Any]) -> list[dict[str, Any]]:
     ids = _Ids()
     out: list[dict[str, Any]] = []
     calls: list[tuple[str, str]] = []  # those of out[-1] when it is the assistant's
-    for msg in _messages(effective(records)):
+    for msg in _messages(*_effective(records)):
         if msg["role"] == "assistant":
-            if not out:
-                continue  # a conversation starts with the user
+            no_reply = msg.pop("no_reply", False)
+            if not out or (no_reply and out[-1]["role"] == "assistant"):
+                # A conversation starts with the user; a NO_REPLY whose prompt was dropped
+                # (only stray tool_results) stands for nothing.
+                continue
             new_calls = _calls(msg["content"], ids)
             if out[-1]["role"] == "assistant":
                 # Only after an assistant message without calls (see below): merge.
@@ -266,9 +304,23 @@ def unanswered(records: list[Any]) -> list[dict[str, Any]]:
     """The tool_use blocks after the last user message: calls the history leaves without a
     result (the core ended while they waited or ran)."""
     waiting: list[dict[str, Any]] = []
-    for msg in _messages(effective(records)):
+    for msg in _messages(*_effective(records)):
         if msg["role"] == "user":
             waiting = []
         else:
             waiting += [b for b in msg["content"] if b.get("type") == "tool_use"]
     return waiting
+
+
+def cut_off(records: list[Any]) -> bool:
+    """Whether the history ends in a turn that got no reply and never said how it ended: its
+    last message is the user's and no event follows it (the core ended while the reply
+    streamed; a stop, an error and a finished turn each record an event)."""
+    for record in reversed(records):
+        if not isinstance(record, dict):
+            continue
+        if record.get("type") == "event":
+            return False
+        if record.get("type") == "message" and record.get("role") in ("user", "assistant"):
+            return bool(record["role"] == "user")
+    return False

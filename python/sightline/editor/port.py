@@ -19,13 +19,20 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, NotRequired, Protocol, TypedDict, cast
+from typing import Any, Literal, NotRequired, Protocol, TypedDict, cast
 
 from sightline.editor import msgtext
 
 
 class EditorError(Exception):
     """Neovim refused or failed a call; the message is safe to show."""
+
+
+# Every read or write through a loaded buffer first brings it up to date with its file
+# (lua/sightline/port/buffers.lua): an unmodified buffer is reloaded; one that could not be
+# says why, and the core words it (domain/disk.py): 'conflict' = the file changed on disk while
+# the buffer has unsaved changes, 'deleted' = the file is gone and the buffer is the only copy.
+Disk = Literal["conflict", "deleted"]
 
 
 class FlatRange(TypedDict):
@@ -63,6 +70,7 @@ class Found(TypedDict, total=False):
     first_line: int  # 0-based row of lines[0]
     lines: list[str]
     modified: bool
+    disk: Disk  # with a count too: the file changed on disk and the buffer was kept
 
 
 class Loaded(TypedDict, total=False):
@@ -74,6 +82,7 @@ class Loaded(TypedDict, total=False):
     buffer: int
     lines: list[str]
     modified: bool
+    disk: Disk
 
 
 class Diagnostic(TypedDict, total=False):
@@ -109,6 +118,7 @@ class EditorBuffer(TypedDict):
     text: str
     filetype: str
     modified: bool
+    disk: NotRequired[Disk]
 
 
 class HunkSpec(TypedDict):
@@ -154,6 +164,21 @@ class Lines(TypedDict):
     total: int
     lines: list[str]
     modified: bool
+    disk: NotRequired[Disk]
+
+
+class BufferText(TypedDict):
+    """read_text: whole lines of a loaded buffer."""
+
+    text: str
+    disk: NotRequired[Disk]
+
+
+class KeptBuffer(TypedDict):
+    """sync_files: a buffer left as it was although its file changed, and why."""
+
+    path: str
+    disk: Disk
 
 
 class EditSpec(TypedDict):
@@ -242,7 +267,7 @@ class Editor(Protocol):
         """Lines [first, last) of the loaded buffer of a path (or buffer number), or None."""
         ...
 
-    def read_text(self, path: str, max_bytes: int) -> str | None:
+    def read_text(self, path: str, max_bytes: int) -> BufferText | None:
         """Whole lines, up to `max_bytes`, of the loaded buffer of `path`, or None."""
         ...
 
@@ -272,13 +297,22 @@ class Editor(Protocol):
         """Draw a waiting edit's hunks in its buffer; False when nothing was drawn."""
         ...
 
+    def sync_files(self, paths: list[str]) -> list[KeptBuffer]:
+        """Files seen changed on disk by their content: their loaded buffers brought up to
+        date even where the stat hides the change; those kept (unsaved changes) and why."""
+        ...
+
     def take_after(self, proposal_id: int) -> list[str] | None:
         """The compare view's after side (closing the view), or None when it is not open."""
         ...
 
-    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+    def notify_ui(
+        self, build: Callable[[], dict[str, Any]], applied: Callable[[], None] | None = None
+    ) -> None:
         """Queue a UI update for the pane; `build` runs on Neovim's side of the queue, so
-        what it reads (status, transcript) is current when the update is sent."""
+        what it reads (status, transcript) is current when the update is sent. `applied`
+        is called once Neovim has applied it, or could not (never on the caller's stack
+        unless the editor applies it there)."""
         ...
 
 
@@ -387,8 +421,8 @@ class NvimEditor:
     def read_lines(self, target: str | int, first: int, last: int, max_lines: int) -> Lines | None:
         return cast("Lines | None", self._call("read_lines", target, first, last, max_lines))
 
-    def read_text(self, path: str, max_bytes: int) -> str | None:
-        return cast("str | None", self._call("read_text", path, max_bytes))
+    def read_text(self, path: str, max_bytes: int) -> BufferText | None:
+        return cast("BufferText | None", self._call("read_text", path, max_bytes))
 
     def reanchor_range(self, flat: FlatRange, text: str, context: int) -> Reanchored:
         return cast(Reanchored, self._call("reanchor_range", flat, text, context))
@@ -408,18 +442,30 @@ class NvimEditor:
     def show_hunks(self, spec: HunkSpec) -> bool:
         return bool(self._call("show_hunks", spec))
 
+    def sync_files(self, paths: list[str]) -> list[KeptBuffer]:
+        return list(self._call("sync_files", paths) or [])
+
     def take_after(self, proposal_id: int) -> list[str] | None:
         lines = self._call("take_after", proposal_id)
         return None if lines is None else list(lines)
 
-    def notify_ui(self, build: Callable[[], dict[str, Any]]) -> None:
+    def notify_ui(
+        self, build: Callable[[], dict[str, Any]], applied: Callable[[], None] | None = None
+    ) -> None:
         # Always queued, even from the loop thread: the payload is built when its turn in the
         # loop comes, after every request answered before it, so status is never stale.
-        self._nvim.async_call(
-            lambda: self._nvim.exec_lua(
-                PORT_CALL, None, "notify_ui", msgtext.safe(build()), async_=True
-            )
-        )
+        # A request, not a notification, when the caller paces by it: its answer says Neovim
+        # applied the update. The loop waits for it in a greenlet of its own, so requests
+        # from Neovim are served meanwhile.
+        def send() -> None:
+            try:
+                payload = msgtext.safe(build())
+                self._nvim.exec_lua(PORT_CALL, None, "notify_ui", payload, async_=applied is None)
+            finally:  # (an error is pynvim's to log, as any callback's)
+                if applied is not None:
+                    applied()
+
+        self._nvim.async_call(send)
 
     # -- the machinery ----------------------------------------------------------------------
 

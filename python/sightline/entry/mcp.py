@@ -48,11 +48,14 @@ ANCHOR_ALIASES = {
 def _reveal_mcp_def() -> dict[str, Any]:
     """reveal_editor_range for MCP: the agent's flat arguments, or one `anchor_json`."""
     d = copy.deepcopy(view.REVEAL_DEF)
+    # The seed's clients send the anchor as JSON text, the MCP Inspector (2.x) as the object
+    # itself: both are taken.
     d["inputSchema"]["properties"]["anchor_json"] = {
-        "type": "string",
+        "anyOf": [{"type": "object"}, {"type": "string"}],
         "description": (
-            "Instead of the flat arguments: one JSON object {file_path, start_line, end_line, "
-            "member_key?, syntax_scope?} (an attachment anchor). duration_ms may still be given."
+            "Instead of the flat arguments: one object {file_path, start_line, end_line, "
+            "member_key?, syntax_scope?} (an attachment anchor), or its JSON text. "
+            "duration_ms may still be given."
         ),
     }
     d["inputSchema"]["required"] = []
@@ -90,12 +93,17 @@ def expand_anchor(args: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     clash = sorted(k for k in ANCHOR_KEYS if args.get(k) is not None)
     if clash:
         return None, f"give either anchor_json or {', '.join(clash)}, not both"
-    try:
-        anchor = json.loads(raw)
-    except ValueError as bad:
-        return None, f"anchor_json is not valid JSON: {bad}"
+    anchor = raw
+    if isinstance(raw, str):
+        try:
+            anchor = json.loads(raw)
+        except ValueError as bad:
+            return None, f"anchor_json is not valid JSON: {bad}"
     if not isinstance(anchor, dict):
-        return None, "anchor_json must be one JSON object {file_path, start_line, end_line, …}"
+        return None, (
+            "anchor_json must be one JSON object {file_path, start_line, end_line, …} "
+            "or its JSON text"
+        )
     flat: dict[str, Any] = {k: v for k, v in args.items() if k != "anchor_json"}
     for key, value in anchor.items():
         name = ANCHOR_ALIASES.get(str(key), str(key))

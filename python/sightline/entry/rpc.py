@@ -40,7 +40,7 @@ from sightline.entry.params import (
     check_params,
 )
 from sightline.gate.decisions import DECISIONS
-from sightline.gate.proposals import compare_view
+from sightline.gate.proposals import compare_view, hunks_decided
 from sightline.providers.base import ProviderError
 
 log = logging.getLogger(__name__)
@@ -187,7 +187,11 @@ def _hunk(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     decisions = core.session.gate.decide_hunk(
         params["proposal"], params.get("hunk"), params["decision"], params.get("reason", "")
     )
-    return {"decisions": decisions, "status": core.session.status()}
+    out: dict[str, Any] = {"decisions": decisions, "status": core.session.status()}
+    compare = hunks_decided(core.session, params["proposal"], decisions)
+    if compare is not None:
+        out["compare"] = compare  # the open compare view, as it shows these decisions
+    return out
 
 
 @method("agent.compare")
@@ -203,6 +207,26 @@ def _history_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
 @method("history.open", path=FilePath(required=True))
 def _history_open(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.history_open(params["path"])}
+
+
+@method("history.preview", path=FilePath(required=True))
+def _history_preview(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"lines": core.history_preview(params["path"])}
+
+
+@method(
+    "history.rename",
+    path=FilePath(required=True),
+    title=Text(max_chars=MAX_NAME_CHARS, non_empty=True, required=True),
+)
+def _history_rename(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"title": core.history_rename(params["path"], params["title"])}
+
+
+@method("history.delete", path=FilePath(required=True))
+def _history_delete(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.history_delete(params["path"])
+    return {}
 
 
 @method("transcript.full")
@@ -225,16 +249,20 @@ def _complete_warm(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     "complete.candidates",
     before=Text(max_chars=MAX_LINE_CHARS),
     token=Text(max_chars=MAX_LINE_CHARS),
+    room=Int(min=1, max=100_000),
     workspace=WORKSPACE,
 )
 def _complete_candidates(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    """`before` (the line up to the cursor) or `token` (the text after `@`).  `cpu_ms`, the
+    """`before` (the line up to the cursor) or `token` (the text after `@`); `room`, the
+    screen cells from the cursor to the right edge, fits the menu in.  `cpu_ms`, the
     core's CPU time for the answer, lets a benchmark tell work from waiting for a CPU."""
     started = time.thread_time()
     before, token = params.get("before"), params.get("token")
     if before is None and token is None:
         raise Refused("complete.candidates: expected `before` or `token` (a string)")
-    result = core.completion.candidates(_workspace(core, params), before=before, token=token)
+    result = core.completion.candidates(
+        _workspace(core, params), before=before, token=token, room=params.get("room")
+    )
     return {**result, "cpu_ms": (time.thread_time() - started) * 1000}
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,39 +42,136 @@ class Pending:
 
 
 class Gate:
+    """The questions that wait for the user, in the order they were asked.
+
+    Several may wait at once (an ACP agent sends requests concurrently): the first is the
+    one shown and decided; the others wait their turn behind it. Every question asked is
+    answered exactly once: by the user, by a decision that covers it (`decide_where`), or
+    by `reject_all` when the turn ends.
+    """
+
     def __init__(self, on_change: Callable[[], None]):
         self._on_change = on_change
         self._lock = threading.Lock()
-        self._pending: Pending | None = None
+        self._turns = threading.Condition(self._lock)  # notified when the head changes
+        self._queue: list[Pending] = []
         self._ids = itertools.count(1)
+        # Places in line, taken as requests arrive (place()); a question asked on a thread
+        # that holds one is queued only after those taken before it (or given up).
+        self._places = itertools.count()
+        self._low = 0  # every place below this one has been queued or given up
+        self._passed: set[int] = set()
+        self._local = threading.local()
+
+    def place(self) -> int:
+        """A place in line for a request that may ask, taken where requests arrive in order
+        (an ACP agent's, on the event loop); the thread that handles it holds it (in_line)."""
+        with self._lock:
+            return next(self._places)
+
+    @contextlib.contextmanager
+    def in_line(self, place: int) -> Iterator[None]:
+        """While the calling thread handles the request that took `place`: what it asks is
+        queued in the order the requests arrived. The place is given up at the end."""
+        self._local.place = place
+        try:
+            yield
+        finally:
+            self._local.place = None
+            self._pass(place)
+
+    def _pass(self, place: int) -> None:
+        with self._turns:
+            self._passed.add(place)
+            while self._low in self._passed:
+                self._passed.discard(self._low)
+                self._low += 1
+            self._turns.notify_all()
+
+    def _undecided(self) -> list[Pending]:
+        return [i for i in self._queue if i.decision is None]
 
     @property
     def pending(self) -> Pending | None:
+        """The question shown now: the first one asked that is not decided yet, or None."""
         with self._lock:
-            return self._pending
+            return next(iter(self._undecided()), None)
 
-    def ask(self, kind: str, summary: str, data: dict[str, Any], hunks: int = 0) -> Pending:
+    def summary(self) -> str | None:
+        """The bar's line: what is shown, and `1 of N` when more wait behind it."""
+        with self._lock:
+            waiting = self._undecided()
+        if not waiting:
+            return None
+        head = waiting[0].summary
+        return head if len(waiting) == 1 else f"1 of {len(waiting)}: {head}"
+
+    def ask(
+        self,
+        kind: str,
+        summary: str,
+        data: dict[str, Any],
+        hunks: int = 0,
+        *,
+        cancelled: Callable[[], bool] | None = None,
+        shown: Callable[[Pending], None] | None = None,
+    ) -> Pending:
         """Block the calling (worker) thread until the user decides or the turn ends.
 
         With `hunks`, the user may decide them one by one (decide_hunk); deciding the whole
-        then decides the hunks still undecided.
+        then decides the hunks still undecided. `shown` runs (on this thread) when the
+        question comes first in line, before anyone can decide it hunk by hunk; with
+        `cancelled`, a question asked as the turn is stopped is rejected at once (the stop's
+        reject_all may have run before it was queued).
         """
-        item = Pending(next(self._ids), kind, summary, data, hunk_count=hunks)
-        with self._lock:
-            self._pending = item
+        item = Pending(next(self._ids), kind, summary, data, hunk_count=0 if shown else hunks)
+        place: int | None = getattr(self._local, "place", None)
+        with self._turns:
+            if place is not None:
+                # Requests that arrived earlier are queued first (a bounded wait: each one
+                # is queued or given up as soon as its thread gets there).
+                while self._low < place and not (cancelled and cancelled()):
+                    self._turns.wait(0.1)
+            self._queue.append(item)
+        if place is not None:
+            self._pass(place)
         self._on_change()
+        if cancelled is not None and cancelled():
+            self._answer(item, "reject", "the turn was stopped")
+        if shown is not None:
+            with self._turns:
+                self._turns.wait_for(lambda: item.done.is_set() or self._queue[0] is item)
+            if not item.done.is_set():
+                shown(item)
         item.done.wait()
-        with self._lock:
-            if self._pending is item:
-                self._pending = None
+        with self._turns:
+            self._queue.remove(item)
+            self._turns.notify_all()
         self._on_change()
         return item
+
+    def show_hunks(self, item: Pending, hunks: int) -> None:
+        """The question shown now has `hunks` drawn, each decidable on its own."""
+        with self._lock:
+            if not item.done.is_set():
+                item.hunk_count = hunks
+
+    def _answer(self, item: Pending, decision: str, reason: str) -> bool:
+        with self._lock:
+            if item.done.is_set() or item.decision is not None:
+                return False
+            if item.hunk_count:
+                item._settle(decision, reason)
+            else:
+                item.decision, item.reason = decision, reason
+        item.done.set()
+        return True
 
     def decide(self, decision: str, reason: str = "") -> Pending:
         if decision not in DECISIONS:
             raise Refused(f"decision must be one of: {', '.join(DECISIONS)} (got {decision!r})")
         with self._lock:
-            item = self._pending
+            item = next(iter(self._undecided()), None)
             if item is None:
                 raise Refused("nothing is waiting for a decision")
             if item.hunk_count:
@@ -82,6 +180,15 @@ class Gate:
                 item.decision, item.reason = decision, reason
         item.done.set()
         return item
+
+    def decide_where(
+        self, covered: Callable[[Pending], bool], decision: str, reason: str = ""
+    ) -> int:
+        """Decide every waiting question `covered` says a decision already made covers (an
+        "always" given to one of them); returns how many."""
+        with self._lock:
+            items = [i for i in self._queue if i.decision is None and covered(i)]
+        return sum(self._answer(i, decision, reason) for i in items)
 
     def decide_hunk(
         self, proposal: int, hunk: int | None, decision: str, reason: str = ""
@@ -94,7 +201,7 @@ class Gate:
         if decision not in DECISIONS:
             raise Refused(f"decision must be one of: {', '.join(DECISIONS)} (got {decision!r})")
         with self._lock:
-            item = self._pending
+            item = next(iter(self._undecided()), None)
             shown = item.data.get("proposal") if item else None
             if item is None or item.done.is_set() or getattr(shown, "id", None) != proposal:
                 raise Refused("that proposal is no longer waiting for a decision")
@@ -118,8 +225,8 @@ class Gate:
         return decisions
 
     def reject_all(self, reason: str) -> None:
+        """Reject every question that waits (a stop, a crash, the end of the turn)."""
         with self._lock:
-            item = self._pending
-        if item is not None and not item.done.is_set():
-            item.decision, item.reason = "reject", reason
-            item.done.set()
+            items = list(self._queue)
+        for item in items:
+            self._answer(item, "reject", reason)

@@ -11,7 +11,9 @@ While an edit waits, its buffer shows it inline, hunk by hunk (lua/sightline/ui/
 what diff.hunks computed, at the excerpt's `first_line`). The user may decide each hunk; the
 accepted ones make the text that is applied, by the same path as a whole accept (so
 re-anchoring and refusals are as above), and the model is told which hunks were applied and
-what the buffer now holds around them.
+what the buffer now holds around them. As hunks are decided, the pane's diff is redrawn in
+place and an open compare view is given the text without the rejected hunks (hunks_decided);
+its after side is taken at the end only when it shows the final decisions.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain import diff, narrator
 from sightline.domain.errors import Refused
 from sightline.editor.port import Applied, Editor, EditorError, HunkSpec
+from sightline.gate.decisions import Pending
 from sightline.gate.turn_contract import ToolResult
 
 if TYPE_CHECKING:
@@ -68,6 +71,12 @@ class Proposal:
     id: int = 0
     buffer: int = 0  # the target buffer when it is loaded (where the hunks are drawn)
     hunks: list[diff.Hunk] = field(default_factory=list, compare=False)
+    # Where the pane shows its diff (the first row of the block) and what the block holds,
+    # so that it is redrawn as hunks are decided; what the compare view's after side was
+    # given (the decisions then), to know at the end whether that is what the user took.
+    diff_row: int = field(default=-1, compare=False)
+    diff_shown: list[diff.Line] = field(default_factory=list, compare=False)
+    compare_after: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -80,9 +89,42 @@ class Proposal:
         verb = "create" if self.kind == "create" else "edit"
         return f"{verb} {self.path} (+{added} −{removed})"
 
-    def view(self) -> dict[str, Any]:
-        """What the compare view needs."""
-        return {"id": self.id, "path": self.path, "before": self.before, "after": self.after}
+    def written(self, decisions: list[str]) -> str:
+        """What accepting the rest would write: the hunks not rejected (all: the after)."""
+        if "reject" not in decisions:
+            return self.after
+        n = len(decisions)
+        kept = {i for i in range(len(self.hunks)) if i >= n or decisions[i] != "reject"}
+        return diff.apply_hunks(self.before, self.hunks, kept)
+
+    def view(self, decisions: list[str] | None = None) -> dict[str, Any]:
+        """What the compare view needs: its after side leaves out the rejected hunks, and
+        `marks` label each decided hunk on the after side's row where it is (0-based)."""
+        decisions = decisions or []
+        after = self.written(decisions)
+        marks, shift, last = [], 0, max(0, after.count("\n") - 1)
+        for i, hunk in enumerate(self.hunks):
+            decision = decisions[i] if i < len(decisions) else ""
+            if decision:
+                label = diff.hunk_label(i, len(self.hunks), decision)
+                marks.append({"row": min(hunk.start + shift, last), "text": label})
+            if decision != "reject":
+                shift += len(hunk.new) - len(hunk.old)
+        return {
+            "id": self.id,
+            "path": self.path,
+            "before": self.before,
+            "after": after,
+            "marks": marks,
+        }
+
+    def diff_lines(self, decisions: list[str] | None = None) -> list[diff.Line]:
+        """The diff the pane shows under the proposal's summary, as decided so far."""
+        if self.kind == "edit" and self.hunks:
+            return diff.review_diff(
+                self.before, self.hunks, decisions or [], first_line=self.first_line
+            )
+        return diff.compact_diff(self.before, self.after, first_line=self.first_line)
 
 
 def compare_view(session: Session) -> dict[str, Any]:
@@ -94,7 +136,40 @@ def compare_view(session: Session) -> dict[str, Any]:
     if proposal.excerpt:
         widen(session.editor, proposal)
     proposal.compared = True
-    return proposal.view()
+    view = proposal.view(pending.hunk_decisions() if pending else [])
+    proposal.compare_after = view["after"]
+    return view
+
+
+def hunks_decided(
+    session: Session, proposal_id: int, decisions: list[str]
+) -> dict[str, Any] | None:
+    """A hunk of the proposal that waits was decided (and more wait): redraw its diff in the
+    pane; when its compare view is open, return what that view shows now (Lua sets it)."""
+    pending = session.gate.pending
+    proposal = pending.data.get("proposal") if pending else None
+    if (
+        pending is None
+        or pending.done.is_set()  # decided whole: the turn's worker draws the outcome
+        or not isinstance(proposal, Proposal)
+        or proposal.id != proposal_id
+    ):
+        return None
+    _redraw_diff(session, proposal, decisions)
+    session.ui.schedule()
+    if not proposal.compared:
+        return None
+    view = proposal.view(decisions)
+    proposal.compare_after = view["after"]
+    return view
+
+
+def _redraw_diff(session: Session, proposal: Proposal, decisions: list[str]) -> None:
+    head, old = proposal.diff_shown[:1], proposal.diff_shown
+    shown = head + proposal.diff_lines(decisions)
+    texts = [text for text, _ in old]
+    if session.transcript.replace_lines(proposal.diff_row, texts, shown):
+        proposal.diff_shown = shown
 
 
 def widen(editor: Editor, proposal: Proposal) -> None:
@@ -121,9 +196,9 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
     """Show the proposal, wait for the decision (or autoaccept), apply it; tell the model."""
     session = turn.session
     summary = proposal.summary()
-    shown: list[diff.Line] = [narrator.proposal_header(summary)]
-    shown += diff.compact_diff(proposal.before, proposal.after, first_line=proposal.first_line)
-    session.transcript.add_lines(shown)
+    shown: list[diff.Line] = [narrator.proposal_header(summary), *proposal.diff_lines()]
+    proposal.diff_row = session.transcript.add_lines(shown)
+    proposal.diff_shown = shown
     auto = bool(session.autoaccept)
     session.ui.event(
         "SightlineProposal",
@@ -139,48 +214,74 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
     if auto:
         decision, reason = "accept", ""
     else:
-        drawn = _show_inline(turn, proposal)
+        drawn = False  # whether it was drawn in its buffer (or tried to be)
+
+        def show(item: Pending) -> None:
+            # Drawn when it comes first in line: one proposal shows in its buffer at a time.
+            nonlocal drawn
+            drawn = True
+            if _show_inline(turn, proposal):
+                turn.gate.show_hunks(item, len(proposal.hunks))
+
         try:
             item = turn.gate.ask(
-                proposal.kind, summary, {"proposal": proposal}, len(proposal.hunks) if drawn else 0
+                proposal.kind,
+                summary,
+                {"proposal": proposal},
+                cancelled=turn.cancelled,
+                shown=show,
             )
         finally:
-            _clear_inline(turn, proposal)
+            if drawn:
+                _clear_inline(turn, proposal)
         decision, reason = item.decision or "reject", item.reason
         hunk_decisions = dict(item.hunks) if item.by_hunk else {}
+    if hunk_decisions and not turn.cancelled():
+        _redraw_diff(session, proposal, item.hunk_decisions())
+        shown = proposal.diff_shown
     partial = any(d != "accept" for d, _ in hunk_decisions.values())
     if decision != "accept" or turn.cancelled():
         if proposal.compared:
             turn.editor.close_compare(proposal.id)
-        why = reason
+        why, note, said = reason, narrator.rejected(reason), None
         if hunk_decisions and not turn.cancelled():
             why = _rejections(proposal, hunk_decisions, "every hunk")
+            rejected, total = _rejected(proposal, hunk_decisions), len(proposal.hunks)
+            note = narrator.hunks_rejected(rejected, total)
+            said = narrator.hunks_rejected_reason(rejected, total)
         told = "rejected by the user" + (f": {why}" if why else "")
-        return _outcome(session, proposal, shown, narrator.rejected(why), told, True)
-    after = proposal.after
+        return _outcome(session, proposal, shown, note, told, True, said)
+    expected = proposal.after
     if partial:
-        # The hunks the user took make the text; compare-view edits belong to a whole accept.
-        if proposal.compared:
-            turn.editor.close_compare(proposal.id)
         chosen = {i for i, (d, _) in hunk_decisions.items() if d == "accept"}
-        after = diff.apply_hunks(proposal.before, proposal.hunks, chosen)
-    else:
-        # Only a proposal whose compare view was opened can have been edited there:
-        # otherwise accepting costs no round trip to ask.
-        edited_lines = turn.editor.take_after(proposal.id) if proposal.compared else None
-        if edited_lines is not None:
-            after = diff.buffer_text(list(edited_lines))
+        expected = diff.apply_hunks(proposal.before, proposal.hunks, chosen)
+    # Only a proposal whose compare view was opened can have been edited there (otherwise
+    # accepting costs no round trip to ask), and its after side is what the user took only
+    # if it shows these decisions: rejecting the rest there drops what it holds.
+    edited_lines = None
+    if proposal.compared:
+        if proposal.compare_after in (None, expected):
+            edited_lines = turn.editor.take_after(proposal.id)
+        else:
+            turn.editor.close_compare(proposal.id)
+    after = expected if edited_lines is None else diff.buffer_text(list(edited_lines))
     result = _apply(turn, proposal, after)
     note = narrator.proposal_outcome(result.content, result.is_error, auto)
     told = result.content
     if partial and not result.is_error:
+        # The model is told in its terms ("your edit"); the transcript speaks to the user.
+        taken = [i + 1 for i, (d, _) in sorted(hunk_decisions.items()) if d == "accept"]
+        done = result.content.removeprefix("accepted: ")
+        rejected = _rejected(proposal, hunk_decisions)
+        note = narrator.hunks_applied(taken, rejected, len(proposal.hunks), done)
         told = _partial_told(turn, proposal, hunk_decisions, after, told)
-        note = narrator.proposal_outcome(told.split("\n", 1)[0], False)
-    elif not result.is_error and after != proposal.after:
-        told += (
+    if not result.is_error and after != expected:
+        head, sep, rest = told.partition("\n")  # before the lines a partial accept lists
+        told = head + (
             " The user edited your proposal in the compare view before accepting it: "
             "read the file again before further edits."
         )
+        told += sep + rest
     return _outcome(session, proposal, shown, note, told, result.is_error)
 
 
@@ -231,6 +332,13 @@ def _rejections(proposal: Proposal, decisions: dict[int, tuple[str, str]], none:
     if none and len(parts) == len(proposal.hunks) and not any(n for _, n in decisions.values()):
         return none
     return "; ".join(parts)
+
+
+def _rejected(proposal: Proposal, decisions: dict[int, tuple[str, str]]) -> list[tuple[int, str]]:
+    """The rejected hunks, numbered from 1, with the user's notes (an undecided hunk counts as
+    rejected, as in `_rejections`)."""
+    found = [(i, decisions.get(i, ("reject", ""))) for i in range(len(proposal.hunks))]
+    return [(i + 1, note) for i, (decision, note) in found if decision == "reject"]
 
 
 def _partial_told(
@@ -294,6 +402,7 @@ def _outcome(
     note: narrator.Note,
     told: str,
     is_error: bool,
+    said: str | None = None,
 ) -> ToolResult:
     session.transcript.add_note(*note)
     session.record(
@@ -305,7 +414,7 @@ def _outcome(
             "lines": [[text, hl] for text, hl in [*shown, note]],
         }
     )
-    return ToolResult(told, is_error)
+    return ToolResult(told, is_error, said)
 
 
 _NOT_SAVED = {

@@ -28,6 +28,9 @@ class ToolResult:
 
     content: str
     is_error: bool = False
+    # The reason a failed call's line gives the user, when the model's wording (`content`)
+    # would not speak to them (worded in domain/narrator.py); recorded beside the result.
+    shown: str | None = None
 
 
 class Session(Protocol):

@@ -11,21 +11,18 @@ started: it costs ~0.3 s of CPU.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import logging
-import os
-import sys
-import tempfile
 import threading
 import time
 import warnings
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
-from sightline.domain import secrets
+from sightline.domain import secrets, spawn
 from sightline.domain.mcp_config import (
     ServerConfig,
     ServerConfigError,
@@ -36,10 +33,9 @@ from sightline.domain.mcp_config import (
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-LAUNCHER = Path(__file__).with_name("launcher.py")
 MAX_PAGES = 50  # of tools or resources: a server that pages forever is cut off
 PING_TIMEOUT_S = 3.0
-STDERR_TAIL_BYTES = 2000
+STDERR_TAIL_LINES = 20
 
 
 class McpFailure(Exception):
@@ -52,7 +48,7 @@ class Stopped(McpFailure):
 
 class _Loop:
     """The one event loop, started on first use; a daemon thread, so it never keeps the core
-    alive (the servers die with it: see launcher.py)."""
+    alive (the servers die with it: see domain/spawn.py)."""
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
@@ -126,7 +122,8 @@ class Connection:
         self._on_death = on_death
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
-        self._stderr: IO[str] | None = None
+        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._lifeline: spawn.Lifeline | None = None
         self._future: concurrent.futures.Future[None] | None = None
         self.dead = False
 
@@ -139,6 +136,8 @@ class Connection:
         try:
             try:
                 self.client = await stack.enter_async_context(self._client(stack))
+                if self._lifeline is not None:
+                    self._lifeline.spawned()  # the server holds its end now
                 listing = await self._list()
             except BaseException as err:
                 await _close(stack)
@@ -152,8 +151,6 @@ class Connection:
             await self._stop.wait()
         finally:
             await _close(stack)
-            if self._stderr is not None:
-                self._stderr.close()
 
     def _client(self, stack: contextlib.AsyncExitStack) -> Any:
         from mcp import Client, StdioServerParameters
@@ -170,14 +167,15 @@ class Connection:
             stack.push_async_callback(http.aclose)
         else:
             assert cfg.command is not None
-            params = StdioServerParameters(
-                command=sys.executable,
-                args=[str(LAUNCHER), str(os.getpid()), cfg.command, *cfg.args],
-                env=resolved_env(cfg),
-            )
-            # The server's stderr: kept (deleted on close) to say why it died.
-            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-            transport = stdio_client(params, errlog=self._stderr)
+            # The server's own process group, killed whole however the core ends: the SDK
+            # spawns it, so the lifeline is its stderr, which the core reads to say why it
+            # died (domain/spawn.py).
+            lifeline = self._lifeline = spawn.Lifeline(spawn.STDERR)
+            lifeline.read_lines(self._stderr.append)
+            shell, *args = lifeline.argv([cfg.command, *cfg.args])
+            params = StdioServerParameters(command=shell, args=args, env=resolved_env(cfg))
+            transport = stdio_client(params, errlog=lifeline.child)  # type: ignore[arg-type]
+            stack.callback(lifeline.cut)
         return Client(transport, client_info=info, mode="legacy")
 
     async def _list(self) -> Listing:
@@ -230,15 +228,9 @@ class Connection:
         return _one_line(text + (f"; its stderr: {tail}" if tail else ""))
 
     def stderr_tail(self) -> str:
-        if self._stderr is None or self._stderr.closed:
-            return ""
-        try:
-            self._stderr.flush()
-            end = self._stderr.seek(0, os.SEEK_END)
-            self._stderr.seek(max(0, end - STDERR_TAIL_BYTES))
-            lines = [ln for ln in self._stderr.read().splitlines() if ln.strip()]
-        except (OSError, ValueError):
-            return ""
+        if self._lifeline is not None:
+            self._lifeline.flushed()
+        lines = [ln for ln in list(self._stderr) if ln.strip()]
         return _one_line(lines[-1]) if lines else ""
 
     async def call_tool(self, name: str, args: dict[str, Any], timeout_s: float) -> Any:

@@ -23,6 +23,8 @@ from sightline.domain import narrator
 from sightline.domain.mcp_config import (
     ServerConfig,
     ServerConfigError,
+    changed_since_enabled,
+    changed_text,
     is_enabled,
     load_enable_state,
     read_mcp_json,
@@ -58,6 +60,7 @@ class Manager:
         self._lock = threading.RLock()
         self._configs: tuple[ServerConfig, ...] = ()
         self._servers: dict[str, Server] = {}
+        self._said_changed: set[ServerConfig] = set()
         self.start_timeout_s = 30.0
         self.call_timeout_s = 120.0
 
@@ -94,7 +97,11 @@ class Manager:
 
     def enabled(self, workspace: Path | str) -> list[Server]:
         state = load_enable_state()
-        wanted = [c for c in self.entries(workspace) if is_enabled(c, workspace, state)]
+        entries = self.entries(workspace)
+        wanted = [c for c in entries if is_enabled(c, workspace, state)]
+        for cfg in entries:
+            if cfg not in wanted and (parts := changed_since_enabled(cfg, workspace)):
+                self._say_changed(cfg, parts)
         servers = [self._server(c) for c in wanted]
         names = {s.cfg.name for s in servers}
         with self._lock:
@@ -103,6 +110,14 @@ class Manager:
                     self._stop(server)
                     del self._servers[name]
         return servers
+
+    def _say_changed(self, cfg: ServerConfig, parts: list[str]) -> None:
+        """Once per changed definition: the server the user enabled is not the one it was."""
+        with self._lock:
+            if cfg in self._said_changed:
+                return
+            self._said_changed.add(cfg)
+        self._notify(narrator.mcp_definition_changed(cfg.name, changed_text(cfg, parts)))
 
     # -- starting ----------------------------------------------------------------------
 
@@ -191,12 +206,19 @@ class Manager:
         self.ensure_started(servers, self.start_timeout_s)
         self._check_alive([s for s in servers if s.state == "running"])
         tools: list[Tool] = []
+        names: set[str] = set()
         for server in servers:
             with self._lock:
                 if server.state != "running":
                     continue
                 offered = [t for t in server.tools if t.refused is None and t.kind in kinds]
             for listed in offered:
+                # Names are unique by construction (tools.tool_name); a hash collision, were
+                # one ever met, must still not list a name twice: the API refuses the turn.
+                if listed.api_name in names:
+                    log.warning("MCP tool name %s taken twice; left out", listed.api_name)
+                    continue
+                names.add(listed.api_name)
                 tools.append(as_tool(server.cfg, listed, self._caller(server)))
         return tools
 
@@ -228,6 +250,10 @@ class Manager:
     def running(self, workspace: Path | str) -> dict[str, Server]:
         """The enabled servers that run now (no start, no wait: any thread)."""
         return {s.cfg.name: s for s in self.enabled(workspace) if s.state == "running"}
+
+    def starting(self, workspace: Path | str) -> list[str]:
+        """The names of the enabled servers starting now (no start, no wait: any thread)."""
+        return [s.cfg.name for s in self.enabled(workspace) if s.state == "starting"]
 
     def for_mentions(self, workspace: Path | str, names: set[str]) -> dict[str, Server]:
         """The enabled servers of these names, started if need be (on a worker thread)."""
@@ -309,8 +335,11 @@ class Manager:
                 error = server.error if live and server is not None else None
                 tools = list(server.tools) if live and server is not None else []
                 resources = len(server.resources) if live and server is not None else 0
+            changed = None if enabled else changed_since_enabled(cfg, workspace)
             if cfg.error is not None:
                 run_state, error = "invalid", cfg.error
+            elif changed:
+                run_state, error = "changed", changed_text(cfg, changed)
             elif not enabled:
                 run_state = "disabled"
             out.append(

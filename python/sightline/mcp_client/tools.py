@@ -6,10 +6,14 @@ whose annotations say readOnlyHint; else `exec`. An `exec` tool is asked every c
 the review gate, as run_command is. Annotations are always shown to the user, in the ask and
 in `:Sightline mcp list`.
 
-Names are `mcp__{server}__{tool}` with every character outside `[a-zA-Z0-9_-]` replaced by
-`_`. A name longer than 64 characters (the API's limit), or one that two tools would share
-after that replacement, is cut to 55 characters and ends with `_` and 8 hex digits of a hash
-of the server's and the tool's real names: stable across restarts, unique in practice.
+Names are unique by construction, whatever servers the user has, and valid for every provider
+(Anthropic, OpenAI and Gemini agree on a letter first, then `[a-zA-Z0-9_-]`, at most 64):
+`mcp__{server}__{tool}` when that reads back unambiguously — the server's name of letters,
+digits and `-` with single inner `_` (so the first `__` ends it), the tool's of letters,
+digits, `_` and `-`, 64 characters at most; else `mcp_{h}_{hint}` where h is 12 hex digits of
+a hash of the real names and the hint those names made safe, cut to fit. The two shapes never
+meet (`mcp__` vs `mcp_` + hex digit), so `a` + `b__c` and `a__b` + `c` get two names. A name
+is a function of (server, tool) alone: stable across restarts and whatever else is listed.
 """
 
 from __future__ import annotations
@@ -41,18 +45,21 @@ MAX_RESULT_BYTES = 30_000
 MAX_RESULT_LINES = 400
 SMALL_RESOURCE_CHARS = 4000
 SHOWN_ARG_LINES = 20
+HASH_HEX = 12
 _BAD = re.compile(r"[^a-zA-Z0-9_-]")
+_PLAIN_SERVER = re.compile(r"[a-zA-Z0-9-]+(?:_[a-zA-Z0-9-]+)*")
+_PLAIN_TOOL = re.compile(r"[a-zA-Z0-9_-]+")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
 
-def tool_name(server: str, tool: str, taken: set[str]) -> str:
-    plain = _BAD.sub("_", f"mcp__{server}__{tool}")
-    name, salt = plain, 0
-    while len(name) > MAX_NAME or name in taken:
-        key = f"{server}\0{tool}" + (f"\0{salt}" if salt else "")  # salt: a listed twice
-        digest = hashlib.sha256(key.encode(errors="surrogatepass")).hexdigest()
-        name, salt = plain[: MAX_NAME - 9] + "_" + digest[:8], salt + 1
-    return name
+def tool_name(server: str, tool: str) -> str:
+    plain = f"mcp__{server}__{tool}"
+    if _PLAIN_SERVER.fullmatch(server) and _PLAIN_TOOL.fullmatch(tool) and len(plain) <= MAX_NAME:
+        return plain
+    # Server names are printable (mcp_config), so NUL separates the two unambiguously.
+    key = f"{server}\0{tool}".encode(errors="surrogatepass")
+    digest = hashlib.sha256(key).hexdigest()[:HASH_HEX]
+    return f"mcp_{digest}_{_BAD.sub('_', f'{server}__{tool}')}"[:MAX_NAME]
 
 
 def hints_of(tool: Any) -> dict[str, Any]:
@@ -102,19 +109,18 @@ class Listed:
 
 def listed_tools(cfg: ServerConfig, tools: list[Any]) -> list[Listed]:
     out: list[Listed] = []
-    taken: set[str] = set()
+    seen: set[str] = set()
     for tool in tools:
         raw_name = str(getattr(tool, "name", ""))
         hints = hints_of(tool)
-        api_name = tool_name(cfg.name, raw_name, taken)
-        taken.add(api_name)
         schema = getattr(tool, "input_schema", None)
-        refused = _schema_problem(schema)
+        refused = "the server lists it twice" if raw_name in seen else _schema_problem(schema)
+        seen.add(raw_name)
         text = getattr(tool, "description", None) or getattr(tool, "title", None) or ""
         out.append(
             Listed(
                 name=raw_name,
-                api_name=api_name,
+                api_name=tool_name(cfg.name, raw_name),
                 kind=kind_of(cfg, raw_name, hints),
                 hints=hints,
                 description=str(text)[:MAX_DESCRIPTION],

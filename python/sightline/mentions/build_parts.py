@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sightline.domain import secrets
 from sightline.domain.errors import Refused
 from sightline.domain.extensions import Extension, format_capabilities
 from sightline.domain.mentions import Mention, parse_mentions
@@ -283,7 +284,7 @@ def _decode(content: str | bytes, limit: int) -> _Text:
     if b"\0" in data:
         raise SkippedFile("binary (NUL byte)")
     cut = len(data) > limit
-    head = data[:limit]
+    head = data[: secrets.cut_point(data, limit)]  # never half a key (domain/secrets.py)
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as e:

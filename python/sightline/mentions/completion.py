@@ -51,7 +51,28 @@ MAX_QUERY_CHARS = 256
 _BOUNDARY = "\n/_-. "  # characters after which a match starts a word
 _index_ids = itertools.count(1)
 
-ItemKind = Literal["extension", "file", "editor"]
+ItemKind = Literal["extension", "file", "editor", "mcp", "mcp_starting"]
+
+
+@dataclass(frozen=True)
+class KindStyle:
+    """How an item's kind shows: the menu's kind column (`label`), the LSP
+    CompletionItemKind the engines draw (`lsp`), and whether the item only says
+    something is on its way (`pending`: the menu asks again a moment later)."""
+
+    label: str
+    lsp: int
+    pending: bool = False
+
+
+# The one rule from kind to what the menus show (Lua and the engines apply it).
+KIND_STYLES: dict[ItemKind, KindStyle] = {
+    "extension": KindStyle("ext", 9),  # Module
+    "file": KindStyle("file", 17),  # File
+    "editor": KindStyle("editor", 6),  # Variable
+    "mcp": KindStyle("mcp", 18),  # Reference
+    "mcp_starting": KindStyle("mcp", 1, pending=True),  # Text
+}
 
 
 class ExtensionLike(Protocol):
@@ -75,6 +96,10 @@ class CompletionItem:
     menu: str
     info: str
 
+    @property
+    def style(self) -> KindStyle:
+        return KIND_STYLES[self.kind]
+
     def to_vim(self) -> dict[str, Any]:
         """A `complete-items` dict.  equal=1: Neovim must not filter our fuzzy
         matches by prefix; dup=1: skip its quadratic de-duplication."""
@@ -83,7 +108,7 @@ class CompletionItem:
             "abbr": self.abbr,
             "menu": self.menu,
             "info": self.info,
-            "kind": "ext" if self.kind == "extension" else "file",
+            "kind": self.style.label,
             "dup": 1,
             "equal": 1,
             "user_data": {"sightline": self.kind},
@@ -594,9 +619,7 @@ def editor_items(query: str) -> list[CompletionItem]:
 
 
 def _file_item(path: str) -> CompletionItem:
-    return CompletionItem(
-        kind="file", word="@" + escape_path(path), abbr=path, menu="file", info=""
-    )
+    return CompletionItem(kind="file", word="@" + escape_path(path), abbr=path, menu="", info="")
 
 
 def complete(

@@ -15,6 +15,7 @@ from typing import Any
 
 from sightline.domain import extensions
 from sightline.domain.mentions import mention_at_end
+from sightline.mentions import menu_fit
 from sightline.mentions.completion import (
     CompletionItem,
     CompletionSession,
@@ -31,6 +32,8 @@ STALE_AFTER_S = 2.0
 # A request made before the first listing arrived (the composer just opened) may
 # wait this long for it; once there is a list, nothing waits (a refresh swaps in).
 FIRST_LIST_WAIT_S = 0.2
+# How soon the composer asks again while an item says something is on its way.
+REFRESH_MS = 250
 
 
 class ComposerCompletion:
@@ -64,11 +67,20 @@ class ComposerCompletion:
         self._extensions = None
 
     def candidates(
-        self, workspace: str, *, before: str | None = None, token: str | None = None
+        self,
+        workspace: str,
+        *,
+        before: str | None = None,
+        token: str | None = None,
+        room: int | None = None,
     ) -> dict[str, Any]:
         """Items for the mention at the end of `before` (the line up to the cursor), or for
         `token` (the text after `@`).  `start` is the byte column of the `@` in `before`,
-        -1 when the cursor is not in a mention (then there are no items)."""
+        -1 when the cursor is not in a mention (then there are no items).  `room`: the
+        screen cells from the cursor to the right edge; the menu is fitted to the cells it
+        has from the `@` (menu_fit.py).  `refresh_ms`, when set: an item says something is
+        on its way (MCP servers starting); ask again after that long while the menu is open
+        for the same text."""
         start = 0
         if token is None:
             found = mention_at_end(before or "")
@@ -88,7 +100,12 @@ class ComposerCompletion:
             ]
         if self._extra is not None:
             items = self._extra(workspace, token, items)
-        return {"start": start, "items": columns(items)}
+        if room is not None:
+            items = menu_fit.fit(items, room + menu_fit.cells("@" + token))
+        result: dict[str, Any] = {"start": start, "items": columns(items)}
+        if any(item.style.pending for item in items):
+            result["refresh_ms"] = REFRESH_MS
+        return result
 
     def _session_for(self, workspace: str) -> CompletionSession:
         root = Path(workspace)
@@ -105,14 +122,18 @@ class ComposerCompletion:
         return [(ext.name, ext.description) for ext in found.values()]
 
 
-def columns(items: list[CompletionItem]) -> dict[str, list[str]]:
+def columns(items: list[CompletionItem]) -> dict[str, list[Any]]:
     """The items as one list per field, best first: the composer rebuilds Neovim's
     complete-items from them.  Neovim turns a hundred small maps into Lua tables about
-    three times slower than five lists, and this is on every keystroke."""
+    three times slower than a few lists, and this is on every keystroke.  `label` is what
+    the menu's kind column shows and `lsp` the LSP CompletionItemKind the engines get
+    (completion.KIND_STYLES); `kind` names the item's kind for the user_data."""
     return {
         "word": [item.word for item in items],
         "abbr": [item.abbr for item in items],
         "menu": [item.menu for item in items],
         "info": [item.info for item in items],
         "kind": [item.kind for item in items],
+        "label": [item.style.label for item in items],
+        "lsp": [item.style.lsp for item in items],
     }

@@ -23,6 +23,7 @@ from sightline.domain import secrets
 from sightline.domain.mentions import Mention
 from sightline.domain.text import clean_display_text
 from sightline.mentions.completion import CompletionItem
+from sightline.mentions.menu_fit import cut_middle
 
 if TYPE_CHECKING:
     from sightline.mcp_client.manager import Manager
@@ -45,7 +46,7 @@ def complete(
     query = token[len(PREFIX) :] if token.startswith(PREFIX) else token
     found = []
     for name, server in manager.running(workspace).items():
-        if ":" in name or any(c.isspace() for c in name):
+        if ":" in name or _has_space(name):
             continue
         for res in server.resources:
             word = f"@{PREFIX}{name}:{res.uri!s}"
@@ -54,17 +55,39 @@ def complete(
                 about = clean_display_text(res.description or title, 60)
                 found.append(
                     CompletionItem(
-                        kind="extension",
+                        kind="mcp",
                         word=word,
-                        abbr=clean_display_text(word, 80),
-                        menu=f"MCP {clean_display_text(name, 20)}"
-                        + (f" · {about}" if about else ""),
+                        abbr=cut_middle(clean_display_text(word), 80),
+                        menu=clean_display_text(name, 20) + (f" · {about}" if about else ""),
                         info=clean_display_text(f"{title} {res.description or ''}".strip()),
                     )
                 )
     if token.startswith(PREFIX):
-        return found[:MAX_ITEMS]
+        starting = _starting(manager, workspace, token)
+        return found[: MAX_ITEMS - len(starting)] + starting
     return items + found[: max(0, MAX_ITEMS - len(items))]
+
+
+def _starting(manager: Manager, workspace: str, token: str) -> list[CompletionItem]:
+    """While servers start, `@mcp:` says so with an item that inserts nothing new (its word
+    is what was typed); the composer asks again until they are up (KindStyle.pending)."""
+    names = [n for n in manager.starting(workspace) if ":" not in n and not _has_space(n)]
+    if not names:
+        return []
+    listed = clean_display_text(", ".join(names), 40)
+    return [
+        CompletionItem(
+            kind="mcp_starting",
+            word="@" + token,
+            abbr="starting…",
+            menu=listed,
+            info=f"MCP servers starting: {listed}; their resources show here once they are up.",
+        )
+    ]
+
+
+def _has_space(name: str) -> bool:
+    return any(c.isspace() for c in name)
 
 
 def parts(

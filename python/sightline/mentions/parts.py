@@ -8,7 +8,7 @@ takes a mentioned file's text from its Neovim buffer when one is loaded.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sightline.domain import extensions
@@ -47,18 +47,23 @@ def context_parts(
     )
 
 
-def buffer_reader(editor: Editor) -> FileReader:
-    """A FileReader that prefers the text of a loaded buffer (unsaved edits included)
-    and falls back to the disk; called only for the files a prompt mentions."""
+def buffer_reader(editor: Editor, kept: Callable[[Path, str], None] | None = None) -> FileReader:
+    """A FileReader that prefers the text of a loaded buffer (unsaved edits included, up to
+    date with its file otherwise) and falls back to the disk; called only for the files a
+    prompt mentions. `kept(path, code)` hears of a buffer kept although its file changed on
+    disk (editor/port.py `Disk`) before its text is used; it may raise to refuse the read."""
 
     def read(path: Path, max_bytes: int) -> str | bytes | None:
         try:
-            text = editor.read_text(str(path), max_bytes)
+            got = editor.read_text(str(path), max_bytes)
         except EditorError as err:
             log.debug("reading the buffer of %s failed (%s); reading the file", path, err)
-            text = None
-        if isinstance(text, str):
-            return text
+            got = None
+        if isinstance(got, dict) and isinstance(got.get("text"), str):
+            code = got.get("disk")
+            if code and kept is not None:
+                kept(path, code)
+            return got["text"]
         return read_disk_file(path, max_bytes)
 
     return read

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
 
 from sightline.domain.config import ProviderConfig
 from sightline.domain.presets import default_model
-from sightline.providers.base import Provider, ProviderError
+from sightline.providers.base import Provider, ProviderError, preload_module
 
 
 def _echo(cfg: ProviderConfig) -> Provider:
@@ -43,6 +44,19 @@ REGISTRY: dict[str, Callable[[ProviderConfig], Provider]] = {
     "openrouter": _openai,
     "acp": _acp,
 }
+
+
+# Providers whose own module is the heavy import (the ACP package loads the SDK's pydantic
+# models, ~0.5 s): making one at setup() would block Neovim, so its module is imported in
+# the background instead and the provider is made on the first send.
+HEAVY_MODULES: dict[str, str] = {"acp": "sightline.providers.acp"}
+
+
+def preload(cfg: ProviderConfig, made: Callable[[], Provider]) -> threading.Event:
+    """Start, in the background, what the configured provider's first request needs; `made`
+    is the session's provider, asked only when making it is cheap."""
+    module = HEAVY_MODULES.get(cfg.name)
+    return preload_module(module) if module else made().preload()
 
 
 def with_default_model(cfg: ProviderConfig) -> ProviderConfig:

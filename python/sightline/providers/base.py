@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from sightline.domain import secrets
+from sightline.domain import secrets, spawn
 
 if TYPE_CHECKING:
     from sightline.gate.turn_contract import Turn
@@ -305,16 +305,12 @@ def key_from_cmd(cmd: str | list[str], timeout_s: float) -> str | None:
     registers the key with the redactor."""
     argv = shlex.split(cmd) if isinstance(cmd, str) else cmd
     try:
-        out = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=True,
-            stdin=subprocess.DEVNULL,
-            env=secrets.scrubbed_env(dict(os.environ)),
-        ).stdout
-    except (OSError, subprocess.SubprocessError) as err:
+        # Its own process group, killed whole at the timeout or when the core ends; its
+        # stdin is the group's lifeline, not the core's (domain/spawn.py).
+        done = spawn.run(argv, timeout_s, env=secrets.scrubbed_env(dict(os.environ)))
+        done.check_returncode()
+        out = done.stdout.decode(errors="replace")
+    except (OSError, ValueError, subprocess.SubprocessError) as err:
         raise ProviderError(
             f"provider.api_key_cmd failed ({type(err).__name__}): check the command."
         ) from None

@@ -1,22 +1,22 @@
 """run_command: asks every time (autoaccept never applies), then runs in the workspace root.
 
-The command runs under /bin/sh in a process group of its own, so a timeout or a stopped turn
-kills it with everything it started. It never sees the provider's key, and the key is
-redacted from its output.
+The command runs under /bin/sh in a process group of its own (domain/spawn.py), so a timeout,
+a stopped turn or the core's end kills it with everything it started. It never sees the
+provider's key, and the key is redacted from its output.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sightline.domain import narrator, secrets
+from sightline.domain import narrator, secrets, spawn
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import next_id
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 MAX_OUTPUT_BYTES = 30_000
 MAX_OUTPUT_LINES = 400
 READER_GRACE_S = 2.0
+STOP_WAIT_S = 0.5  # how long a stop waits for the killed command's end and last output
 
 
 @dataclass
@@ -41,75 +42,48 @@ class Ran:
     stopped: bool = False
 
 
-class _Group:
-    """A started command's process group, killed at most once and never after it was reaped
-    (its id could be reused by then)."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], lifeline: int):
-        self.proc = proc
-        self._lifeline = lifeline  # the write end the group's watchdog waits on
-        self._lock = threading.Lock()
-        self._reaped = False
-        self.killed = False
-
-    def kill(self) -> None:
-        with self._lock:
-            if self._reaped:
-                return
-            self.killed = True
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-
-    def reaped(self) -> None:
-        with self._lock:
-            self._reaped = True
-            os.close(self._lifeline)
-
-
-# The command's process group dies with the core however the core ends (a crash, SIGKILL,
-# Neovim quitting): a watchdog in the group waits on a pipe only the core holds open (given
-# as stdin, moved to fd 3), and when it reads end-of-file it kills the group, itself
-# included. The command itself runs without the pipe, on /dev/null, so cannot hold it open.
-WATCHDOG = (
-    "exec 3<&0 </dev/null; "
-    "{ read -r _ <&3; kill -KILL 0; } >/dev/null 2>&1 & "
-    'exec 3<&-; exec /bin/sh -c "$1"'
-)
-
-
 def command_env() -> dict[str, str]:
     """The environment a command runs with: the core's, without the provider's key variables
     (the core also took them out of its own: secrets.capture_env)."""
     return secrets.scrubbed_env(dict(os.environ))
 
 
-def execute(command: str, cwd: str, timeout_s: float, turn: Turn | None = None) -> Ran:
+def execute(
+    command: str,
+    cwd: str,
+    timeout_s: float,
+    turn: Turn | None = None,
+    on_stop: Callable[[Ran], None] | None = None,
+) -> Ran:
+    """Run `command`; a stopped turn kills it with everything it started. `on_stop` is
+    called on the stopping thread, while the turn stops, with what the command did until
+    then: the command's own lines then come before the turn's stop line."""
     started = time.monotonic()
-    lifeline, held = os.pipe()  # close-on-exec: no other child inherits the write end
-    try:
-        proc = subprocess.Popen(
-            ["/bin/sh", "-c", WATCHDOG, "sh", command],
-            cwd=cwd,
-            env=command_env(),
-            stdin=lifeline,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: killpg reaches all it started
-        )
-    except BaseException:
-        os.close(held)
-        raise
-    finally:
-        os.close(lifeline)
-    group = _Group(proc, held)
-    if turn is not None:
-        turn.on_cancel(group.kill)
-        if turn.cancelled():
-            group.kill()
+    proc, group = spawn.popen(
+        ["/bin/sh", "-c", command],
+        cwd=cwd,
+        env=command_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     sink = HeadTail(MAX_OUTPUT_BYTES)
     assert proc.stdout is not None
     reader = threading.Thread(target=_drain, args=(proc.stdout, sink), daemon=True)
     reader.start()
+    if turn is not None:
+
+        def stop_now() -> None:
+            group.kill()  # SIGKILL: the group ends at once; its last output is read briefly
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=STOP_WAIT_S)
+            reader.join(STOP_WAIT_S)
+            if on_stop is not None:
+                output = _clip_lines(secrets.redact(sink.text()))
+                on_stop(Ran(output, None, time.monotonic() - started, stopped=True))
+
+        turn.on_cancel(stop_now)
+        if turn.cancelled():
+            group.kill()
     timed_out = False
     try:
         proc.wait(timeout=timeout_s)
@@ -120,7 +94,6 @@ def execute(command: str, cwd: str, timeout_s: float, turn: Turn | None = None) 
     # Background processes it left behind would hold the output pipe open and keep the
     # turn waiting: they do not outlive the command.
     group.kill()
-    group.reaped()
     reader.join(READER_GRACE_S)
     stopped = turn is not None and turn.cancelled()
     return Ran(
@@ -173,20 +146,36 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
         session.transcript.add_note(*narrator.rejected(item.reason))
         return ToolResult(told + "; the command did not run.", True)
     timeout_s = session.cfg.command_timeout_ms / 1000
-    ran = execute(command, turn.workspace, timeout_s, turn)
+    said = threading.Lock()
+
+    def say(ran: Ran) -> None:
+        """The command's note and output, once: from this thread when it ended, or from the
+        stopping one (before the turn's stop line) when the turn was stopped."""
+        if said.acquire(blocking=False):
+            lines = len(ran.output.splitlines())
+            session.transcript.add_note(
+                *narrator.command_ran(_status(ran, timeout_s), ran.seconds, lines)
+            )
+            if ran.output:
+                session.transcript.add_output(ran.output)
+
+    ran = execute(command, turn.workspace, timeout_s, turn, on_stop=say)
+    say(ran)
+    status = _status(ran, timeout_s)
+    body = ran.output if ran.output else "(no output)"
+    return ToolResult(f"{status}\n{body}", ran.timed_out or ran.stopped or ran.code != 0)
+
+
+def _status(ran: Ran, timeout_s: float) -> str:
+    """How the command ended, as the model reads it first (and the user on the note)."""
     if ran.timed_out:
-        status = (
+        return (
             f"timed out after {timeout_s:g} s (tools.command_timeout_ms); "
             "the command and everything it started were killed"
         )
-    elif ran.stopped:
-        status = "stopped with the turn; the command and everything it started were killed"
-    else:
-        status = f"exit code {ran.code}"
-    lines = len(ran.output.splitlines())
-    session.transcript.add_note(*narrator.command_ran(status, ran.seconds, lines))
-    body = ran.output if ran.output else "(no output)"
-    return ToolResult(f"{status}\n{body}", ran.timed_out or ran.stopped or ran.code != 0)
+    if ran.stopped:
+        return "stopped with the turn; the command and everything it started were killed"
+    return f"exit code {ran.code}"
 
 
 TOOLS = [

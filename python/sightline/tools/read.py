@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from sightline.domain import workspace
+from sightline.domain import disk, secrets, workspace
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.turn_contract import ToolResult
@@ -61,7 +61,7 @@ def _opt_line(args: dict[str, Any], key: str) -> int | None:
     return value
 
 
-def _is_binary(head: bytes) -> bool:
+def is_binary(head: bytes) -> bool:
     return b"\0" in head[:BINARY_PROBE]
 
 
@@ -71,8 +71,8 @@ def _disk_lines(path: Path, rel: str, first: int, stop: int | None) -> tuple[lis
     wanted: list[str] = []
     total = 0
     try:
-        with _open_regular(path, rel) as fh:
-            if _is_binary(fh.read(BINARY_PROBE)):
+        with open_regular(path, rel) as fh:
+            if is_binary(fh.read(BINARY_PROBE)):
                 raise Refused(f"{rel}: a binary file; not shown")
             fh.seek(0)
             for index, raw in enumerate(fh):
@@ -85,7 +85,7 @@ def _disk_lines(path: Path, rel: str, first: int, stop: int | None) -> tuple[lis
     return wanted, total
 
 
-def _open_regular(path: Path, rel: str) -> BinaryIO:
+def open_regular(path: Path | str, rel: str) -> BinaryIO:
     """A regular file opened for reading; a FIFO, a device or a socket is refused.
     O_NONBLOCK: opening a FIFO would otherwise wait for a writer (and freeze the turn)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -111,11 +111,15 @@ def read_file(turn: Turn, args: dict[str, Any]) -> ToolResult:
     if end is not None and end < start:
         raise Refused(f"end_line ({end}) is before start_line ({start})")
     first, last = start - 1, end if end is not None else -1
+    # A loaded buffer is read up to date with its file (reloaded when it has no unsaved
+    # changes); one kept although its file changed says so (domain/disk.py).
     loaded = turn.editor.read_lines(str(path), first, last, READ_MAX_LINES)
+    note = None
     if loaded is not None:
         total = int(loaded["total"])
         lines = list(loaded["lines"])
         source = "buffer with unsaved changes" if loaded["modified"] else "buffer"
+        note = disk.note(rel, loaded.get("disk"))
     else:
         if not path.exists():
             raise Refused(f"{rel}: no such file")
@@ -131,6 +135,8 @@ def read_file(turn: Turn, args: dict[str, Any]) -> ToolResult:
     header = f"{rel} ({source}, {total} lines) lines {start}-{shown_end}:"
     if total == 0:
         header = f"{rel} ({source}) is empty"
+    if note:
+        header = f"{header}\nnote: {note}"
     body = out.text()
     wanted_end = total if end is None else min(end, total)
     if shown_end < wanted_end:
@@ -209,7 +215,7 @@ def _search(turn: Turn, root: Path, files: list[str], pattern: str, out: Bounded
         "root": str(root),
         "files": files,
         "max_file_bytes": GREP_MAX_FILE_BYTES,
-        "line_chars": GREP_LINE_CHARS,
+        "line_chars": GREP_LINE_CHARS + secrets.margin(),  # clip_line steps around a key
         "max_matches": GREP_MAX_MATCHES,
         "line_budget_s": GREP_LINE_BUDGET_S,
         "deadline_s": GREP_TIME_BUDGET_S,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sightline.domain import diff, workspace
+from sightline.domain import diff, disk, workspace
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import Proposal, review
@@ -54,8 +54,10 @@ def propose_edit(turn: Turn, args: dict[str, Any]) -> ToolResult:
                 "(without read_file's line numbers)"
             )
         )
+        said = disk.note(rel, found.get("disk"))
         raise Refused(
             f"old_string occurs {count} times in {rel}; it must occur exactly once: {hint}"
+            + (f"\nnote: {said}" if said else "")
         )
     # Only the lines around the match cross RPC: the excerpt holds old_string once (any
     # occurrence in it is one in the buffer).

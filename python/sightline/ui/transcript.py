@@ -5,7 +5,11 @@ the end with `lines`, then paint `hls` (row, start_col, end_col or -1 for the wh
 group), mark `chips` (row, col, end_col, target): code references <CR> navigates to, render
 the `md` row spans [first, end) as Markdown (only what the user and the model wrote: notes,
 diffs and command output are never read as Markdown) and fold the `folds` row spans
-[first, end) (long command output and the model's thinking, opened with `zo`).
+[first, end) (long command output and the model's thinking, opened with `zo`); `cuts`
+are the row spans [first, end) of each line cut into rows (ui/rows.py), yanked whole.
+
+The model keeps lines as they came (raw); the delta's rows are their redacted text cut
+into rows of at most ROW_BYTES, and every row number in a delta is a row of the buffer.
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from typing import Any, TypeVar
 
 from sightline.domain import secrets
 from sightline.ui.chips import Chip
+from sightline.ui.rows import MARKDOWN_ROWS, ROW_BYTES, Cut, wrap
+
+# Rows one delta carries at most (about 1 MB): more wait for the next push.
+DELTA_ROWS = 1000
 
 USER_HEADER = "▍You"
 OUTPUT_PREFIX = "  "
@@ -57,24 +65,49 @@ def _tail(items: Sequence[_T], key: Callable[[_T], int], start: int, *, after: b
 
 @dataclass
 class Transcript:
-    lines: list[str] = field(default_factory=list)
+    _lines: list[str] = field(default_factory=list)  # as they came: raw, uncut (`lines`)
     hls: list[tuple[int, int, int, str]] = field(default_factory=list)
     fixed_chips: list[dict[str, Any]] = field(default_factory=list)
     md: list[list[int]] = field(default_factory=list)
     folds: list[list[int]] = field(default_factory=list)
     finder: Callable[[str], list[Chip]] | None = None
+    delta_rows: int = DELTA_ROWS
     _dirty_from: int | None = 0
+    _dirty_sub: int = 0  # rows of line _dirty_from the pane shows already, unchanged
     _in_reply: bool = False
     _section: str | None = None  # in a reply: "thinking" or "text", where the stream goes
     _lock: threading.RLock = field(default_factory=threading.RLock)
+    # Text streamed into the last line, joined when read: appending each chunk to a 10 MB
+    # string would copy it every time.
+    _parts: list[str] = field(default_factory=list)
+    _cuts: dict[int, Cut] = field(default_factory=dict)  # lines of several rows: their rows
+    _extra: dict[int, int] = field(default_factory=dict)  # drawn so: line -> rows beyond 1
+    _redacted_as: int = field(default_factory=secrets.version)  # what drawn rows were redacted with
 
-    def _mark(self, row: int) -> None:
-        self._dirty_from = row if self._dirty_from is None else min(self._dirty_from, row)
+    @property
+    def lines(self) -> list[str]:
+        """The transcript's lines as they came (before redaction, uncut)."""
+        with self._lock:
+            self._join()
+            return self._lines
+
+    def _join(self) -> None:
+        if self._parts:
+            self._lines[-1] += "".join(self._parts)
+            self._parts.clear()
+
+    def _mark(self, row: int, sub: int = 0) -> None:
+        """Line `row` changed from its row `sub` on (its rows before are shown, final)."""
+        if self._dirty_from is None or row < self._dirty_from:
+            self._dirty_from, self._dirty_sub = row, sub
+        elif row == self._dirty_from:
+            self._dirty_sub = min(self._dirty_sub, sub)
 
     def _push(self, text: str, group: str | None = None) -> None:
-        row = len(self.lines)
+        self._join()
+        row = len(self._lines)
         self._mark(row)
-        self.lines.append(text)
+        self._lines.append(text)
         if group:
             self.hls.append((row, 0, -1, group))
 
@@ -84,11 +117,12 @@ class Transcript:
 
     def clear(self) -> None:
         with self._lock:
-            self.lines, self.hls, self.fixed_chips = [], [], []
+            self._lines, self.hls, self.fixed_chips = [], [], []
             self.md, self.folds = [], []
+            self._parts, self._cuts, self._extra = [], {}, {}
             self._in_reply = False
             self._section = None
-            self._dirty_from = 0
+            self._dirty_from, self._dirty_sub = 0, 0
 
     def add_user(
         self, text: str, note: str | None = None, chip: dict[str, Any] | None = None
@@ -98,14 +132,14 @@ class Transcript:
             self._in_reply = False
             self._separate()
             self._push(USER_HEADER, "SightlineUser")
-            first = len(self.lines)
+            first = len(self._lines)
             for line in text.split("\n"):
                 self._push(line)
-            self.md.append([first, len(self.lines)])
+            self.md.append([first, len(self._lines)])
             if note:
                 self._push(note, "SightlineNote")
                 if chip:
-                    row = len(self.lines) - 1
+                    row = len(self._lines) - 1
                     self.fixed_chips.append(
                         {
                             "row": row,
@@ -124,8 +158,10 @@ class Transcript:
 
     def _stream_into(self, text: str, group: str | None) -> None:
         first, *rest = text.split("\n")
-        self._mark(len(self.lines) - 1)
-        self.lines[-1] += first
+        row = len(self._lines) - 1
+        cut = self._cuts.get(row)
+        self._mark(row, len(cut.done) if cut else 0)  # a cut line's finished rows stay
+        self._parts.append(first)
         for line in rest:
             self._push(line, group)
 
@@ -137,10 +173,10 @@ class Transcript:
                 if self._section == "thinking":
                     self._push("")
                 self._push("")
-                self.md.append([len(self.lines) - 1, len(self.lines)])
+                self.md.append([len(self._lines) - 1, len(self._lines)])
                 self._section = "text"
             self._stream_into(text, None)
-            self.md[-1][1] = len(self.lines)
+            self.md[-1][1] = len(self._lines)
 
     def append_thinking(self, text: str) -> None:
         """Stream the model's thinking into a section of its own, above the reply's text,
@@ -150,12 +186,12 @@ class Transcript:
             if self._section != "thinking":
                 if self._section == "text":
                     self._push("")
-                self.folds.append([len(self.lines), len(self.lines) + 1])
+                self.folds.append([len(self._lines), len(self._lines) + 1])
                 self._push(THINKING_HEADER, THINKING_GROUP)
                 self._push("", THINKING_GROUP)
                 self._section = "thinking"
             self._stream_into(text, THINKING_GROUP)
-            self.folds[-1][1] = len(self.lines)
+            self.folds[-1][1] = len(self._lines)
 
     def add_note(self, text: str, group: str = "SightlineNote") -> int:
         """A muted line of its own (retries, token counts, tool activity, errors); returns
@@ -164,7 +200,7 @@ class Transcript:
             self._in_reply = False
             if self.lines and self.lines[-1] != "":
                 self._push("")
-            row = len(self.lines)
+            row = len(self._lines)
             for line in text.split("\n"):
                 self._push(line, group)
             return row
@@ -172,9 +208,10 @@ class Transcript:
     def set_line(self, row: int, text: str, group: str | None = None) -> None:
         """Rewrite one line written earlier (a tool call's note gets its outcome)."""
         with self._lock:
-            if not 0 <= row < len(self.lines):
+            if not 0 <= row < len(self._lines):
                 return
             self.lines[row] = text.split("\n")[0]
+            self._cuts.pop(row, None)
             # hls stay sorted by row, so a delta finds its own by bisection.
             lo = bisect_left(self.hls, (row,))
             hi = bisect_left(self.hls, (row + 1,))
@@ -188,11 +225,11 @@ class Transcript:
         with self._lock:
             self._in_reply = False
             lines = text.split("\n")
-            first = len(self.lines)
+            first = len(self._lines)
             for line in lines:
                 self._push(OUTPUT_PREFIX + line, "SightlineOutput")
             if len(lines) > shown + 1:  # folding one line would hide nothing worth it
-                self.folds.append([first, len(self.lines) - shown])
+                self.folds.append([first, len(self._lines) - shown])
 
     def add_lines(self, lines: Sequence[tuple[str, str | None]]) -> int:
         """A block of lines of its own, each painted with its group (a diff, a checklist);
@@ -200,43 +237,169 @@ class Transcript:
         with self._lock:
             self._in_reply = False
             self._separate()
-            row = len(self.lines)
+            row = len(self._lines)
             for text, group in lines:
                 for line in text.split("\n"):
                     self._push(line, group)
             return row
+
+    def replace_lines(
+        self, row: int, old: Sequence[str], lines: Sequence[tuple[str, str | None]]
+    ) -> bool:
+        """Rewrite in place the block `add_lines` wrote at `row` (a diff as its hunks are
+        decided) with as many lines, so that no row below moves (others hold rows to
+        rewrite). False, and nothing changed, when the transcript no longer holds `old`
+        there (cleared or rewritten since) or the count differs."""
+        with self._lock:
+            texts: list[str] = []
+            hls: list[tuple[int, int, int, str]] = []
+            for text, group in lines:
+                for line in text.split("\n"):
+                    if group:
+                        hls.append((row + len(texts), 0, -1, group))
+                    texts.append(line)
+            end = row + len(old)
+            if row < 0 or len(texts) != len(old) or self.lines[row:end] != list(old):
+                return False
+            self.lines[row:end] = texts
+            for at in range(row, end):
+                self._cuts.pop(at, None)  # rewritten: cut again
+            # hls stay sorted by row, so a delta finds its own by bisection.
+            self.hls[bisect_left(self.hls, (row,)) : bisect_left(self.hls, (end,))] = hls
+            self._mark(row)
+            return True
 
     def end_reply(self) -> None:
         with self._lock:
             self._in_reply = False
 
     def take_delta(self) -> dict[str, Any] | None:
+        """What changed since the last delta, at most `delta_rows` rows of it (`pending()`
+        says whether more waits): a 10 MB line reaches the pane in steps Neovim draws
+        between keys, not in one call that holds it."""
         with self._lock:
             start = self._dirty_from
             if start is None:
                 return None
             self._dirty_from = None
-            return self._delta_from(start)
+            return self._delta_from(start, self._dirty_sub, self.delta_rows)
 
-    def _delta_from(self, start: int) -> dict[str, Any]:
+    def pending(self) -> bool:
+        """Whether rows changed that no delta carried yet."""
+        with self._lock:
+            return self._dirty_from is not None
+
+    def _rows(self, i: int, first: int) -> tuple[list[str], int]:
+        """Line i's rows from its row `first` on, and how many rows it has: its text
+        redacted whole, then cut (never cut, then redacted: a key cut in two would show)."""
+        line = self._lines[i]
+        cut = self._cuts.get(i)
+        if cut is None:
+            shown = secrets.redact(line)
+            if len(shown) * 4 <= ROW_BYTES or len(wrap(shown)) == 1:
+                return [shown][first:], 1
+            cut = self._cuts[i] = Cut()
+        return cut.rows(line, first)
+
+    def _row_of(self, line: int) -> int:
+        """The first row of a line drawn already (or of the line after the last)."""
+        return line + sum(n for at, n in self._extra.items() if at < line)
+
+    def _delta_from(self, start: int, sub: int = 0, limit: int | None = None) -> dict[str, Any]:
         # Every line drawn passes the redactor here (a model echoing the key, a command
-        # shown verbatim); chips are found in what is drawn.
-        # Rows, chips, hls, md spans and folds are all kept in row order: what a delta
-        # carries is found from the end (_tail), so its cost does not grow with the transcript.
-        lines = [secrets.redact(line) for line in self.lines[start:]]
-        chips = self.fixed_chips[_tail(self.fixed_chips, _row, start, after=False) :]
+        # shown verbatim), whole, before it is cut into rows; chips are found in what is
+        # drawn. Rows, chips, hls, md spans and folds are all kept in line order: what a
+        # delta carries is found from the end (_tail), so its cost does not grow with the
+        # transcript (nor with a long line's rows drawn before: ui/rows.py).
+        self._join()
+        if self._redacted_as != secrets.version():  # a new secret: redact all again
+            self._redacted_as = secrets.version()
+            self._cuts.clear()
+            self._extra.clear()
+            start, sub = 0, 0
+        base = self._row_of(start)
+        for at in [at for at in self._extra if at >= start]:
+            del self._extra[at]
+        top = base + sub  # the delta's first row
+        lines: list[str] = []
+        firsts: list[int] = []  # the first row of each line from `start` on, then the end
+        cuts: list[list[int]] = []
+        row = base
+        for i in range(start, len(self._lines)):
+            firsts.append(row)
+            skip = sub if i == start else 0
+            rows, count = self._rows(i, skip)
+            if limit is not None and len(rows) > limit - len(lines):
+                rows = rows[: limit - len(lines)]  # the rest in the next delta
+                self._mark(i, skip + len(rows))
+            lines.extend(rows)
+            if count > 1:
+                self._extra[i] = count - 1
+                cuts.append([row, row + count])
+            row += count
+            if limit is not None and len(lines) >= limit:
+                self._mark(i + 1)  # no-op past the last line: nothing is marked there
+                break
+        firsts.append(row)
+        bottom = top + len(lines)  # rows past it come with a later delta
+
+        def row_of(line: int) -> int:
+            if line < start:
+                return self._row_of(line)
+            if line - start < len(firsts):
+                return firsts[line - start]
+            return row + 1  # a line this delta does not reach: past its end
+
+        hls: list[list[Any]] = []
+        for at, col, end_col, group in self.hls[_tail(self.hls, _hl_row, start, after=False) :]:
+            first, end = row_of(at), min(row_of(at + 1), bottom)
+            if end_col < 0:
+                hls.extend([r, 0, -1, group] for r in range(max(first, top), end))
+            elif top <= first < bottom:  # columns of a line: on its first row
+                hls.append([first, col, end_col, group])
+        chips: list[dict[str, Any]] = []
+        for chip in self.fixed_chips[_tail(self.fixed_chips, _row, start, after=False) :]:
+            at = row_of(chip["row"])
+            if top <= at < bottom:
+                size = len(lines[at - top].encode(errors="surrogateescape"))
+                chips.append({**chip, "row": at, "end_col": min(chip["end_col"], size)})
         if self.finder is not None:
-            for row, line in enumerate(lines, start):
+            for at, line in enumerate(lines, top):
                 for col, end_col, target in self.finder(line):
-                    chips.append({"row": row, "col": col, "end_col": end_col, "target": target})
+                    chips.append({"row": at, "col": col, "end_col": end_col, "target": target})
+        md: list[list[int]] = []
+        for first, end in self.md[_tail(self.md, _end, start, after=True) :]:
+            md.extend(self._markdown_rows(first, end, row_of))
+        folds = [
+            [row_of(first), row_of(end)]
+            for first, end in self.folds[_tail(self.folds, _end, start, after=True) :]
+        ]
+        # A span may reach past `bottom` (the pane reads rows past its end as none); the
+        # next delta starts before its end, so the pane takes it again from there.
         return {
-            "start": start,
+            "start": top,
             "lines": lines,
-            "hls": [list(h) for h in self.hls[_tail(self.hls, _hl_row, start, after=False) :]],
+            "hls": hls,
             "chips": chips,
-            "md": [list(s) for s in self.md[_tail(self.md, _end, start, after=True) :]],
-            "folds": [list(s) for s in self.folds[_tail(self.folds, _end, start, after=True) :]],
+            "md": [span for span in md if span[1] > top and span[0] < max(bottom, top + 1)],
+            "folds": [span for span in folds if span[1] > top and span[0] < max(bottom, top + 1)],
+            "cuts": cuts,
         }
+
+    def _markdown_rows(self, first: int, end: int, row_of: Callable[[int], int]) -> list[list[int]]:
+        """The rows of Markdown span [first, end) of lines: a line cut into more than
+        MARKDOWN_ROWS rows is Markdown over its first ones only, the rest shown as written."""
+        long = sorted(
+            at for at, n in self._extra.items() if first <= at < end and n >= MARKDOWN_ROWS
+        )
+        if not long:
+            return [[row_of(first), row_of(end)]]
+        spans, at = [], row_of(first)
+        for line in long:
+            spans.append([at, row_of(line) + MARKDOWN_ROWS])
+            at = row_of(line + 1)
+        spans.append([at, row_of(end)])
+        return [span for span in spans if span[0] < span[1]]
 
     def full(self) -> dict[str, Any]:
         with self._lock:

@@ -1,111 +1,153 @@
----@mod sightline.ui.pane.bar  The pane's winbar: what waits and its keys, the running turn, the model.
+---@mod sightline.ui.pane.bar  The pane's winbar: the state, what waits and its keys, the model, cost and tokens.
 local M = {}
 local api = vim.api
 local state = require('sightline.ui.pane.state')
 local S = state.S
+local fit = require('sightline.ui.pane.fit')
 
 local SPINNER = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
 
-local function esc(text)
-  return (tostring(text):gsub('%%', '%%%%'))
+local SEP = ' · '
+
+---The name of the provider and its model, the longest first: once when they are the same
+---(`echo`), the provider alone while the model is not known yet.
+local function names(status)
+  local provider = type(status.provider) == 'string' and status.provider or ''
+  local model = type(status.model) == 'string' and status.model or ''
+  if model == '' or model == provider then
+    return { provider }
+  elseif provider == '' then
+    return { model }
+  end
+  return { provider .. ' ' .. model, model }
 end
 
----Shorten `text` to `width` display cells with an ellipsis.
-local function fit(text, width)
-  if vim.fn.strdisplaywidth(text) <= width then
-    return text
+---The review keys, as the top bar shows them (one form) and as the composer's bar does.
+local function review_keys(status)
+  local keys = require('sightline.config').get().pane.keys
+  local command = status.pending_kind == 'command'
+  local words = {
+    keys.accept .. (command and ' allow' or ' accept'),
+    keys.reject .. (command and ' deny' or ' reject'),
+  }
+  if not command and keys.compare then
+    table.insert(words, keys.compare .. ' compare')
   end
-  local chars = vim.fn.strchars(text)
-  while chars > 0 and vim.fn.strdisplaywidth(vim.fn.strcharpart(text, 0, chars)) > width - 1 do
-    chars = chars - 1
+  local own = { table.concat(words, '  ') }
+  if #words > 2 then
+    table.insert(own, table.concat(words, '  ', 1, 2)) -- compare goes first; accept and reject stay
   end
-  return vim.fn.strcharpart(text, 0, chars) .. '…'
+  return table.concat(words, SEP), own
 end
 
-local function count(n)
-  n = tonumber(n) or 0
-  if n >= 10000 then
-    return ('%dk'):format(math.floor(n / 1000 + 0.5))
-  elseif n >= 1000 then
-    return ('%.1fk'):format(n / 1000)
-  end
-  return tostring(n)
-end
+---@class sightline.BarView
+---@field elapsed? number seconds the running turn has taken
+---@field frame? integer the spinner's frame
+---@field notice? {text: string, level: integer} the last refusal or failure shown
 
----The bar: what matters first (what waits and its keys, the running turn, a refusal), then
----`%<` and the rest; a narrow pane cuts the rest, never the first part. When what waits and
----its keys do not fit on one line, the keys go to the composer's bar (second value).
-local function winbar_text(status, width)
-  local mode = status.mode == 'plan' and 'plan mode' or 'normal'
-  local parts =
-    { 'sightline', (status.provider or '') .. (status.model and (' ' .. status.model:gsub('%%', '%%%%')) or ''), mode }
-  if status.autoaccept then
-    table.insert(parts, 'autoaccept')
-  end
-  if type(status.usage_line) == 'string' and status.usage_line ~= '' then
-    table.insert(parts, status.usage_line) -- tokens and cost, computed by the core
-  end
-  local head = table.concat(parts, ' · ')
-  local first, second
-  if status.state == 'working' and S.since then
-    local secs = (vim.uv.now() - S.since) / 1000
-    first = ('%%#SightlineWorking#%s working %.1fs%%*'):format(SPINNER[S.frame], secs)
-    local t = type(status.turn_tokens) == 'table' and status.turn_tokens or nil
-    if t and ((t.input or 0) > 0 or (t.output or 0) > 0) then
-      first = first .. (' · %s in · %s out'):format(count(t.input), count(t.output))
-    end
+---The bar's parts in the order of priority (the state, what waits and its keys, a refusal,
+---the mode, the model, the cost, the tokens); the parts the core worded come from it.
+---@param status table the core's status, with the configured names where it has none yet
+---@param view sightline.BarView
+---@return sightline.FitPart[] parts, string[]? keys the review keys for the composer's bar
+local function parts(status, view)
+  local out, own = {}, nil
+  if status.state == 'working' then
+    local spin = SPINNER[view.frame or 1] or SPINNER[1]
+    local form = view.elapsed and ('%s working %.1fs'):format(spin, view.elapsed) or (spin .. ' working')
+    table.insert(out, { forms = { form }, group = 'SightlineWorking' })
   elseif status.state == 'awaiting_decision' then
-    -- The review bar: what waits and the keys that decide it (a command is allowed or denied).
-    local keys = require('sightline.config').get().pane.keys
-    local command = status.pending_kind == 'command'
-    local bar = ('%s %s · %s %s'):format(
-      keys.accept,
-      command and 'allow' or 'accept',
-      keys.reject,
-      command and 'deny' or 'reject'
-    )
-    if not command and keys.compare then
-      bar = bar .. (' · %s compare'):format(keys.compare)
+    -- What waits is one part (however the core words it), shortened at a word if it must be.
+    local pending = type(status.pending) == 'string' and status.pending:gsub('\n.*', '') or 'waiting'
+    table.insert(out, { forms = { '● ' .. pending }, words = true, group = 'SightlineWarning' })
+    local top
+    top, own = review_keys(status)
+    table.insert(out, { forms = { top }, keys = true })
+  else
+    table.insert(out, { forms = { 'sightline' } })
+  end
+  if view.notice then
+    local group = view.notice.level >= vim.log.levels.ERROR and 'SightlineError' or 'SightlineWarning'
+    local text = tostring(view.notice.text):gsub('\n.*', '')
+    table.insert(out, { forms = { '✗ ' .. text }, words = true, group = group })
+  end
+  if status.mode == 'plan' then
+    table.insert(out, { forms = { 'plan mode' } })
+  end
+  if status.autoaccept == true then
+    table.insert(out, { forms = { 'autoaccept' } })
+  end
+  table.insert(out, { forms = names(status) })
+  local usage = type(status.usage_parts) == 'table' and status.usage_parts or {}
+  if type(usage.cost) == 'string' then
+    table.insert(out, { forms = { usage.cost } })
+  end
+  local tokens = type(usage.tokens) == 'table' and usage.tokens or {}
+  if #tokens > 0 then
+    -- The counts, all of them first, then fewer from the end (the cache count goes first).
+    local forms = {}
+    for n = #tokens, 1, -1 do
+      table.insert(forms, table.concat(tokens, SEP, 1, n))
     end
-    local pending = type(status.pending) == 'string' and status.pending or 'waiting'
-    local line = '● ' .. pending .. ' · ' .. bar
-    if vim.fn.strdisplaywidth(line) <= width then
-      first = ('%%#SightlineWarning#● %s%%* · %s'):format(esc(pending), esc(bar))
-    else
-      first = ('%%#SightlineWarning#● %s%%*'):format(esc(fit(pending, width - 2)))
-      bar = bar:gsub(' · ', '  ') -- a bar of its own: spaces separate well enough
-      if vim.fn.strdisplaywidth(bar) > width and not command and keys.compare then
-        bar = bar:gsub('  %S+ compare$', '') -- the compare key goes first, accept and reject stay
+    table.insert(out, { forms = forms })
+  end
+  return out, own
+end
+
+---The pane's bars for `status` in `width` cells: the transcript's, and the composer's (the
+---review keys, when they do not fit beside what waits; '' otherwise). Each part is whole or
+---absent, in the order of priority, and the whole fits the width.
+---@param status table
+---@param width integer
+---@param view sightline.BarView
+---@return string top, string keys
+function M.layout(status, width, view)
+  local list, own = parts(status, view)
+  local laid = fit.layout(list, width, SEP)
+  local keys = ''
+  if own then
+    local shown = false
+    for _, part in ipairs(laid) do
+      shown = shown or list[part.index].keys == true
+    end
+    if not shown then
+      local forms = {}
+      for _, form in ipairs(own) do
+        table.insert(forms, form)
       end
-      second = '%#SightlineWarning#' .. esc(bar) .. '%*%<'
+      local row = fit.layout({ { forms = forms, group = 'SightlineWarning' } }, width, SEP)
+      keys = fit.statusline(row, SEP)
     end
   end
-  if S.notice then
-    local group = S.notice.level >= vim.log.levels.ERROR and 'SightlineError' or 'SightlineWarning'
-    local text = S.notice.text:gsub('\n.*', '')
-    local note = ('%%#%s#✗ %s%%*'):format(group, esc(fit(text, math.max(12, width - 2))))
-    if status.state == 'awaiting_decision' then
-      -- What waits keeps the front; the note ends the bar (its tail survives the cut) and
-      -- is whole at the end of the transcript.
-      return first .. '%<' .. ' · ' .. head .. ' · ' .. note, second
-    end
-    first = first and (first .. ' · ' .. note) or note
+  -- `%<` last: a bar drawn before a resize reached it is cut at its end, never its start.
+  return fit.statusline(laid, SEP) .. '%<', keys
+end
+
+---The status the bar shows: the core's, with the configured provider and model while the
+---core has named none (before it starts).
+---@return table
+local function shown_status()
+  local status = require('sightline.host').status()
+  if type(status.provider) ~= 'string' or status.provider == '' then
+    local named = require('sightline').status()
+    status = vim.tbl_extend('force', status, { provider = named.provider, model = named.model })
   end
-  if not first then
-    -- Idle: the provider and model lead, so a narrow bar drops the usage tail instead.
-    return head .. '%<', second
-  end
-  return first .. '%<' .. ' · ' .. head, second
+  return status
 end
 
 ---Draw the bar of the transcript window (and the composer's, for keys that did not fit).
 function M.render()
   if state.valid_win(S.twin) then
     local width = api.nvim_win_get_width(S.twin)
-    local top, keys = winbar_text(require('sightline.host').status(), width)
+    local view = {
+      elapsed = S.since and (vim.uv.now() - S.since) / 1000 or nil,
+      frame = S.frame,
+      notice = S.notice,
+    }
+    local top, keys = M.layout(shown_status(), width, view)
     vim.wo[S.twin][0].winbar = top
-    if state.valid_win(S.cwin) and vim.wo[S.cwin][0].winbar ~= (keys or '') then
-      vim.wo[S.cwin][0].winbar = keys or ''
+    if state.valid_win(S.cwin) and vim.wo[S.cwin][0].winbar ~= keys then
+      vim.wo[S.cwin][0].winbar = keys
     end
   end
 end

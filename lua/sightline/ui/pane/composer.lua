@@ -65,21 +65,41 @@ function M.recall_key(delta)
 end
 
 -- The composer's hint: virtual text while it is empty (never buffer text), drawn by a
--- decoration provider so that nothing runs on a keystroke but the redraw itself.
-local function hint_text()
+-- decoration provider so that nothing runs on a keystroke but the redraw itself. Its parts
+-- are in the order of priority; a narrow composer shows the first ones whole.
+local function hint_parts()
   local keys = require('sightline.config').get().pane.keys
-  local parts = { 'Ask the agent' }
+  local parts = { { forms = { 'Ask the agent' }, words = true } }
   if keys.submit then
-    table.insert(parts, keys.submit .. ' sends')
+    table.insert(parts, { forms = { keys.submit .. ' sends' } })
   end
+  table.insert(parts, { forms = { '@ mentions a file', '@ mentions' } })
   if keys.send then
-    table.insert(parts, keys.send .. ' in Normal mode too')
+    table.insert(parts, { forms = { keys.send .. ' sends in Normal mode' } })
   end
-  table.insert(parts, '@ mentions a file')
-  return table.concat(parts, ' · ')
+  return parts
+end
+
+---The hint for a composer `width` cells wide: its parts that fit, whole.
+---@param width integer
+---@return string
+function M.hint(width)
+  local fit = require('sightline.ui.pane.fit')
+  local parts = hint_parts()
+  local laid = fit.layout(parts, width, ' · ')
+  for n, part in ipairs(laid) do
+    if part.index ~= n then
+      -- A part after one left out would read out of place: only the leading ones, laid out
+      -- again so that those after the gap take no room from them.
+      laid = fit.layout(vim.list_slice(parts, 1, n - 1), width, ' · ')
+      break
+    end
+  end
+  return fit.plain(laid, ' · ')
 end
 
 local hint_registered = false
+local hint_width = 0
 ---Draw the hint in the composer whenever it is empty (once per Neovim).
 function M.register_hint()
   if hint_registered then
@@ -87,13 +107,18 @@ function M.register_hint()
   end
   hint_registered = true
   api.nvim_set_decoration_provider(hint_ns, {
-    on_win = function(_, _, buf)
-      return buf == S.cbuf and api.nvim_buf_line_count(buf) == 1
+    on_win = function(_, win, buf)
+      if buf ~= S.cbuf or api.nvim_buf_line_count(buf) ~= 1 then
+        return false
+      end
+      local info = vim.fn.getwininfo(win)[1]
+      hint_width = info and (info.width - info.textoff) or api.nvim_win_get_width(win)
+      return true
     end,
     on_line = function(_, _, buf, row)
       if row == 0 and api.nvim_buf_get_lines(buf, 0, 1, false)[1] == '' then
         api.nvim_buf_set_extmark(buf, hint_ns, 0, 0, {
-          virt_text = { { hint_text(), 'SightlineHint' } },
+          virt_text = { { M.hint(hint_width), 'SightlineHint' } },
           virt_text_pos = 'overlay',
           hl_mode = 'combine',
           ephemeral = true,

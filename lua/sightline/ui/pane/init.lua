@@ -10,6 +10,7 @@
 ---   markdown    tree-sitter rendering as windows show the rows, prefetch
 ---   blocks      the code block keys: jump between blocks, yank one
 ---   bar         the winbar and the spinner
+---   fit         parts laid out whole in display cells (the bar, the hint)
 ---   notice      refusals at the end of the transcript and in the bar
 ---   state       what they share
 local M = {}
@@ -63,6 +64,17 @@ api.nvim_create_autocmd('VimResized', {
     layout.resize()
   end,
   desc = 'sightline: fit the pane to the terminal',
+})
+
+api.nvim_create_autocmd('WinResized', {
+  group = group,
+  callback = function()
+    -- The bar is laid out for its width: a window resized by hand (<C-w>>) lays it out again.
+    if S.twin and vim.tbl_contains(vim.v.event.windows or {}, S.twin) then
+      bar.render()
+    end
+  end,
+  desc = 'sightline: lay the pane bar out for its new width',
 })
 
 api.nvim_create_autocmd('ModeChanged', {

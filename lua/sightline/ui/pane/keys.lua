@@ -26,7 +26,14 @@ function M.set(buf)
     end
   end
   map(buf, 'n', keys.close, close, 'sightline: close the pane')
-  map(buf, { 'n', 'i' }, keys.stop, sl('stop'), 'sightline: stop the turn')
+  -- A stop with nothing running is a message, not a note left in the transcript.
+  local function stop()
+    local ok, err = require('sightline').stop()
+    if not ok and err then
+      require('sightline.ui.message').notify(err, vim.log.levels.INFO)
+    end
+  end
+  map(buf, { 'n', 'i' }, keys.stop, stop, 'sightline: stop the turn')
   map(buf, 'n', keys.accept, sl('decide', 'accept'), 'sightline: accept the proposal')
   map(buf, 'n', keys.reject, sl('decide', 'reject'), 'sightline: reject the proposal')
   map(buf, 'n', keys.compare, sl('compare'), 'sightline: compare the proposal side by side')
@@ -49,6 +56,7 @@ function M.set(buf)
       blocks.jump(-1, vim.v.count1)
     end, 'sightline: previous code block')
     map(buf, 'n', keys.block_yank, blocks.yank, 'sightline: yank the code block')
+    map(buf, 'n', keys.line_yank, require('sightline.ui.pane.cuts').yank, 'sightline: yank the whole line')
   end
   if buf == S.cbuf then
     map(buf, 'n', keys.send, composer.submit, 'sightline: send')

@@ -60,6 +60,10 @@ local function style(win, role, buf)
   wo.winfixbuf = true
   if buf == S.tbuf then
     wo.conceallevel, wo.concealcursor = 2, 'nc'
+    -- A wrapped row goes on past the line's first column: a diff line's +/-/space column
+    -- stays its own, so no wrapped row reads as a line of the diff.
+    wo.breakindent, wo.breakindentopt = true, 'list:-1'
+    vim.bo[buf].formatlistpat = '^[-+ ]'
     wo.foldenable, wo.foldmethod, wo.foldlevel = true, 'expr', 0
     -- The entry module's names (ui/pane/init.lua re-exports folds.lua's).
     wo.foldexpr = "v:lua.require'sightline.ui.pane'.foldexpr()"

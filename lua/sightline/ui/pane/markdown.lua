@@ -8,6 +8,42 @@ local S = state.S
 local md_ns = api.nvim_create_namespace('sightline.markdown')
 local md_view_ns = api.nvim_create_namespace('sightline.markdown.view') -- its provider's
 
+-- Loading a language's queries parses them: ~5-20 ms each here (c's highlights, markdown's),
+-- once per Neovim. Paid while a reply streams, that is a stall of the typing in any window;
+-- so the pane loads the languages a reply most likely holds ahead, one per turn of the event
+-- loop, when it is first made (M.register), and the rest as a reply first brings them.
+local PRELOAD = { 'markdown', 'markdown_inline', 'lua', 'vim', 'vimdoc', 'query', 'c', 'python', 'bash' }
+local PRELOAD_GAP_MS = 10
+local queries = {} ---@type table<string, vim.treesitter.Query|false>
+
+---A language's highlights query, loaded once (false: none, or no parser).
+---@param lang string
+---@return vim.treesitter.Query|false
+local function highlights(lang)
+  local q = queries[lang]
+  if q == nil then
+    local ok, got = pcall(vim.treesitter.query.get, lang, 'highlights')
+    q = ok and got or false
+    queries[lang] = q
+  end
+  return q
+end
+
+---Load `lang`'s parser and the queries rendering it uses (its highlights; its injections,
+---which parsing reads), if Neovim has a parser for it.
+---@param lang string
+local function preload(lang)
+  if queries[lang] ~= nil then
+    return
+  end
+  if not pcall(vim.treesitter.language.add, lang) then
+    queries[lang] = false
+    return
+  end
+  pcall(vim.treesitter.query.get, lang, 'injections')
+  highlights(lang)
+end
+
 ---The first row of the last block-level node of a rendered span: the rows above it are
 ---complete blocks that what streams in later cannot change, so the next delta into the same
 ---span re-parses from here only.
@@ -193,8 +229,8 @@ local function render_markdown(buf, first, last)
     -- Only the message's own Markdown hides its markers: a code block shows its code as
     -- written, whatever its language's queries conceal (a ```markdown block included).
     local own = depth == 0 or (depth == 1 and lang == 'markdown_inline')
-    local qok, query = pcall(vim.treesitter.query.get, lang, 'highlights')
-    if qok and query then
+    local query = highlights(lang)
+    if query then
       paint(buf, first, text, tree, query, lang, depth, own)
     end
     if depth == 0 then
@@ -204,11 +240,44 @@ local function render_markdown(buf, first, last)
   return resume
 end
 
+-- The span a reply streams into is rendered again for each push, from the start of its last
+-- block: a parse and a repaint, ~1 ms with the redraw they cause here. Pushes come up to every
+-- 8 ms (python/sightline/ui/push.py), so that span is rendered at most every RENDER_MS, as
+-- often as the 30 ms batches of pushes used to render it: a fast stream costs no more
+-- Markdown work than a slow one. Its text is in the buffer at once; the rows it already had
+-- keep their marks meanwhile, and only what is new waits (two frames at most) for its marks.
+local RENDER_MS = 33
+local streamed_at = nil ---@type integer? vim.uv.now() when the streamed span was last rendered
+local render_due = false -- a timer renders the streamed span when RENDER_MS is over
+
 local function render_span(buf, p)
+  api.nvim_buf_clear_namespace(buf, md_ns, p[1], p[2])
   local ok, row = pcall(render_markdown, buf, p[1], p[2]) -- a nicety; the text is there
   if p[3] == S.md_last then
     S.md_resume = { first = p[3], row = ok and row or p[1] }
+    streamed_at = vim.uv.now()
   end
+end
+
+---Whether span `p` waits for RENDER_MS to pass (a timer then renders what is in view).
+local function waits(p)
+  if p[3] ~= S.md_last or not streamed_at or not S.md_resume or S.md_resume.first ~= p[3] then
+    return false -- not the span rendered a moment ago: nothing to wait for
+  end
+  local left = streamed_at + RENDER_MS - vim.uv.now()
+  if left <= 0 then
+    return false
+  end
+  if not render_due then
+    render_due = true
+    vim.defer_fn(function()
+      render_due = false
+      if state.valid_buf(S.tbuf) then
+        M.render_visible(S.tbuf)
+      end
+    end, left)
+  end
+  return true
 end
 
 ---Render the pending Markdown spans that rows [top, view_end) of `win` reach; with `limit`,
@@ -223,7 +292,7 @@ local function render_near(buf, win, top, margin, limit)
   top, bottom = top - reach, bottom + reach
   local kept, done = {}, 0
   for _, p in ipairs(pending) do
-    if p[2] > top and p[1] < bottom and (not limit or done < limit) then
+    if p[2] > top and p[1] < bottom and (not limit or done < limit) and not waits(p) then
       render_span(buf, p)
       done = done + 1
     else
@@ -265,6 +334,36 @@ function M.prefetch()
   end
 end
 
+---Load PRELOAD's languages (with the filetypes of the buffers listed now first: the code a
+---question is about), one at a time with the loop left idle in between: a key typed meanwhile
+---waits for one at most, and what waits for an idle loop (`:startinsert` taking effect)
+---is not held back by the whole chain, as back-to-back vim.schedule steps would hold it.
+local function preload_all()
+  local langs = {}
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    local ft = vim.bo[b].buflisted and vim.bo[b].filetype or ''
+    local lang = ft ~= '' and vim.treesitter.language.get_lang(ft) or nil
+    if lang then
+      langs[#langs + 1] = lang
+    end
+  end
+  vim.list_extend(langs, PRELOAD, 1, #PRELOAD)
+  table.insert(langs, 1, 'markdown') -- first: every reply needs it
+  local i = 0
+  local function step()
+    i = i + 1
+    if langs[i] then
+      preload(langs[i])
+      if langs[i] == 'markdown' and blocks_query == nil then
+        local ok, q = pcall(vim.treesitter.query.parse, 'markdown', BLOCKS)
+        blocks_query = ok and q or false
+      end
+      vim.defer_fn(step, PRELOAD_GAP_MS)
+    end
+  end
+  vim.defer_fn(step, PRELOAD_GAP_MS)
+end
+
 local registered = false
 ---Spans scrolled into view are rendered as the window is drawn: the provider's on_win runs
 ---before the window's lines are, and extmarks set there are used in that same redraw.
@@ -273,6 +372,11 @@ function M.register()
     return
   end
   registered = true
+  -- Once Neovim is idle: the pane opening (its `:startinsert` included) goes first.
+  api.nvim_create_autocmd(
+    'SafeState',
+    { once = true, callback = preload_all, desc = 'sightline: load the Markdown languages ahead' }
+  )
   api.nvim_set_decoration_provider(md_view_ns, {
     on_win = function(_, win, buf, toprow)
       if buf == S.tbuf and #S.md_pending > 0 then
@@ -290,20 +394,22 @@ end
 ---@param buf integer the transcript
 ---@param start integer the delta's first row (0-based)
 ---@param spans integer[][]? the delta's Markdown spans, {first, end}
-function M.take(buf, start, spans)
+---@param kept boolean? row `start` kept its text and marks (the delta appended to it)
+function M.take(buf, start, spans, kept)
   spans = spans or {}
   local resume = S.md_resume
   local froms = {}
-  local from = start
+  local resumed = nil ---@type {first: integer, row: integer}?
   for i, span in ipairs(spans) do
     froms[i] = span[1]
     if resume and resume.first == span[1] and resume.row >= span[1] and resume.row <= start then
-      froms[i] = resume.row
+      froms[i], resumed = resume.row, resume
     end
-    from = math.min(from, froms[i])
   end
-  api.nvim_buf_clear_namespace(buf, md_ns, from, -1)
-  S.md_resume = nil
+  -- Marks on rows the delta replaced are wrong (squashed onto its first row, a hidden line
+  -- among them); those above it hold until their span is rendered again (render_span).
+  api.nvim_buf_clear_namespace(buf, md_ns, kept and start + 1 or start, -1)
+  S.md_resume = resumed
   -- Spans are rendered when a window shows them: now for those in view, the others as they
   -- scroll into view (M.register). The delta sends again every span it reaches.
   local pending = S.md_pending

@@ -16,6 +16,7 @@ M.S = {
   notice = nil, ---@type {text: string, level: integer, expires: boolean?}? the last message the pane shows
   folds = {}, ---@type integer[][] fold spans [first, end) as the core sent them, sorted
   folds_stale = false,
+  cuts = {}, ---@type integer[][] rows [first, end) of each line cut into rows, sorted
   resync = false, -- a delta was lost: the whole transcript is asked for (transcript.lua) -- a delta changed the folds in Insert mode: recomputed when it ends
   md_resume = nil, ---@type {first: integer, row: integer}? where the last Markdown span re-parses
   -- Markdown spans no window has shown yet, sorted, as {from, end, first}: rendered when a

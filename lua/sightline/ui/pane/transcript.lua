@@ -4,6 +4,7 @@ local api = vim.api
 local state = require('sightline.ui.pane.state')
 local layout = require('sightline.ui.pane.layout')
 local folds = require('sightline.ui.pane.folds')
+local cuts = require('sightline.ui.pane.cuts')
 local markdown = require('sightline.ui.pane.markdown')
 local notice = require('sightline.ui.pane.notice')
 local S = state.S
@@ -14,11 +15,24 @@ local ns = api.nvim_create_namespace('sightline.transcript')
 -- state while a reply streams), so a fold a delta brings in Insert mode (thinking, command
 -- output) is computed when Insert mode ends: see the ModeChanged autocommand. Replacing the
 -- rows through `:normal` instead froze a Neovim without a UI.
+---@return boolean kept row `start` kept its text, the delta's first row appended to it
 local function set_rows(buf, start, lines, folds_changed)
   if folds_changed and api.nvim_get_mode().mode:match('^[iR]') then
     S.folds_stale = true -- recomputed when Insert mode ends: O(lines), ~3 ms per 1 000
   end
+  -- A streamed reply's delta mostly rewrites its last row with more text: appended to that
+  -- row instead, the row's marks stay where they are (its Markdown among them, rendered
+  -- again a frame later at most; see markdown.lua).
+  if start == api.nvim_buf_line_count(buf) - 1 and #lines > 0 then
+    local old = api.nvim_buf_get_lines(buf, start, start + 1, false)[1]
+    if #old > 0 and lines[1]:sub(1, #old) == old then
+      local added = { lines[1]:sub(#old + 1), unpack(lines, 2) }
+      api.nvim_buf_set_text(buf, start, #old, start, #old, added)
+      return true
+    end
+  end
   api.nvim_buf_set_lines(buf, start, -1, false, lines)
+  return false
 end
 
 ---A delta was lost (the core restarted mid-update): ask for the whole transcript, once,
@@ -52,12 +66,13 @@ function M.apply(delta)
   end
   local follow = state.valid_win(S.twin) and api.nvim_win_get_cursor(S.twin)[1] >= count
   local folds_changed = folds.apply(delta.start, delta.folds)
+  cuts.apply(delta.start, delta.cuts)
   vim.bo[buf].modifiable = true
   local lines = delta.lines
   if delta.start == 0 and #lines == 0 then
     lines = { '' }
   end
-  set_rows(buf, delta.start, lines, folds_changed)
+  local kept = set_rows(buf, delta.start, lines, folds_changed)
   vim.bo[buf].modifiable = false
   api.nvim_buf_clear_namespace(buf, ns, delta.start, -1)
   for _, h in ipairs(delta.hls or {}) do
@@ -68,7 +83,7 @@ function M.apply(delta)
       api.nvim_buf_set_extmark(buf, ns, row, col, { end_col = end_col, hl_group = group })
     end
   end
-  markdown.take(buf, delta.start, delta.md)
+  markdown.take(buf, delta.start, delta.md, kept)
   require('sightline.ui.chips').apply(buf, delta.start, delta.chips)
   notice.render()
   if follow then

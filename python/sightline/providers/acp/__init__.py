@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from sightline.domain import narrator
 from sightline.domain.config import ProviderConfig
-from sightline.providers.acp import presets, snapshot
+from sightline.editor.port import EditorError
+from sightline.providers.acp import modes, presets, snapshot
 from sightline.providers.acp.client import (
     MCP_SERVER,
     SightlineClient,
@@ -34,6 +35,7 @@ from sightline.providers.acp.client import (
 )
 from sightline.providers.acp.prompt import prompt_blocks
 from sightline.providers.acp.runtime import AgentProcess, LoopThread
+from sightline.providers.acp.transport import CheckedTransport
 from sightline.providers.base import (
     Capabilities,
     ProviderBase,
@@ -54,6 +56,8 @@ log = logging.getLogger(__name__)
 READ_ONLY_MODES = ("plan", "read-only", "readonly", "read_only", "ask")
 STOP_GRACE_S = 2.0
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
+# Why a question the agent left waiting when its turn ended was rejected.
+_TURN_ENDED = "the agent ended its turn before this was decided"
 
 
 def _version() -> str:
@@ -82,7 +86,19 @@ class AcpProvider(ProviderBase):
         self._bound: str | None = None  # the conversation id the agent session belongs to
         self._modes: SessionModeState | None = None
         self._normal_mode: str | None = None
+        self._mode_refusal: str | None = None  # why no normal turn can run in its modes
         self._mcp_checked = False  # whether this agent session's MCP server was looked for
+        self._step = "initialize"  # what the agent was last asked while getting ready
+
+    @property
+    def agent_name(self) -> str:
+        """What the bar names the agent: the name its initialize answer gave (agentInfo.name)
+        once it has; before, a preset's name, and nothing for an agent of one's own command
+        (its command, `python3` or `node`, would name the interpreter, not the agent)."""
+        info = self.init.agent_info if self.init is not None else None
+        if info is not None and info.name:
+            return info.name
+        return "" if self.cfg.agent is not None and self.cfg.agent.cmd else self.spec.name
 
     # -- the Provider protocol -------------------------------------------------------------
 
@@ -155,15 +171,18 @@ class AcpProvider(ProviderBase):
                 session.transcript.add_note(*narrator.agent_refused())
             self._check_mcp(session, servername)
             return "stopped" if response.stop_reason == "cancelled" else "done"
+        except concurrent.futures.TimeoutError:
+            # Before OSError, of which TimeoutError is a kind: a hung agent has not crashed.
+            tail = self._proc.tail() if self._proc is not None else ""
+            self._reset()
+            session.gate.reject_all("the agent did not answer")
+            raise ProviderError(
+                no_answer_words(self.spec.name, self._step, self._timeout(), tail)
+            ) from None
         except (ConnectionError, OSError, EOFError) as err:
             raise ProviderError(self._crashed(session, err)) from None
         except ProviderError:
             raise
-        except concurrent.futures.TimeoutError:
-            self._reset()
-            raise ProviderError(
-                f"the ACP agent {self.spec.name!r} did not answer in time"
-            ) from None
         except Exception as err:
             from acp import RequestError
 
@@ -172,6 +191,7 @@ class AcpProvider(ProviderBase):
             raise
         finally:
             self.client.ctx = None
+            ctx.finish(_TURN_ENDED)
             if not turn.cancelled():
                 self.client.flush_thought(ctx)
                 self.client.flush_text(ctx)
@@ -203,12 +223,13 @@ class AcpProvider(ProviderBase):
                 code = self._loop.call(proc.wait_exit(1.0), 5.0)
             except Exception:
                 code = proc.proc.returncode
-        tail = proc.last_error() if proc is not None else ""
+        tail = proc.tail() if proc is not None else ""
+        caps = self.init.agent_capabilities if self.init else None
+        resumable = bool(caps and caps.load_session)
         self._reset()
         session.gate.reject_all("the agent exited")
         what = f"exited (code {code})" if code is not None else f"lost its connection ({err})"
-        msg = f"the ACP agent {self.spec.name!r} {what}; it is restarted on the next send"
-        return msg + (f" (its last words: {tail})" if tail else "")
+        return lost_words(self.spec.name, what, resumable, tail)
 
     def _check_mcp(self, session: Session, servername: str) -> None:
         """Once per agent session: say so when the agent did not start sightline's MCP server
@@ -239,24 +260,45 @@ class AcpProvider(ProviderBase):
             return
         written = {workspace_rel(session.workspace, p) for p in ctx.written}
         paths = [p for p in snapshot.changed(before, after) if p not in written]
+        if not (before.complete and after.complete):
+            session.transcript.add_note(*narrator.bypass_unchecked())
         if not paths:
             return
         lines = narrator.bypassed(paths)
+        kept = self._sync_buffers(turn, paths)
+        if kept:
+            lines += narrator.bypassed_kept(kept)
         session.transcript.add_lines(lines)
         session.record(_lines_record("bypass", lines, paths=paths))
         session.ui.event("SightlineAcpBypass", {"turn": turn.id, "paths": paths})
+
+    def _sync_buffers(self, turn: Turn, paths: list[str]) -> list[str]:
+        """The open buffers of files the agent wrote itself show what it wrote (found by
+        content, so a stat that hides the write does not matter); those holding unsaved
+        changes are kept and returned."""
+        ws = Path(os.path.realpath(turn.session.workspace))
+        try:
+            kept = turn.editor.sync_files([str(ws / p) for p in paths])
+        except EditorError as err:
+            log.warning("the buffers of the agent's writes were not brought up to date: %s", err)
+            return []
+        ws_name = turn.session.workspace
+        return [workspace_rel(ws_name, k["path"]) for k in kept if k["disk"] == "conflict"]
 
     # -- the agent and its session (on the loop) -------------------------------------------
 
     async def _ready(self, session: Session, servername: str) -> None:
         if self._proc is None or not self._proc.alive or self._conn is None:
             self._reset()
+            self._step = "initialize"
             await self._start(session.workspace)
         conv = session.conversation
         conv_id = conv.id if conv is not None else None
         if self.session_id is None or self._bound != conv_id:
+            self._step = "session/new"
             await self._open_session(session, servername)
             self._bound = conv_id
+        self._step = "session/set_mode"
         await self._set_mode(session.mode)
 
     async def _start(self, cwd: str) -> None:
@@ -264,14 +306,16 @@ class AcpProvider(ProviderBase):
         from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
         try:
-            self._proc = await AgentProcess.spawn(self.spec.cmd, self.spec.env, cwd)
+            self._proc = await AgentProcess.spawn(self.spec.cmd, self.spec.environment(), cwd)
         except OSError as err:
             raise ProviderError(
                 f"could not start the ACP agent {self.spec.name!r}: {err}"
             ) from None
         proc = self._proc.proc
         assert proc.stdin is not None and proc.stdout is not None
-        self._conn = connect_to_agent(self.client, proc.stdin, proc.stdout)  # type: ignore[arg-type]
+        # Messages, not bytes: a malformed line fails alone instead of ending the connection.
+        transport = CheckedTransport(proc.stdout, proc.stdin)
+        self._conn = connect_to_agent(self.client, transport)  # type: ignore[arg-type]
         caps = ClientCapabilities(
             fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False
         )
@@ -343,10 +387,14 @@ class AcpProvider(ProviderBase):
                 return str(record["session_id"])
         return None
 
-    def _remember_modes(self, modes: SessionModeState | None) -> None:
-        self._modes = modes
-        self.client.current_mode = modes.current_mode_id if modes else None
-        self._normal_mode = self.client.current_mode
+    def _remember_modes(self, state: SessionModeState | None) -> None:
+        self._modes = state
+        self.client.current_mode = state.current_mode_id if state else None
+        self.client.chosen_mode = self.cfg.agent_mode
+        available = [modes.Mode(m.id, m.name) for m in state.available_modes] if state else []
+        self._normal_mode, self._mode_refusal = modes.normal_mode(
+            self.client.current_mode, available, self.cfg.agent_mode, self.read_only_mode()
+        )
 
     def read_only_mode(self) -> str | None:
         modes = self._modes
@@ -360,7 +408,10 @@ class AcpProvider(ProviderBase):
     async def _set_mode(self, mode: str) -> None:
         """Plan mode asks for the agent's read-only mode when it has one (the client refuses
         writes in plan mode regardless); normal mode goes back to the agent's first mode."""
-        want = self.read_only_mode() if mode == "plan" else self._normal_mode
+        want = (self.read_only_mode() if mode == "plan" else None) or self._normal_mode
+        if want is None and self._mode_refusal:
+            # No turn in a mode that never asks, unless the user named it.
+            raise ProviderError(f"the ACP agent {self.spec.name!r}: {self._mode_refusal}")
         if not want or want == self.client.current_mode or self._conn is None:
             return
         assert self.session_id is not None
@@ -369,6 +420,12 @@ class AcpProvider(ProviderBase):
             self.client.current_mode = want
         except Exception as err:
             log.info("session/set_mode %s failed: %s", want, err)
+            current = self.client.current_mode or ""
+            if modes.bypasses(current) and current != self.cfg.agent_mode:
+                raise ProviderError(
+                    f"the ACP agent {self.spec.name!r} stays in its mode {current!r}, which "
+                    f"does not ask, and refused the mode {want!r}: {err}"
+                ) from None
 
     # -- health ----------------------------------------------------------------------------
 
@@ -451,6 +508,27 @@ def workspace_rel(ws: str, path: str) -> str:
     from sightline.domain import workspace
 
     return workspace.relative(ws, Path(path))
+
+
+def no_answer_words(agent: str, step: str, seconds: float, tail: str) -> str:
+    """The error of an agent that did not answer `step` in time (alive, but hung)."""
+    msg = (
+        f"the ACP agent {agent!r} did not answer {step} within {seconds:g} s; it was stopped "
+        "and is started again on the next send"
+    )
+    return msg + (f" (its last words: {tail})" if tail else " (it wrote nothing on stderr)")
+
+
+def lost_words(agent: str, what: str, resumable: bool, tail: str) -> str:
+    """The error of an agent whose process or connection ended during a turn."""
+    after = (
+        "it is restarted on the next send"
+        if resumable
+        else "it is restarted on the next send and has lost the conversation: it will not "
+        "know what was said above"
+    )
+    msg = f"the ACP agent {agent!r} {what}; {after}"
+    return msg + (f" (its last words: {tail})" if tail else "")
 
 
 def _has_history(session: Session) -> bool:

@@ -19,9 +19,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
+import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from acp import RequestError
 from acp.schema import (
@@ -42,7 +45,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from sightline.domain import diff, narrator, workspace
+from sightline.domain import diff, disk, narrator, workspace
 from sightline.domain.errors import Refused
 from sightline.domain.narrator import checklist
 from sightline.editor.port import FlatRange
@@ -51,11 +54,13 @@ from sightline.gate.policy import Kind, allowed_kinds
 from sightline.gate.proposals import Proposal, review
 from sightline.gate.selection import BYTES, lost, offset
 from sightline.mentions.parts import buffer_reader
+from sightline.providers.acp import modes
 
 if TYPE_CHECKING:
     from sightline.gate.turn_contract import Session, Turn
 
 log = logging.getLogger(__name__)
+_R = TypeVar("_R")
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 # Context lines that take in any buffer: a scoped write is checked against the whole text.
@@ -63,6 +68,7 @@ WHOLE = 1 << 30
 # Kinds of tool call that only look: everything else may change something.
 LOOKING = frozenset({"read", "search", "think", "fetch"})
 WRITING = frozenset({"edit", "delete", "move"})
+UNASKED_KINDS = WRITING | {"execute"}  # named when they run without a permission request
 REFUSED = -32001  # the JSON-RPC error code of a request sightline refused
 # sightline's own MCP server, injected into every session (AcpProvider._mcp_servers).
 MCP_SERVER = "sightline"
@@ -84,10 +90,46 @@ class TurnContext:
     written: set[str] = field(default_factory=set)  # real paths the gate wrote
     thought: str = ""
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    asked: set[str] = field(default_factory=set)  # tool calls a permission was asked for
+    ended: bool = False  # the agent ended the turn: what it asks now is refused
+    refused_terminal: bool = False  # the pane said once that terminals are not offered
+    _inflight: int = 0  # requests being handled on worker threads
+    _idle: threading.Condition = field(default_factory=threading.Condition)
 
     @property
     def session(self) -> Session:
         return self.turn.session
+
+    def over(self) -> bool:
+        return self.ended or self.turn.cancelled()
+
+    def handle(self, place: int | None, work: Callable[..., _R], *args: Any) -> _R:
+        """Run one request's work (on a worker thread), counted until it is answered; with
+        the `place` in line it took as it arrived, what it asks the user is queued in order."""
+        with self._idle:
+            self._inflight += 1
+        try:
+            if place is None:
+                return work(*args)
+            with self.session.gate.in_line(place):
+                return work(*args)
+        finally:
+            with self._idle:
+                self._inflight -= 1
+                self._idle.notify_all()
+
+    def finish(self, reason: str, timeout: float = 5.0) -> None:
+        """End the turn: every request still in flight is answered (a question waiting in
+        the gate is rejected), so none is left without its answer."""
+        self.ended = True
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while True:
+                self.session.gate.reject_all(reason)
+                left = deadline - time.monotonic()
+                if not self._inflight or left <= 0:
+                    return
+                self._idle.wait(min(left, 0.05))
 
 
 def _lines_record(event: str, lines: list[tuple[str, str | None]], **extra: Any) -> dict[str, Any]:
@@ -102,6 +144,7 @@ class SightlineClient:
         self.ctx: TurnContext | None = None
         self.loading = False  # session/load replays history: not shown twice
         self.current_mode: str | None = None
+        self.chosen_mode: str | None = None  # provider.agent_mode, the user's by name
 
     # -- the stream ------------------------------------------------------------------------
 
@@ -109,6 +152,10 @@ class SightlineClient:
         ctx = self.ctx
         if isinstance(update, CurrentModeUpdate):
             self.current_mode = update.current_mode_id
+            mode = update.current_mode_id
+            if ctx is not None and modes.bypasses(mode) and mode != self.chosen_mode:
+                ctx.session.transcript.add_note(*narrator.agent_switched_mode(mode))
+                ctx.session.ui.schedule()
             return
         if ctx is None or self.loading or ctx.turn.cancelled():
             return
@@ -201,6 +248,7 @@ class SightlineClient:
             call["kind"] = update.kind
         status = update.status or ("pending" if isinstance(update, ToolCallStart) else None)
         transcript = ctx.session.transcript
+        self._unasked(ctx, update.tool_call_id, call, status)
         head: tuple[str, str | None] | None = None
         if status and status != call["status"]:
             call["status"] = status
@@ -246,6 +294,22 @@ class SightlineClient:
                 extra["status_row"] = 0  # lines[0] is the status line tool_status rewrites
             ctx.session.record(_lines_record("tool_call", lines, **extra))
 
+    def _unasked(self, ctx: TurnContext, call_id: str, call: dict[str, Any], status: Any) -> None:
+        """A write or a command that runs without a permission request is named at once (an
+        edit of an agent whose edits come as fs/write_text_file is reviewed there)."""
+        kind = call.get("kind")
+        if status not in ("in_progress", "completed") or kind not in UNASKED_KINDS:
+            return
+        if call_id in ctx.asked or call.get("unasked") or own_tool(call["title"]) is not None:
+            return
+        if kind == "edit" and ctx.client_writes:
+            return
+        call["unasked"] = True
+        self.flush_text(ctx)
+        lines = narrator.agent_unasked(call["title"])
+        ctx.session.transcript.add_lines(lines)
+        ctx.session.record(_lines_record("unasked", lines))
+
     # -- files -----------------------------------------------------------------------------
 
     async def read_text_file(
@@ -257,7 +321,7 @@ class SightlineClient:
         **kwargs: Any,
     ) -> ReadTextFileResponse:
         ctx = self._ctx()
-        text = await asyncio.to_thread(self._read, ctx, path)
+        text = await asyncio.to_thread(ctx.handle, None, self._read, ctx, path)
         if line is not None or limit is not None:
             rows = text.splitlines(keepends=True)
             start = max(0, (line or 1) - 1)
@@ -269,8 +333,15 @@ class SightlineClient:
         real = self._confined(ctx, path, "read")
         if real.is_dir():
             raise _refused(f"{path}: a directory, not a file")
-        # The buffer when it is loaded (unsaved text included), else the disk.
-        content = buffer_reader(ctx.turn.editor)(real, MAX_READ_BYTES)
+
+        # The buffer when it is loaded (unsaved text included, else up to date with the
+        # file), else the disk. A buffer kept although its file changed is not handed over
+        # as the file: the read fails with what is wrong (the agent's only channel).
+        def kept(_: Any, code: str) -> None:
+            rel = workspace.relative(ctx.session.workspace, real)
+            raise _refused(disk.refused_read(rel, code))
+
+        content = buffer_reader(ctx.turn.editor, kept)(real, MAX_READ_BYTES)
         if content is None:
             raise RequestError.resource_not_found(path)
         if isinstance(content, bytes):
@@ -283,7 +354,8 @@ class SightlineClient:
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> WriteTextFileResponse | None:
         ctx = self._ctx()
-        await asyncio.to_thread(self._write, ctx, path, content)
+        place = ctx.session.gate.place()  # here, on the loop: in the order writes arrive
+        await asyncio.to_thread(ctx.handle, place, self._write, ctx, path, content)
         return WriteTextFileResponse()
 
     def _write(self, ctx: TurnContext, path: str, content: str) -> None:
@@ -292,7 +364,7 @@ class SightlineClient:
         rel = workspace.relative(session.workspace, real)
         if session.mode == "plan":
             self._refuse(ctx, f"write to {rel}", "plan mode changes nothing")
-        if turn.cancelled():
+        if ctx.over():
             raise _refused("the turn was stopped")
         if turn.scope is not None:
             result = self._scoped_write(ctx, real, rel, content)
@@ -379,9 +451,13 @@ class SightlineClient:
         **kwargs: Any,
     ) -> RequestPermissionResponse:
         ctx = self.ctx
-        if ctx is None or ctx.turn.cancelled():
+        if ctx is None or ctx.over():
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        chosen = await asyncio.to_thread(self._permission, ctx, tool_call, options)
+        ctx.asked.add(tool_call.tool_call_id)
+        place = ctx.session.gate.place()  # here, on the loop: in the order requests arrive
+        chosen = await asyncio.to_thread(
+            ctx.handle, place, self._permission, ctx, tool_call, options
+        )
         if chosen is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
@@ -422,21 +498,26 @@ class SightlineClient:
             if turn.scope is not None:
                 return reject("Change with Agent may change only the selection")
         paths = _call_paths(session.workspace, call)
+        # Only an edit's change comes back as fs/write_text_file, to be reviewed there: a
+        # delete or a move is done by the agent itself, so it is asked here whatever the agent.
+        reviewed_later = kind == "edit" and ctx.client_writes
         if kind in WRITING:
             dirty = [p for p in paths if _modified(turn, p)]
-            if dirty and not ctx.client_writes:
+            if dirty and not reviewed_later:
                 shown = ", ".join(workspace.relative(session.workspace, p) for p in dirty)
                 return reject(f"{shown} has unsaved changes of yours")
-            if ctx.client_writes or session.autoaccept:
+            if reviewed_later or (kind == "edit" and session.autoaccept):
                 # The write itself comes to the review gate (or autoaccept covers edits).
                 return pick("allow_once", "allow_always")
         proposal = _permission_proposal(session.workspace, call)
         gate_kind = "edit" if kind in WRITING else "command"
-        data: dict[str, Any] = {"permission": [o.name for o in options]}
+        # What an "always" given to this request covers: the same call asked again.
+        covers = (kind, title)
+        data: dict[str, Any] = {"permission": [o.name for o in options], "covers": covers}
         if proposal is not None:
             data["proposal"] = proposal
         session.transcript.add_note(*narrator.asked_permission(title))
-        item = turn.gate.ask(gate_kind, f"allow {title}", data)
+        item = turn.gate.ask(gate_kind, f"allow {title}", data, cancelled=ctx.over)
         if turn.cancelled():
             return None  # the protocol's answer to a permission the user stopped: cancelled
         if item.decision != "accept":
@@ -444,12 +525,43 @@ class SightlineClient:
             return pick("reject_once", "reject_always")
         session.transcript.add_note(*narrator.allowed(title))
         if item.reason.strip().lower() == "always":
+            # The same request waiting behind this one is allowed by the same answer.
+            turn.gate.decide_where(
+                lambda other: other.data.get("covers") == covers, "accept", "always"
+            )
             return pick("allow_always", "allow_once")
         return pick("allow_once", "allow_always")
 
+    # -- terminals: not offered (clientCapabilities.terminal is false) ---------------------
+
+    def _no_terminal(self, method: str) -> RequestError:
+        """The protocol's answer to a terminal request: no such method here. Said in the pane
+        once a turn, so a command the agent meant to run is not lost silently."""
+        ctx = self.ctx
+        if ctx is not None and not ctx.over() and not ctx.refused_terminal:
+            ctx.refused_terminal = True
+            ctx.session.transcript.add_note(*narrator.agent_no_terminal())
+            ctx.session.ui.schedule()
+        return RequestError.method_not_found(method)
+
+    async def create_terminal(self, session_id: str, command: str, **kwargs: Any) -> Any:
+        raise self._no_terminal("terminal/create")
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        raise self._no_terminal("terminal/output")
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        raise self._no_terminal("terminal/release")
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        raise self._no_terminal("terminal/wait_for_exit")
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        raise self._no_terminal("terminal/kill")
+
     def _ctx(self) -> TurnContext:
         ctx = self.ctx
-        if ctx is None or ctx.turn.cancelled():
+        if ctx is None or ctx.over():
             raise _refused("no turn is running")
         return ctx
 

@@ -13,6 +13,7 @@ import os
 import shutil
 from dataclasses import dataclass, field
 
+from sightline.domain import secrets
 from sightline.domain.config import AgentConfig
 
 
@@ -22,6 +23,9 @@ class Preset:
     install: str  # how to get the command, shown when it is missing
     client_writes: bool
     label: str
+    # The key variables it reads. The core takes every key out of its environment at start
+    # (domain/secrets.py); each preset is given back only its own, from the saved copy.
+    keys: tuple[str, ...] = ()
 
 
 PRESETS: dict[str, Preset] = {
@@ -39,6 +43,7 @@ PRESETS: dict[str, Preset] = {
         "npm install -g @agentclientprotocol/claude-agent-acp",
         client_writes=False,
         label="Claude (claude-agent-acp)",
+        keys=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
     ),
     # codex-acp applies its patches itself.
     "codex": Preset(
@@ -46,6 +51,7 @@ PRESETS: dict[str, Preset] = {
         "npm install -g @zed-industries/codex-acp",
         client_writes=False,
         label="Codex (codex-acp)",
+        keys=("OPENAI_API_KEY",),
     ),
 }
 
@@ -59,6 +65,13 @@ class AgentSpec:
     env: dict[str, str] = field(default_factory=dict)
     client_writes: bool = False
     install: str = ""
+    keys: tuple[str, ...] = ()  # key variables passed from the core's saved copy
+
+    def environment(self) -> dict[str, str]:
+        """What the agent's process gets on top of the core's (keyless) environment: its
+        configured variables and its own keys, no other."""
+        found = {name: value for name in self.keys if (value := secrets.env_secret(name))}
+        return {**found, **self.env}
 
     def missing(self) -> str | None:
         """Why the command cannot be started (None when it can)."""
@@ -83,4 +96,4 @@ def resolve(agent: AgentConfig | None) -> AgentSpec:
         return AgentSpec(os.path.basename(agent.cmd[0]), agent.cmd, env, agent.client_writes)
     name = agent.preset or "gemini"
     preset = PRESETS[name]
-    return AgentSpec(name, preset.cmd, {}, preset.client_writes, preset.install)
+    return AgentSpec(name, preset.cmd, {}, preset.client_writes, preset.install, preset.keys)

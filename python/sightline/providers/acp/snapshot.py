@@ -1,27 +1,119 @@
-"""Size and mtime of every workspace file, before and after an ACP turn: what changed on disk
-that the client did not write was written past the review gate, and the pane says so."""
+"""What an ACP agent changed on disk itself, past the review gate: every file under the
+workspace (git-ignored files, ignored folders and `.git` included: an agent can write
+anything there, `.git/hooks` too), before and after its turn, compared by content.
+
+A file's content hash is computed once and reused while its inode, size, mtime and ctime
+stay the same: a write changes the ctime, and putting the mtime back (os.utime) changes it
+too, so an unchanged stat proves unchanged content and the next turns cost only a stat per
+file. The walk is bounded in files and time; a file it could not hash in time is compared
+by that stat, and a walk cut short says so (`complete`).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import threading
+import time
+from dataclasses import dataclass, field
 
-from sightline.domain import workspace
+MAX_FILES = 200_000
+MAX_SECONDS = 3.0  # for the whole walk; hashing stops earlier (HASH_SECONDS)
+HASH_SECONDS = 1.0
+MAX_HASH_BYTES = 64 * 1024 * 1024  # a larger file is compared by its stat alone
 
-Snapshot = dict[str, tuple[int, int]]
+StatKey = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
+# Rewritten by every `git status` (the agent's too): not a change worth naming.
+SKIPPED = frozenset({os.path.join(".git", "index")})
 
 
-def take(root: str, limit: int = 50_000) -> Snapshot:
-    out: Snapshot = {}
-    for rel in workspace.list_files(root, limit=limit).files:
+@dataclass
+class Snapshot:
+    # relative path -> (stat, content hash or None when it was not hashed in time)
+    files: dict[str, tuple[StatKey, str | None]]
+    complete: bool = True
+
+
+@dataclass
+class _Cache:
+    hashes: dict[str, tuple[StatKey, str]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_cache = _Cache()
+
+
+def _digest(path: str) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb", buffering=0) as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def take(root: str, max_files: int = MAX_FILES, max_seconds: float = MAX_SECONDS) -> Snapshot:
+    start = time.monotonic()
+    files: dict[str, tuple[StatKey, str | None]] = {}
+    stack = [root]
+    while stack:
+        top = stack.pop()
         try:
-            st = os.stat(os.path.join(root, rel))
+            entries = sorted(os.scandir(top), key=lambda e: e.name)
         except OSError:
             continue
-        out[rel] = (st.st_size, st.st_mtime_ns)
-    return out
+        for entry in entries:
+            if len(files) >= max_files or time.monotonic() - start > max_seconds:
+                return Snapshot(files, False)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            key: StatKey = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            rel = os.path.relpath(entry.path, root)
+            if rel not in SKIPPED:
+                files[rel] = (key, _content(entry, key, start))
+    return Snapshot(files, True)
+
+
+def _content(entry: os.DirEntry[str], key: StatKey, start: float) -> str | None:
+    if entry.is_symlink():
+        try:
+            return "link:" + os.readlink(entry.path)
+        except OSError:
+            return None
+    if not entry.is_file(follow_symlinks=False):
+        return None  # a FIFO or a socket: never opened, compared by its stat
+    with _cache.lock:
+        cached = _cache.hashes.get(entry.path)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    if key[1] > MAX_HASH_BYTES or time.monotonic() - start > HASH_SECONDS:
+        return None
+    try:
+        digest = _digest(entry.path)
+    except OSError:
+        return None
+    with _cache.lock:
+        if len(_cache.hashes) > 2 * MAX_FILES:
+            _cache.hashes.clear()  # bounded: the next turns hash again
+        _cache.hashes[entry.path] = (key, digest)
+    return digest
 
 
 def changed(before: Snapshot, after: Snapshot) -> list[str]:
-    """Files created, changed or deleted between the two snapshots, sorted."""
-    names = set(before) | set(after)
-    return sorted(n for n in names if before.get(n) != after.get(n))
+    """Files created, changed or deleted between the two snapshots, sorted: by content where
+    both sides were hashed, else by stat."""
+    out = []
+    for name in set(before.files) | set(after.files):
+        old, new = before.files.get(name), after.files.get(name)
+        if old is None or new is None:
+            out.append(name)
+        elif old[1] is not None and new[1] is not None:
+            if old[1] != new[1]:
+                out.append(name)
+        elif old[0] != new[0]:
+            out.append(name)
+    return sorted(out)

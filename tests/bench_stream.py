@@ -1,0 +1,388 @@
+"""Issue 29's benchmarks: a long Markdown reply streaming from the API into the pane, with a UI
+attached (tests/screen.py) and a key typed into an editor buffer every 20 ms meanwhile.
+
+Each run is a fresh Neovim (what loads once, a parser or a query, is paid inside the
+measured reply): a warm-up turn of plain text, then a ~4 900-token Markdown reply with code
+blocks (lua, c, vim, python), headings, lists and a table, written by the loopback API in
+1 500 deltas, one every 2 ms. Measured, all runs pooled:
+
+* text delay: from the API writing a delta (the fake's clock) to the transcript buffer
+  holding that text (an `on_lines` watcher in Neovim: both are CLOCK_MONOTONIC);
+* typing: each key from `nvim_input` to the screen flush that shows it;
+* Neovim's CPU for the whole reply (its threads' schedstat, from the send to idle);
+* how many pushes the pane applied, and the slowest one (Neovim's CPU inside it).
+
+The same for a 50 000-token thinking stream (folded in the transcript), then a short answer.
+
+Not a test: `make bench` calls `bench()`. Alone: `python -m tests.bench_stream [runs]`
+(`--thinking` for the thinking stream; `--json` prints the raw samples, for comparing two
+trees run by run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT))
+
+from tests import fakeapi  # noqa: E402
+from tests.benchutil import child, wait  # noqa: E402
+
+Row = dict[str, Any]
+DELTAS = 1500
+EVERY_S = 0.002
+KEY_EVERY_S = 0.02
+DELAY_P95_MS = 16.0
+TYPING_P99_MS, TYPING_MAX_MS = 2.0, 16.0
+CPU_MS = 250.0
+
+_LUA = """```lua
+local M = {}
+--- Apply one delta: replace the rows from `start`.
+function M.apply(buf, delta)
+  local count = vim.api.nvim_buf_line_count(buf)
+  if delta.start > count then
+    return false, 'lost'
+  end
+  for i, line in ipairs(delta.lines) do
+    lines[#lines + 1] = ('%d: %s'):format(i, line)
+  end
+  vim.api.nvim_buf_set_lines(buf, delta.start, -1, false, delta.lines)
+  return true
+end
+return M
+```"""
+_C = """```c
+static int apply(struct buf *b, const struct delta *d) {
+    if (d->start > b->count) {
+        return -1; /* lost: ask again */
+    }
+    for (size_t i = 0; i < d->n; i++) {
+        b->lines[d->start + i] = strdup(d->lines[i]);
+    }
+    b->count = d->start + d->n;
+    return 0;
+}
+```"""
+_VIM = """```vim
+augroup sightline_bench
+  autocmd!
+  autocmd BufEnter * if &filetype ==# 'markdown' | setlocal conceallevel=2 | endif
+augroup END
+```"""
+_PY = """```python
+def take_delta(self) -> dict[str, Any] | None:
+    with self._lock:
+        if self._sent >= len(self.lines):
+            return None
+        start, self._sent = self._sent, len(self.lines)
+        return {"start": start, "lines": self.lines[start:]}
+```"""
+
+
+def reply_text(tokens: int = 4900) -> str:
+    """A Markdown reply of about `tokens` tokens (~4 characters each)."""
+    parts: list[str] = ["## Streaming bench: how the pane applies a reply"]
+    i = 0
+    while sum(len(p) + 2 for p in parts) < tokens * 4:
+        parts += [
+            f"### Step {i}: the **delta** and its `rows`",
+            f"The core keeps the transcript as rows; step {i} sends the rows from `start` on, "
+            "and the pane replaces them in one call. Nothing *else* changes, so the marks "
+            "above stay where they are and the view follows the end when it was there.",
+            f"- the rows from `start` (here {i * 7})\n- their highlights, as `[row, col]`\n"
+            "- the Markdown spans, **rendered** when a window shows them",
+            [_LUA, _C, _VIM, _PY][i % 4],
+            "| field | meaning |\n|---|---|\n| `start` | the first row |\n| `lines` | the rows |",
+            f"> Step {i} ends here; see [the design](https://example.com/design#step-{i}).",
+        ]
+        i += 1
+    return "\n\n".join(parts) + "\n"
+
+
+class _Timed:
+    """The fake API's text deltas, paced one every EVERY_S, each write timed."""
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[float, int]] = []  # (monotonic s, the delta's UTF-8 bytes)
+        self._original = fakeapi._Handler.send_event
+        self._t0: float | None = None
+        self.armed = False  # the warm-up's reply goes out unpaced
+
+    def __enter__(self) -> _Timed:
+        timed = self
+
+        def send_event(handler: Any, name: str, data: dict[str, Any]) -> None:
+            delta = data.get("delta", {}) if name == "content_block_delta" else {}
+            if delta.get("type") not in ("text_delta", "thinking_delta") or not timed.armed:
+                timed._original(handler, name, data)
+                return
+            text = delta.get("text", delta.get("thinking", ""))
+            if timed._t0 is None:
+                timed._t0 = time.monotonic()
+            at = timed._t0 + len(timed.writes) * EVERY_S
+            left = at - time.monotonic()
+            if left > 0:
+                time.sleep(left)
+            timed._original(handler, name, data)
+            timed.writes.append((time.monotonic(), len(text.encode())))
+
+        fakeapi._Handler.send_event = send_event  # type: ignore[method-assign,assignment]
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        fakeapi._Handler.send_event = self._original  # type: ignore[method-assign]
+
+
+def _cpu_ns(pid: int) -> int:
+    """Time the process's threads ran on a CPU (ns)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+WATCH = """
+local buf = require('sightline.ui.pane').buffers().transcript
+_G.bench_stream = { t = {}, bytes = {}, apply = {} }
+local B = _G.bench_stream
+vim.api.nvim_buf_attach(buf, false, {
+  on_lines = function()
+    local n = #B.t + 1
+    B.t[n] = vim.uv.hrtime()
+    B.bytes[n] = vim.api.nvim_buf_get_offset(buf, vim.api.nvim_buf_line_count(buf))
+  end,
+})
+local receive = require('sightline.ui.receive')
+local update = receive.update
+receive.update = function(payload)
+  local c = os.clock()
+  update(payload)
+  B.apply[#B.apply + 1] = (os.clock() - c) * 1000
+end
+"""
+
+RESULT = """
+local buf = require('sightline.ui.pane').buffers().transcript
+local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+local first = nil
+for i, l in ipairs(lines) do
+  if l == ... then first = i - 1 end
+end
+local B = _G.bench_stream
+return { B.t, B.bytes, B.apply, first and vim.api.nvim_buf_get_offset(buf, first) or -1 }
+"""
+
+
+def _state(nv: Any) -> str:
+    return str(nv.exec_lua("return require('sightline').status().state"))
+
+
+def thinking_text(tokens: int = 50_000) -> str:
+    """Thinking of about `tokens` tokens: plain prose, a new line now and then."""
+    words = ("the", "user", "asks", "whether", "the", "pane", "keeps", "up", "so", "I", "check")
+    out, size, k = ["Thinking bench: what the model considers first"], 0, 0
+    while size < tokens * 4:
+        line = " ".join(words[(k + j) % len(words)] for j in range(14))
+        out.append(line)
+        size += len(line) + 1
+        k += 1
+    return "\n".join(out) + "\n"
+
+
+def run_once(tmp: str, reply: str, thinking: bool = False) -> dict[str, Any]:
+    """One fresh Neovim, one measured reply (or thinking, then a short answer): the raw
+    samples."""
+    from tests.screen import Screen
+
+    title = reply.split("\n", 1)[0]
+    with fakeapi.FakeAnthropic() as server, _Timed() as timed:
+        provider: dict[str, Any] = {"name": "anthropic", "base_url": server.base_url, "retries": 0}
+        if thinking:
+            provider["thinking"] = 2048
+        nv = child(tmp, {"provider": provider}, ANTHROPIC_API_KEY="bench-key")
+        screen = None
+        try:
+            screen = Screen.attach(nv, 160, 40)
+            nv.exec_lua("require('sightline.ui.pane').show()")
+            ping = "return require('sightline.host').request('core.ping')"
+            wait(lambda: nv.exec_lua(ping)["sdk_loaded"])
+            server.script(fakeapi.text("ready.", chunks=1))
+            nv.exec_lua("assert(require('sightline').send('warm up'))")
+            wait(lambda: _state(nv) == "idle")
+            nv.exec_lua(WATCH)
+            if thinking:
+                streamed = fakeapi.thinking(reply, chunks=DELTAS)
+                server.script(fakeapi.reply(streamed, fakeapi.text("done.", chunks=1)))
+            else:
+                server.script(fakeapi.text(reply, chunks=DELTAS))
+            timed.armed = True
+            nv.command("startinsert")
+            screen.wait_for(lambda s: s.mode == "insert", what="Insert mode")
+            pid = nv.call("getpid")
+            cpu0 = _cpu_ns(pid)
+            nv.exec_lua("assert(require('sightline').send('the long reply'))")
+            keys = _type_while(nv, screen, lambda: len(timed.writes) < DELTAS)
+            wait(lambda: _state(nv) == "idle")
+            cpu_ms = (_cpu_ns(pid) - cpu0) / 1e6
+            t, total, apply, base = nv.exec_lua(RESULT, title)
+        finally:
+            if screen is not None:
+                screen.close()
+            nv.exec_lua("require('sightline.host').shutdown()")
+            nv.close()
+    return {
+        "delays": _delays(timed.writes, t, total, base),
+        "keys": keys,
+        "cpu_ms": cpu_ms,
+        "pushes": len(apply),
+        "apply_max_ms": max(apply, default=0.0),
+        "apply_ms": sum(apply),
+    }
+
+
+def _type_while(nv: Any, screen: Any, streaming: Any) -> list[float]:
+    """A key every KEY_EVERY_S while `streaming()`, each timed to the flush showing it."""
+    samples: list[float] = []
+    typed = ""
+    while streaming() and not _started(nv):
+        time.sleep(0.001)
+    next_at = time.monotonic()
+    while streaming():
+        if len(typed) >= 50:  # a fresh line, not timed
+            nv.input("<C-u>")
+            screen.wait_for(lambda s, old=typed: not s.row(0).startswith(old), what="cleared")
+            typed = ""
+        typed += "abcdefghijklmnopqrstuvwxyz"[len(samples) % 26]
+        t0 = time.perf_counter()
+        nv.input(typed[-1])
+        screen.wait_for(lambda s, w=typed: s.row(0).startswith(w), what=f"{typed!r} typed")
+        samples.append((time.perf_counter() - t0) * 1000)
+        next_at += KEY_EVERY_S
+        left = next_at - time.monotonic()
+        if left > 0:
+            time.sleep(left)
+    return samples
+
+
+def _started(nv: Any) -> bool:
+    return bool(nv.exec_lua("return #_G.bench_stream.t > 0"))
+
+
+def _delays(
+    writes: list[tuple[float, int]], t: list[int], total: list[int], base: int
+) -> list[float]:
+    """ms from each delta's write to the first push after which the buffer holds it."""
+    out: list[float] = []
+    sent, j = 0, 0
+    for at, size in writes:
+        sent += size
+        # The reply's rows end with one newline more than its text holds.
+        while j < len(t) and total[j] - base - 1 < sent:
+            j += 1
+        if j == len(t):
+            break
+        out.append(t[j] / 1e9 * 1000 - at * 1000)
+    return out
+
+
+def _pct(samples: list[float], p: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))] if ordered else float("nan")
+
+
+def _spread(samples: list[float]) -> str:
+    return (
+        f"p50 {statistics.median(samples):.1f} · p95 {_pct(samples, 0.95):.1f} · "
+        f"p99 {_pct(samples, 0.99):.1f} · max {max(samples):.1f} ms"
+    )
+
+
+def samples(runs: int, thinking: bool = False) -> list[dict[str, Any]]:
+    reply = thinking_text() if thinking else reply_text()
+    with tempfile.TemporaryDirectory() as tmp:
+        return [run_once(tmp, reply, thinking) for _ in range(runs)]
+
+
+def rows_of(results: list[dict[str, Any]], thinking: bool = False) -> list[Row]:
+    delays = [d for r in results for d in r["delays"]]
+    keys = [k for r in results for k in r["keys"]]
+    cpu = [r["cpu_ms"] for r in results]
+    load = os.getloadavg()[0]
+    where = f"{len(results)} runs pooled, load {load:.1f} on {os.cpu_count()} CPUs"
+    cpu_med = statistics.median(cpu)
+    p99, top = _pct(keys, 0.99), max(keys, default=float("nan"))
+    if thinking:
+        return [
+            {
+                "bench": f"stream: 50k-token thinking, API write → buffer ({where})",
+                "value": _spread(delays),
+                "target": f"p95 ≤ {DELAY_P95_MS:g} ms",
+                "met": _pct(delays, 0.95) <= DELAY_P95_MS,
+            },
+            {
+                "bench": f"stream: 50k-token thinking, key → flush, every 20 ms ({where})",
+                "value": _spread(keys) + f" (n={len(keys)}), Neovim CPU {cpu_med:.0f} ms",
+                "target": f"p99 ≤ {TYPING_P99_MS:g} ms, max ≤ {TYPING_MAX_MS:g} ms",
+                "met": p99 <= TYPING_P99_MS and top <= TYPING_MAX_MS,
+            },
+        ]
+    return [
+        {
+            "bench": f"stream: API write → text in the transcript buffer ({where})",
+            "value": _spread(delays),
+            "target": f"p95 ≤ {DELAY_P95_MS:g} ms",
+            "met": _pct(delays, 0.95) <= DELAY_P95_MS,
+        },
+        {
+            "bench": f"stream: key → flush showing it, an editor buffer, every 20 ms ({where})",
+            "value": _spread(keys) + f" (n={len(keys)})",
+            "target": f"p99 ≤ {TYPING_P99_MS:g} ms, max ≤ {TYPING_MAX_MS:g} ms",
+            "met": p99 <= TYPING_P99_MS and top <= TYPING_MAX_MS,
+        },
+        {
+            "bench": f"stream: Neovim CPU for the {DELTAS}-delta ~4.9k-token reply ({where})",
+            "value": f"median {cpu_med:.0f} ms (runs: {', '.join(f'{c:.0f}' for c in cpu)})",
+            "target": f"≤ {CPU_MS:g} ms",
+            "met": cpu_med <= CPU_MS,
+        },
+        {
+            "bench": "stream: pushes applied per reply, slowest apply (Neovim CPU)",
+            "value": f"{statistics.median(r['pushes'] for r in results):.0f} pushes, "
+            f"{statistics.median(r['apply_ms'] for r in results):.0f} ms in all, "
+            f"max {max(r['apply_max_ms'] for r in results):.1f} ms",
+            "target": "(reported)",
+            "met": True,
+        },
+    ]
+
+
+def bench(runs: int = 8, thinking_runs: int = 3) -> list[Row]:
+    rows = rows_of(samples(runs))
+    return rows + rows_of(samples(thinking_runs, thinking=True), thinking=True)
+
+
+if __name__ == "__main__":
+    import logging
+
+    logging.getLogger("asyncio").setLevel(logging.ERROR)
+    thinking = "--thinking" in sys.argv
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    results = samples(int(args[0]) if args else 8, thinking)
+    if "--json" in sys.argv:
+        sys.stdout.write(json.dumps(results) + "\n")
+    else:
+        for row in rows_of(results, thinking):
+            sys.stdout.write(f"{row['bench']}  {row['value']}  {row['target']}\n")

@@ -332,12 +332,11 @@ def test_a_server_that_cannot_start_is_reported_once(
     idle(nv)
     send(nv, "again")
     idle(nv)
-    notes = [line for line in transcript(nv) if "MCP server gone" in line]
+    (note,) = [line for line in transcript(nv) if "MCP server gone" in line]
     # One line: the server, where its command was configured, the stderr tail once.
-    assert notes == [
-        "✗ MCP server gone (mcp.servers.gone) did not start: it exited; its stderr: cannot "
-        f"start {missing['command']}: No such file or directory; its tools are left out"
-    ], transcript(nv)
+    head = "✗ MCP server gone (mcp.servers.gone) did not start: it exited; its stderr: "
+    assert note.startswith(head) and note.endswith("; its tools are left out"), note
+    assert note.count(missing["command"]) == 1 and note.count("its stderr") == 1, note
     assert mcp_names(tool_names(fake_api, 1)) == []
 
 

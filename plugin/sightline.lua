@@ -20,7 +20,7 @@ vim.api.nvim_set_keymap('n', '<Plug>(sightline-chat)', '', {
   callback = function()
     local ok, err = require('sightline').chat()
     if not ok and err then
-      vim.notify(err, vim.log.levels.WARN)
+      require('sightline.ui.message').notify(err, vim.log.levels.WARN)
     end
   end,
 })

@@ -119,6 +119,20 @@ def capture_notify(nv: Any) -> Callable[[], list[dict[str, Any]]]:
     return lambda: list(lua_helper(nv, "notes.taken"))
 
 
+# How a message cut to one screen line ends (lua/sightline/ui/message.lua, ui/pane/notice.lua).
+CUT = ("… (see the pane)", "… (:Sightline chat)")
+
+
+def said(nv: Any, msg: str) -> str:
+    """The whole text of a message vim.notify showed: itself, or, when it was cut to one
+    screen line, the pane's note that holds it (the last one shown)."""
+    if not msg.endswith(CUT):
+        return msg
+    note = nv.exec_lua("local n = require('sightline.ui.pane.state').S.notice return n and n.text")
+    assert isinstance(note, str), f"{msg!r} was cut but the pane holds no note"
+    return "sightline: " + note if msg.startswith("sightline: ") else note
+
+
 def transcript(nv: Any) -> list[str]:
     buf = nv.exec_lua("return require('sightline.ui.pane').buffers().transcript")
     return list(nv.api.buf_get_lines(buf, 0, -1, False))

@@ -1,5 +1,5 @@
 """The effective config as the Lua side sends it to the core (host.lua `config_for_core`) with
-config.lua's defaults, for tests that build a core without Neovim. tests/test_port_config.py
+config.lua's defaults, for tests that build a core without Neovim. tests/nvim/test_port_config.py
 checks it against what a real Neovim sends, so it cannot drift from the schema."""
 
 from __future__ import annotations

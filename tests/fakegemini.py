@@ -1,5 +1,5 @@
 """A loopback fake of the Gemini API (generativelanguage v1beta), for driving the real
-Gemini CLI (tests/agents.py) offline.
+Gemini CLI (tests/gemini_cli.py) offline.
 
 Usage::
 

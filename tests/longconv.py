@@ -1,7 +1,7 @@
 """A long conversation in the history store, as sightline writes one: many turns of Markdown
 prose with code blocks, tool calls and their results (command output), and edit proposals
 shown as diffs. For issue 14's "a 100 000-token conversation opens and scrolls without lag"
-(tests/bench_history.py) and its test (tests/test_history_long.py)."""
+(tests/bench_history.py) and its test (tests/nvim/test_history_long.py)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ end
 ---@return boolean? ok, string? err
 local function confirmed(ok, err, said)
   if ok then
-    vim.notify('sightline: ' .. said(sl().status()), vim.log.levels.INFO)
+    require('sightline.ui.message').notify('sightline: ' .. said(sl().status()), vim.log.levels.INFO)
   end
   return ok, err
 end
@@ -47,7 +47,7 @@ M.subcommands = {
       -- Nothing to stop is a message, not a note in the pane: the conversation is as it was.
       local state = sl().status().state
       if state ~= 'working' and state ~= 'awaiting_decision' then
-        vim.notify('sightline: no turn is running', vim.log.levels.INFO)
+        require('sightline.ui.message').notify('sightline: no turn is running', vim.log.levels.INFO)
         return true
       end
       return sl().stop()
@@ -136,7 +136,7 @@ M.subcommands = {
       end
       -- Said either way: with the pane closed nothing else shows that the switch was made.
       local said = args[1] and 'sightline: model %s from the next request on' or 'sightline: model %s'
-      vim.notify(said:format(res.model), vim.log.levels.INFO)
+      require('sightline.ui.message').notify(said:format(res.model), vim.log.levels.INFO)
       return true
     end,
     complete = function(arglead)
@@ -206,7 +206,7 @@ function M.run(opts)
   end
   local sub = M.subcommands[name]
   if not sub then
-    vim.notify(
+    require('sightline.ui.message').notify(
       ('sightline: unknown subcommand %q; valid: %s'):format(name:sub(1, 60), table.concat(M.names(), ', ')),
       vim.log.levels.ERROR
     )
@@ -214,7 +214,7 @@ function M.run(opts)
   end
   if sub.max_args and #args > sub.max_args then
     local takes = sub.max_args == 0 and 'no arguments' or ('at most %d argument'):format(sub.max_args)
-    vim.notify(
+    require('sightline.ui.message').notify(
       ('sightline: :Sightline %s takes %s, got %q'):format(name, takes, table.concat(args, ' '):sub(1, 60)),
       vim.log.levels.ERROR
     )
@@ -232,7 +232,7 @@ function M.run(opts)
   elseif not res and err then
     require('sightline.ui.pane').notice(shorten(err), vim.log.levels.WARN)
   elseif type(res) == 'string' and not vim.startswith(res, 'OK') then
-    vim.notify(shorten(res), vim.log.levels.WARN)
+    require('sightline.ui.message').notify(shorten(res), vim.log.levels.WARN)
   end
 end
 

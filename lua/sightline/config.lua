@@ -2,7 +2,7 @@
 local M = {}
 
 -- Facts other modules check against (reveal's arguments, syntax_scope steps) and the core's
--- tool schema mirrors (tests/unit/test_port_config.py compares python/sightline/tools/view.py).
+-- tool schema mirrors (tests/nvim/test_port_config.py compares python/sightline/tools/view.py).
 M.REVEAL_DURATION_MS = { min = 100, max = 60000, default = 3000 }
 M.SYNTAX_SCOPE_KINDS = { 'for', 'while', 'if', 'switch', 'try', 'block', 'function' }
 
@@ -482,7 +482,7 @@ function M.get()
     -- vim.g.sightline alone (no setup()) is checked here, on first use: say so once.
     if warned ~= err then
       warned = err
-      vim.notify(err .. ' (using the defaults)', vim.log.levels.ERROR)
+      require('sightline.ui.message').notify(err .. ' (using the defaults)', vim.log.levels.ERROR)
     end
     return merge(schema, defaults, {})
   end

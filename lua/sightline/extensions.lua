@@ -47,7 +47,7 @@ local function act(method, params)
   if not res then
     return nil, err
   end
-  vim.notify(res.message, vim.log.levels.INFO)
+  require('sightline.ui.message').notify(res.message, vim.log.levels.INFO)
   return true
 end
 

@@ -85,9 +85,10 @@ local function on_exit(job, code)
   forget_core_state()
   S.status = stopped_status()
   local tail = table.concat(vim.list_slice(S.stderr, math.max(1, #S.stderr - 5)), '\n')
-  local msg = ('sightline: the core exited (code %d)%s; the next request starts a new one.'):format(
-    code,
-    was == 'working' and ' during a turn' or ''
+  -- What happened first: a message cut to one screen line keeps it (ui/message.lua).
+  local msg = ('sightline: the core exited%s (code %d); the next request starts a new one.'):format(
+    was == 'working' and ' during a turn' or '',
+    code
   )
   if tail ~= '' then
     msg = msg .. '\n' .. tail
@@ -95,7 +96,7 @@ local function on_exit(job, code)
   msg = require('sightline.diagnose').for_exit(S.stderr, M.python(), root, msg)
   vim.schedule(function()
     if msg then
-      vim.notify(msg, vim.log.levels.ERROR)
+      require('sightline.ui.message').notify(msg, vim.log.levels.ERROR)
     end
     require('sightline.ui.receive').core_exit(msg)
   end)

@@ -7,10 +7,8 @@ end
 
 local function notify_unknown(unknown)
   if #unknown > 0 then
-    local lines = vim.tbl_map(function(path)
-      return path .. ': unknown option'
-    end, unknown)
-    vim.notify(table.concat(lines, '\n'), vim.log.levels.WARN)
+    local msg = #unknown == 1 and unknown[1] .. ': unknown option' or 'unknown options: ' .. table.concat(unknown, ', ')
+    require('sightline.ui.message').notify(msg, vim.log.levels.WARN)
   end
 end
 
@@ -52,7 +50,7 @@ function M.setup(opts)
       'sightline.setup: internal error: ' .. (tostring(res):match('^[^\n]*'):gsub('^.-%.lua:%d+: ', ''):sub(1, 200))
   end
   if not res then
-    vim.notify(err, vim.log.levels.ERROR)
+    require('sightline.ui.message').notify(err, vim.log.levels.ERROR)
     return nil, err
   end
   return true

@@ -90,7 +90,7 @@ function M.command(args)
     if not res then
       return nil, err
     end
-    vim.notify(res.message, vim.log.levels.INFO)
+    require('sightline.ui.message').notify(res.message, vim.log.levels.INFO)
     return true
   end
   return nil, ('sightline: unknown mcp command %q; valid: %s'):format(verb, table.concat(M.VERBS, ', '))

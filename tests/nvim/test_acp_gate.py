@@ -225,7 +225,7 @@ def test_change_with_agent_refuses_an_agent_that_writes_past_the_client(
     nv, log = acp_nvim(nvim_factory, tmp_path, [[{"say": "never"}]], client_writes=False)
     buf = edit(nv, path)
     res = scoped_send(nv, buf, 1, 0, 2, 12)
-    assert res[0] is None and "straight to disk" in res[1]
+    assert res[0] is None and "writes files to disk itself" in res[1]
     idle(nv)
     assert log.entries("prompt") == []
 

@@ -28,7 +28,7 @@ def send_range(nv: Any, msg: str, **rng: Any) -> list[Any]:
 def user_parts(server: FakeAnthropic) -> list[str]:
     (req,) = server.wait_for_requests(1)
     texts = [p["text"] for p in req.body["messages"][0]["content"]]
-    # The part naming the chips for reveal_attachment is checked in tests/test_chips.py.
+    # The part naming the chips for reveal_attachment is checked in tests/unit/test_chips.py.
     return [t for t in texts if not t.startswith("Code references in this message")]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sightline.domain import extensions
-from tests.conftest import capture_notify, wait_for
+from tests.conftest import capture_notify, said, wait_for
 from tests.docs_util import DOC
 from tests.extensions_util import make_extension
 from tests.lua_helper import lua_helper
@@ -328,7 +328,8 @@ def test_a_failed_registration_is_reported_and_the_built_in_menu_completes(
     notes = capture_notify(nvim)
     open_composer(nvim)
     (note,) = notes()
-    assert "blink.cmp" in note["msg"] and "sightline-completion-blink" in note["msg"]
+    whole = said(nvim, note["msg"])
+    assert "blink.cmp" in whole and "sightline-completion-blink" in whole
     assert note["level"] == 3  # WARN
     assert nvim.exec_lua(ENGINE) == "native"
     nvim.input("@bro")
@@ -373,7 +374,7 @@ def test_an_engine_named_but_missing_is_reported(nvim_factory: Any, workspace: P
     notes = capture_notify(nv)
     open_composer(nv)
     (note,) = notes()
-    assert "completion.engine is 'blink' but blink.cmp is not installed" in note["msg"]
+    assert "completion.engine is 'blink' but blink.cmp is not installed" in said(nv, note["msg"])
     assert nv.exec_lua(ENGINE) == "native"
     type_until(nv, "@bro", BRO)
 

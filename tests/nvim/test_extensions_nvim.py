@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import capture_notify
+from tests.conftest import capture_notify, said
 from tests.extensions_util import make_extension
 
 
@@ -27,7 +27,7 @@ def test_install_disable_enable_uninstall(nvim: Any, isolated_env: Path, tmp_pat
     escaped = str(src).replace(" ", "\\ ")
     nvim.command(f"Sightline extension install {escaped}")
     installed = Path(os.environ["XDG_DATA_HOME"]) / "sightline" / "extensions" / "foo"
-    assert notes()[-1]["msg"] == f"Installed foo 1.0.0 in {installed}"
+    assert said(nvim, notes()[-1]["msg"]) == f"Installed foo 1.0.0 in {installed}"
     assert listing(nvim) == [
         "NAME  VERSION  STATE   SOURCE  DESCRIPTION",
         "foo   1.0.0    active  user    Helps with foo",
@@ -36,10 +36,10 @@ def test_install_disable_enable_uninstall(nvim: Any, isolated_env: Path, tmp_pat
     assert notes()[-1]["msg"] == "Disabled foo for you (all workspaces)"
     assert listing(nvim)[1].split()[:3] == ["foo", "1.0.0", "disabled"]
     nvim.command("Sightline extension enable foo --workspace")
-    assert notes()[-1]["msg"] == f"Enabled foo for workspace {isolated_env}"
+    assert said(nvim, notes()[-1]["msg"]) == f"Enabled foo for workspace {isolated_env}"
     assert listing(nvim)[1].split()[:3] == ["foo", "1.0.0", "active"]
     nvim.command("Sightline extension uninstall foo")
-    assert notes()[-1]["msg"] == f"Uninstalled foo ({installed})"
+    assert said(nvim, notes()[-1]["msg"]) == f"Uninstalled foo ({installed})"
     assert not installed.exists()
     nvim.command("Sightline extension uninstall foo")
     assert notes()[-1] == {"msg": "foo is not installed", "level": 3}
@@ -72,7 +72,7 @@ def test_user_errors_are_one_message(nvim: Any, tmp_path: Path) -> None:
         ("extension frobnicate", 'unknown extension command "frobnicate"'),
     ]:
         nvim.command(f"Sightline {command}")
-        assert expected in notes()[-1]["msg"], command
+        assert expected in said(nvim, notes()[-1]["msg"]), command
         assert notes()[-1]["level"] == 3
 
 

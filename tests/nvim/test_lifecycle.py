@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests import child
-from tests.conftest import capture_notify, status, transcript, wait_for, wait_idle
+from tests.conftest import capture_notify, said, status, transcript, wait_for, wait_idle
 
 
 def child_pids(nv: Any) -> list[int]:
@@ -123,7 +123,7 @@ def test_core_without_pynvim_says_to_run_make_venv_once(nvim_factory: Any, tmp_p
     wait_for(lambda: notes(), what="the message for the second start")
     wait_for(lambda: not nv.exec_lua("return require('sightline.host').running()"))
     (note,) = notes()  # the refused send gave it already; the exit does not repeat it
-    assert note["msg"] == err and note["level"] == 4
+    assert said(nv, note["msg"]) == err and note["level"] == 4
     nv.command("checkhealth sightline")
     text = "\n".join(nv.api.buf_get_lines(0, 0, -1, False))
     assert "pynvim is not importable there" in text

@@ -308,7 +308,8 @@ def test_a_crashing_server_is_reported_once_and_dropped(
     send(nv, "again")
     idle(nv)
     assert mcp_names(tool_names(fake_api, 2)) == []
-    notes = [line for line in transcript(nv) if "MCP server demo stopped" in line]
+    stopped = "MCP server demo (mcp.servers.demo) stopped"
+    notes = [line for line in transcript(nv) if stopped in line]
     assert len(notes) == 1, transcript(nv)
     (server,) = nv.exec_lua("return require('sightline.mcp_client').list()")
     assert server["state"] == "failed"
@@ -331,10 +332,29 @@ def test_a_server_that_cannot_start_is_reported_once(
     idle(nv)
     send(nv, "again")
     idle(nv)
-    notes = [line for line in transcript(nv) if "MCP server gone did not start" in line]
-    assert len(notes) == 1, transcript(nv)
-    assert "no-such-server" in notes[0]
+    (note,) = [line for line in transcript(nv) if "MCP server gone" in line]
+    # One line: the server, where its command was configured, the stderr tail once.
+    head = "✗ MCP server gone (mcp.servers.gone) did not start: it exited; its stderr: "
+    assert note.startswith(head) and note.endswith("; its tools are left out"), note
+    assert note.count(missing["command"]) == 1 and note.count("its stderr") == 1, note
     assert mcp_names(tool_names(fake_api, 1)) == []
+
+
+def test_a_workspace_server_that_fails_names_the_mcp_json_and_its_stderr_once(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    failing = "import sys; sys.stderr.write('warming up\\nbad token in config\\n'); sys.exit(3)"
+    carried = {"command": sys.executable, "args": ["-c", failing]}
+    (isolated_env / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": carried}}))
+    nv = _claude_env(nvim_factory, fake_api, {})
+    nv.command("Sightline mcp enable repo")
+    send(nv)
+    idle(nv)
+    notes = [line for line in transcript(nv) if "MCP server repo" in line]
+    assert notes == [
+        "✗ MCP server repo (.mcp.json) did not start: it exited; its stderr: bad token in "
+        "config; its tools are left out"
+    ], transcript(nv)
 
 
 def test_a_tool_with_a_schema_too_large_is_refused_once(
@@ -387,7 +407,8 @@ def test_a_listing_with_a_non_object_schema_fails_the_server_once(
     send(nv, "again")
     idle(nv)
     assert mcp_names(tool_names(fake_api, 1)) == []
-    notes = [line for line in transcript(nv) if "MCP server raw did not start" in line]
+    failed = "MCP server raw (mcp.servers.raw) did not start"
+    notes = [line for line in transcript(nv) if failed in line]
     assert len(notes) == 1 and "inputSchema" in notes[0], transcript(nv)
 
 

@@ -29,7 +29,7 @@ def send(nv: Any, message: str, **opts: Any) -> None:
 
 def parts_of(server: FakeAnthropic, n: int) -> list[str]:
     """The text parts of the last user message of request n (1-based), without the part
-    naming the message's chips for reveal_attachment (tests/test_chips.py checks that)."""
+    naming the message's chips for reveal_attachment (tests/unit/test_chips.py checks that)."""
     req = server.wait_for_requests(n)[n - 1]
     texts = [p["text"] for p in req.body["messages"][-1]["content"]]
     return [t for t in texts if not t.startswith("Code references in this message")]

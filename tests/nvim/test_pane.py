@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.conftest import capture_notify, status, transcript, wait_for, wait_idle
+from tests.conftest import capture_notify, said, status, transcript, wait_for, wait_idle
 from tests.lua_helper import lua_helper
 from tests.screen import Screen
 
@@ -86,7 +86,8 @@ def test_unknown_subcommand_lists_valid_ones(nvim: Any) -> None:
     notes = capture_notify(nvim)
     nvim.command("Sightline frobnicate")
     (note,) = notes()
-    assert "unknown subcommand" in note["msg"] and "chat" in note["msg"] and "reset" in note["msg"]
+    whole = said(nvim, note["msg"])  # one screen line; the list waits in the pane
+    assert "unknown subcommand" in whole and "chat" in whole and "reset" in whole
 
 
 def test_subcommand_completion(nvim: Any) -> None:

@@ -499,7 +499,7 @@ def test_go_to_position_from_insert_mode(editor: Any) -> None:
     nvim = editor
     enter_mode(nvim, "i")
     cursor = nvim.api.win_get_cursor(0)
-    # The user types in this very window: their cursor and mode stay (tests/test_focus.py).
+    # The user types in this very window: their cursor and mode stay (tests/nvim/test_focus.py).
     res = nvim.exec_lua(GOTO, {"file_path": "code.txt", "line": 40, "column": 5})
     assert res == (
         "OK (kept the focus and the cursor where they were (Insert mode in code.txt): "

@@ -25,7 +25,7 @@ from tests.effective_config import core_config
 FUZZ = settings(
     max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck)
 )
-# Config values of every Lua shape, small (tests/test_fuzz_rpc.py covers the huge ones).
+# Config values of every Lua shape, small (tests/unit/test_fuzz_rpc.py covers the huge ones).
 VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
     lambda kids: (

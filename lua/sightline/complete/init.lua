@@ -236,7 +236,7 @@ S.warned = {} ---@type table<string, true>
 local function warn(msg)
   if not S.warned[msg] then
     S.warned[msg] = true
-    vim.notify('sightline: ' .. msg, vim.log.levels.WARN)
+    require('sightline.ui.message').notify('sightline: ' .. msg, vim.log.levels.WARN)
   end
 end
 

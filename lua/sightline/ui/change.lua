@@ -135,7 +135,7 @@ end
 local function send_dialog()
   local text = table.concat(api.nvim_buf_get_lines(dialog.buf, 0, -1, false), '\n')
   if vim.trim(text) == '' then
-    vim.notify('sightline: type an instruction first', vim.log.levels.WARN)
+    require('sightline.ui.message').notify('sightline: type an instruction first', vim.log.levels.WARN)
     return
   end
   local ok, err = require('sightline').send(text, dialog.range)

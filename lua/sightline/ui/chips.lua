@@ -190,7 +190,7 @@ function M.navigate(how)
     api.nvim_set_current_win(win) -- nothing was selected: the focus goes back to the pane
   end
   if type(res) == 'string' and not vim.startswith(res, 'OK') then
-    vim.notify('sightline: ' .. res, vim.log.levels.WARN)
+    require('sightline.ui.message').notify('sightline: ' .. res, vim.log.levels.WARN)
   end
   return true
 end

@@ -47,7 +47,7 @@ local function compare_keys(buf)
     return function()
       local ok, err = require('sightline').decide(decision)
       if not ok and err then
-        vim.notify(err, vim.log.levels.WARN)
+        require('sightline.ui.message').notify(err, vim.log.levels.WARN)
       end
     end
   end

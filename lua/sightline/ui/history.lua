@@ -152,7 +152,7 @@ end
 ---@param msg string?
 local function warn(msg)
   if msg then
-    vim.notify(msg, vim.log.levels.WARN)
+    require('sightline.ui.message').notify(msg, vim.log.levels.WARN)
   end
 end
 
@@ -175,7 +175,7 @@ function M.rename()
       end
       local res, err = host().request('history.rename', { path = c.path, title = title })
       if res then
-        vim.notify(('sightline: renamed to "%s"'):format(res.title), vim.log.levels.INFO)
+        require('sightline.ui.message').notify(('sightline: renamed to "%s"'):format(res.title), vim.log.levels.INFO)
       end
       warn(err)
     end)
@@ -193,12 +193,12 @@ function M.delete()
     local answer = vim.fn.confirm(ask, '&Delete\n&Cancel', 2, 'Question')
     vim.cmd.redraw() -- the question leaves the message area: the answer then takes one line
     if answer ~= 1 then
-      vim.notify('sightline: nothing deleted', vim.log.levels.INFO)
+      require('sightline.ui.message').notify('sightline: nothing deleted', vim.log.levels.INFO)
       return
     end
     local res, err = host().request('history.delete', { path = c.path })
     if res then
-      vim.notify(('sightline: deleted "%s"'):format(c.title), vim.log.levels.INFO)
+      require('sightline.ui.message').notify(('sightline: deleted "%s"'):format(c.title), vim.log.levels.INFO)
     end
     warn(err)
   end)

@@ -56,7 +56,7 @@ local A = nil
 
 ---@param msg string
 local function warn(msg)
-  vim.notify(msg, vim.log.levels.WARN)
+  require('sightline.ui.message').notify(msg, vim.log.levels.WARN)
 end
 
 ---A line as a virtual line shows it: tabs expanded (virtual text does not expand them) and

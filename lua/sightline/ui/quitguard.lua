@@ -19,7 +19,7 @@ local GUARDED = { edit = true, create = true }
 
 ---@param what string the waiting proposal's summary
 local function say(what)
-  vim.notify(
+  require('sightline.ui.message').notify(
     ('sightline: %s waits for your decision: :Sightline accept or :Sightline reject (:qa! quits and drops it)'):format(
       what
     ),

@@ -32,7 +32,10 @@ function M.update(payload)
   -- Called as an RPC notification, whose errors Neovim would swallow: report them.
   local ok, err = xpcall(apply, debug.traceback, payload)
   if not ok then
-    vim.notify('sightline: failed to apply an update from the core: ' .. tostring(err), vim.log.levels.ERROR)
+    require('sightline.ui.message').notify(
+      'sightline: failed to apply an update from the core: ' .. tostring(err),
+      vim.log.levels.ERROR
+    )
   end
 end
 

@@ -266,8 +266,11 @@ def mcp_definition_changed(server: str, why: str) -> Note:
     return Note(f"⚠ MCP server {server} of .mcp.json: {why}", WARNING)
 
 
-def mcp_failed(server: str, why: str) -> Note:
-    return Note(f"✗ MCP server {server} {why}; its tools are left out", ERROR)
+def mcp_server_failed(server: str, source: str, why: str) -> Note:
+    """A server did not start or stopped: one line naming it and where it was configured
+    (`source` "user": setup()'s `mcp.servers`; "workspace": the workspace's .mcp.json)."""
+    origin = f"mcp.servers.{server}" if source == "user" else ".mcp.json"
+    return Note(f"✗ MCP server {server} ({origin}) {why}; its tools are left out", ERROR)
 
 
 # -- an ACP agent ------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ Every handler answers `{"ok": true, ...}` or `{"ok": false, "error": "<one line>
 the Lua host turns that into `result` or `nil, message`.  Each method declares the shape of
 its params (sightline.entry.params); `dispatch` checks them before the handler runs, so a handler
 only sees declared params of the declared types, and bad input answers
-`<method>: <param>: expected …`.  An internal error is a bug (tests/test_fuzz_rpc.py).
+`<method>: <param>: expected …`.  An internal error is a bug (tests/unit/test_fuzz_rpc.py).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 import warnings
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -202,18 +202,30 @@ class Connection:
         return Listing(tools, resources, name, version)
 
     def _why(self, err: BaseException) -> str:
+        """Why the start failed, said once: the SDK nests the same error in task groups, so
+        each distinct reason once, then the server's stderr tail once."""
         if isinstance(err, ServerConfigError):
             return str(err)
-        if isinstance(err, asyncio.CancelledError):
-            text = "it did not answer in time"
-        elif isinstance(err, BaseExceptionGroup):
-            text = "; ".join(self._why(e) for e in err.exceptions[:3])
+        reasons = list(dict.fromkeys(self._reasons(err)))
+        return self._with_stderr("; ".join(reasons[:3]))
+
+    def _reasons(self, err: BaseException) -> Iterator[str]:
+        if isinstance(err, BaseExceptionGroup):
+            for inner in err.exceptions:
+                yield from self._reasons(inner)
+        elif isinstance(err, asyncio.CancelledError):
+            yield "it did not answer in time"
         elif isinstance(err, OSError):
-            text = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
+            yield f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
+        elif type(err).__module__.startswith("mcp") and self._closed(err):
+            yield "it exited"  # its stdout closed: the stderr tail says why
         else:
-            text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+            yield f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+
+    def _with_stderr(self, text: str) -> str:
+        """`text`, then the last line the server wrote to its stderr (one line in all)."""
         tail = self.stderr_tail()
-        return _one_line(text + (f" (its stderr: {tail})" if tail else ""))
+        return _one_line(text + (f"; its stderr: {tail}" if tail else ""))
 
     def stderr_tail(self) -> str:
         if self._lifeline is not None:
@@ -263,8 +275,7 @@ class Connection:
         if self.dead:
             return
         self.dead = True
-        tail = self.stderr_tail()
-        self._on_death(self, _one_line(how + (f" (its stderr: {tail})" if tail else "")))
+        self._on_death(self, self._with_stderr(how))
         self.stop_soon()
 
     def stop_soon(self) -> None:

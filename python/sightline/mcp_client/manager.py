@@ -170,7 +170,7 @@ class Manager:
             server.tools, server.resources = [], []
         if conn is not None:
             conn.stop_soon()
-        self._notify(narrator.mcp_failed(server.cfg.name, why))
+        self._notify(narrator.mcp_server_failed(server.cfg.name, server.cfg.source, why))
 
     def _died(self, conn: mcp.Connection, how: str) -> None:
         with self._lock:

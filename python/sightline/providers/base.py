@@ -3,7 +3,7 @@ provider shares: the retry loop, the abortable stream, the api_key_cmd runner.
 
 A new provider is one module with a class implementing `Provider` (subclass `ProviderBase`
 for the defaults), one line in providers/__init__.py REGISTRY and its name in the Lua
-schema (lua/sightline/config.lua PROVIDERS; tests/unit/test_provider_contract.py holds the
+schema (lua/sightline/config.lua PROVIDERS; tests/nvim/test_port_config.py holds the
 two equal). The core asks a provider what it can do (`capabilities`), never its name."""
 
 from __future__ import annotations

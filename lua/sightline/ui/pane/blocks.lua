@@ -69,7 +69,7 @@ local function transcript_win()
   if S.tbuf and api.nvim_win_get_buf(win) == S.tbuf then
     return win
   end
-  vim.notify('sightline: code blocks are in the transcript', vim.log.levels.WARN)
+  require('sightline.ui.message').notify('sightline: code blocks are in the transcript', vim.log.levels.WARN)
 end
 
 ---Move to the first code row of the next (`dir` 1) or previous (-1) code block, `count`
@@ -113,7 +113,10 @@ function M.jump(dir, count)
     end
   end
   if not found then
-    vim.notify(('sightline: no code block %s'):format(dir > 0 and 'below' or 'above'), vim.log.levels.WARN)
+    require('sightline.ui.message').notify(
+      ('sightline: no code block %s'):format(dir > 0 and 'below' or 'above'),
+      vim.log.levels.WARN
+    )
     return
   end
   vim.cmd("normal! m'")
@@ -155,7 +158,7 @@ function M.yank()
       break
     end
   end
-  vim.notify('sightline: no code block under the cursor', vim.log.levels.WARN)
+  require('sightline.ui.message').notify('sightline: no code block under the cursor', vim.log.levels.WARN)
 end
 
 return M

@@ -43,7 +43,7 @@ end
 function M.yank()
   local win = api.nvim_get_current_win()
   if not (S.tbuf and api.nvim_win_get_buf(win) == S.tbuf) then
-    vim.notify('sightline: the line to yank is in the transcript', vim.log.levels.WARN)
+    require('sightline.ui.message').notify('sightline: the line to yank is in the transcript', vim.log.levels.WARN)
     return
   end
   local first, stop = line_rows(api.nvim_win_get_cursor(win)[1] - 1)

@@ -30,7 +30,7 @@ function M.set(buf)
   local function stop()
     local ok, err = require('sightline').stop()
     if not ok and err then
-      vim.notify(err, vim.log.levels.INFO)
+      require('sightline.ui.message').notify(err, vim.log.levels.INFO)
     end
   end
   map(buf, { 'n', 'i' }, keys.stop, stop, 'sightline: stop the turn')

@@ -36,18 +36,30 @@ function M.render()
   if not n then
     return
   end
-  local group = n.level >= vim.log.levels.ERROR and 'SightlineError' or 'SightlineWarning'
-  local width = state.valid_win(S.twin) and api.nvim_win_get_width(S.twin) - 1 or 40
+  local level = n.level >= vim.log.levels.ERROR and 'error' or n.level >= vim.log.levels.WARN and 'warn' or 'info'
+  local group = ({ error = 'SightlineError', warn = 'SightlineWarning', info = 'SightlineNote' })[level]
+  local visible = state.valid_win(S.twin)
+  local width = visible and api.nvim_win_get_width(S.twin) - 1 or 40
   local virt = { { { '', group } } }
-  for _, line in ipairs(wrap('✗ ' .. n.text, math.max(10, width))) do
+  for _, line in ipairs(wrap((level == 'info' and '' or '✗ ') .. n.text, math.max(10, width))) do
     table.insert(virt, { { line, group } })
   end
   local last = api.nvim_buf_line_count(S.tbuf) - 1
   api.nvim_buf_set_extmark(S.tbuf, notice_ns, last, 0, { virt_lines = virt })
+  if visible and not n.expires then
+    -- Counted from when it is in view: a note that waits in a closed pane waits for it.
+    n.expires = true
+    vim.defer_fn(function()
+      if S.notice == n then
+        M.clear()
+      end
+    end, NOTICE_MS)
+  end
 end
 
 ---Show a refusal or failure where the user looks: the pane's bar and a note at the end of
----the transcript (virtual lines: the core's rows stay as they are), besides vim.notify.
+---the transcript (virtual lines: the core's rows stay as they are), besides vim.notify, which
+---shows it on one screen line (ui/message.lua: a longer one says the rest is in the pane).
 ---`opts.show` brings the pane into view first (a refused agent action); otherwise the note
 ---waits in the pane for when it is opened.
 ---@param msg string
@@ -56,22 +68,18 @@ end
 function M.notice(msg, level, opts)
   opts = opts or {}
   level = level or vim.log.levels.WARN
-  if opts.notify ~= false then
-    vim.notify(msg, level)
-  end
   local text = tostring(msg):gsub('^sightline: ', '')
-  local notice = { text = text, level = level }
-  S.notice = notice
+  S.notice = { text = text, level = level }
+  local layout = require('sightline.ui.pane.layout') -- the layout draws notes: required when used
   if opts.show then
-    require('sightline.ui.pane.layout').show() -- the layout draws notes: required when used
+    layout.show()
   end
   M.render()
   bar.render()
-  vim.defer_fn(function()
-    if S.notice == notice then
-      M.clear()
-    end
-  end, NOTICE_MS)
+  if opts.notify ~= false then
+    local more = layout.is_open() and '(see the pane)' or '(:Sightline chat)'
+    vim.notify(require('sightline.ui.message').summary(tostring(msg), more), level)
+  end
 end
 
 ---Forget the bar's refusal note.

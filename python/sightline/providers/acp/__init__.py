@@ -120,10 +120,11 @@ class AcpProvider(ProviderBase):
         """Why Change with Agent cannot keep its guarantee with this agent, or None."""
         if self.spec.client_writes:
             return None
+        # Its first clause is what a one-line message shows (lua/sightline/ui/message.lua).
         return (
-            f"Change with Agent is not available with the ACP agent {self.spec.name!r}: its "
-            "file edits go straight to disk instead of through sightline, so a change could "
-            "not be held to the selection (use the gemini agent or the anthropic provider)"
+            f"Change with Agent is off for {self.spec.name!r}: this ACP agent writes files "
+            "to disk itself, not through sightline, so a change could not be held to the "
+            "selection (use the gemini agent or the anthropic provider)"
         )
 
     def close(self) -> None:

@@ -211,7 +211,9 @@ _STATUS = st.fixed_dictionaries(
 _VIEW = st.fixed_dictionaries(
     {"frame": st.integers(1, 10)},
     optional={
-        "elapsed": st.floats(0, 5000),
+        # Never a tie at the tenth: LuaJIT rounds 1.25 up where Python rounds it to even,
+        # and this property is about the layout, not the rounding.
+        "elapsed": st.integers(0, 50_000).map(lambda n: n / 10 + 0.04),
         "notice": st.fixed_dictionaries(
             {"text": st.lists(_WORD, min_size=1, max_size=8).map(" ".join)}
         ),

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sightline.editor.port import Editor
 from sightline.ui import push
 from sightline.ui.transcript import Transcript
-from tests.unit.test_first_text import LoopEditor
+from tests.loop_editor import LoopEditor
 
 
 def _ui(editor: LoopEditor, transcript: Transcript) -> push.Ui:

@@ -2,38 +2,23 @@
 local M = {}
 local api = vim.api
 local state = require('sightline.ui.pane.state')
+local spans = require('sightline.ui.pane.spans')
 local S = state.S
 
 ---Take a delta's cut spans.
 ---@param start integer the delta's first row (0-based)
 ---@param cuts integer[][]? the spans from `start` on: rows [first, end) of one line
 function M.apply(start, cuts)
-  -- Sorted and disjoint, as folds: those ending at or before `start` stay.
-  local keep = S.cuts
-  while #keep > 0 and keep[#keep][2] > start do
-    keep[#keep] = nil
-  end
-  for _, span in ipairs(cuts or {}) do
-    keep[#keep + 1] = span
-  end
+  spans.apply(S.cuts, start, cuts)
 end
 
 ---The rows [first, end) of the line row `row` (0-based) belongs to.
 ---@param row integer
 ---@return integer first, integer stop
 local function line_rows(row)
-  local spans = S.cuts
-  local lo, hi = 1, #spans
-  while lo <= hi do
-    local mid = math.floor((lo + hi) / 2)
-    local span = spans[mid]
-    if row < span[1] then
-      hi = mid - 1
-    elseif row >= span[2] then
-      lo = mid + 1
-    else
-      return span[1], span[2]
-    end
+  local span = spans.find(S.cuts, row)
+  if span then
+    return span[1], span[2]
   end
   return row, row + 1
 end

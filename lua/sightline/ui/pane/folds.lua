@@ -2,6 +2,7 @@
 local M = {}
 local api = vim.api
 local state = require('sightline.ui.pane.state')
+local span_list = require('sightline.ui.pane.spans')
 local S = state.S
 
 -- Folds and the current reply's Markdown are updated from the delta's first row on, never
@@ -12,40 +13,13 @@ local S = state.S
 ---@param folds integer[][]? the spans from `start` on
 ---@return boolean changed whether a span was dropped or added
 function M.apply(start, folds)
-  -- Spans come sorted and disjoint: those ending at or before `start` stay, the rest the
-  -- delta sends again.
-  local keep, changed = S.folds, false
-  while #keep > 0 and keep[#keep][2] > start do
-    keep[#keep], changed = nil, true
-  end
-  for _, span in ipairs(folds or {}) do
-    keep[#keep + 1], changed = span, true
-  end
-  return changed
-end
-
----Whether a 0-based row lies in a fold span (bisection over the sorted spans).
-local function folded(row)
-  local spans = S.folds
-  local lo, hi = 1, #spans
-  while lo <= hi do
-    local mid = math.floor((lo + hi) / 2)
-    local span = spans[mid]
-    if row < span[1] then
-      hi = mid - 1
-    elseif row >= span[2] then
-      lo = mid + 1
-    else
-      return true
-    end
-  end
-  return false
+  return span_list.apply(S.folds, start, folds)
 end
 
 ---The transcript's fold expression: rows the core marked (long command output, thinking).
 ---@return string
 function M.expr()
-  return folded(vim.v.lnum - 1) and '1' or '0'
+  return span_list.find(S.folds, vim.v.lnum - 1) and '1' or '0'
 end
 
 ---'foldtext' of the transcript: a fold's header and how many lines it hides.

@@ -57,9 +57,9 @@ def reopen(tmp: str, tokens: int = TOKENS) -> tuple[Any, Screen, int, int]:
     _, turns, _ = longconv.write(store, os.path.realpath(ws), tokens)
     screen = Screen.attach(nv, WIDTH, HEIGHT)
     nv.input(":Sightline history<CR>")
-    screen.wait_text("Type number", timeout=30)
+    screen.wait_text("sightline conversations", timeout=30)  # the picker, newest first
     t0 = time.perf_counter()
-    nv.input("1<CR>")
+    nv.input("<CR>")
     screen.wait_text(longconv.last_words(turns - 1), timeout=60)
     return nv, screen, turns, round((time.perf_counter() - t0) * 1000)
 

@@ -33,7 +33,11 @@ class Pending:
         return [self.hunks.get(i, ("", ""))[0] for i in range(self.hunk_count)]
 
     def _settle(self, decision: str, reason: str) -> None:
-        """The undecided hunks take `decision`; the whole is accepted if any hunk is."""
+        """The whole decided: without hunks as given; with hunks, the undecided ones take
+        `decision` and the whole is accepted if any hunk is."""
+        if not self.hunk_count:
+            self.decision, self.reason = decision, reason
+            return
         for i in range(self.hunk_count):
             self.hunks.setdefault(i, (decision, reason))
         taken = any(d == "accept" for d, _ in self.hunks.values())
@@ -160,10 +164,7 @@ class Gate:
         with self._lock:
             if item.done.is_set() or item.decision is not None:
                 return False
-            if item.hunk_count:
-                item._settle(decision, reason)
-            else:
-                item.decision, item.reason = decision, reason
+            item._settle(decision, reason)
         item.done.set()
         return True
 
@@ -174,10 +175,7 @@ class Gate:
             item = next(iter(self._undecided()), None)
             if item is None:
                 raise Refused("nothing is waiting for a decision")
-            if item.hunk_count:
-                item._settle(decision, reason)
-            else:
-                item.decision, item.reason = decision, reason
+            item._settle(decision, reason)
         item.done.set()
         return item
 

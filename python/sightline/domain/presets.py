@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Preset:
-    kind: str  # "anthropic" | "openai" | "echo"
+    kind: str  # "anthropic" | "openai" | "gemini" | "echo"
     model: str  # the default model when provider.model is not set
     base_url: str | None = None  # None: the SDK's own default (or $ANTHROPIC_BASE_URL)
     key_env: str | None = None  # the environment variable holding the key
@@ -43,6 +43,8 @@ PRESETS: dict[str, Preset] = {
         base_url="https://openrouter.ai/api/v1",
         key_env="OPENROUTER_API_KEY",
     ),
+    # The key may also be in $GOOGLE_API_KEY (providers/gemini_api.py KEY_ENVS).
+    "gemini": Preset(kind="gemini", model="gemini-2.5-flash", key_env="GEMINI_API_KEY"),
 }
 
 

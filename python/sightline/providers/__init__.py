@@ -30,6 +30,12 @@ def _openai(cfg: ProviderConfig) -> Provider:
     return OpenAIProvider(cfg)
 
 
+def _gemini(cfg: ProviderConfig) -> Provider:
+    from sightline.providers.gemini_api import GeminiProvider
+
+    return GeminiProvider(cfg)
+
+
 def _acp(cfg: ProviderConfig) -> Provider:
     from sightline.providers.acp import AcpProvider
 
@@ -43,6 +49,7 @@ REGISTRY: dict[str, Callable[[ProviderConfig], Provider]] = {
     "ollama": _openai,
     "openrouter": _openai,
     "acp": _acp,
+    "gemini": _gemini,
 }
 
 

@@ -126,6 +126,9 @@ class Capabilities:
     choose_model: bool = True
     # It runs on this machine: no cost, and a model's context size is not known by name.
     local: bool = False
+    # Its replies carry signatures on text and tool_use blocks (Gemini's thought
+    # signatures) that must go back in the same blocks: wire_messages keeps them.
+    signed_parts: bool = False
 
 
 class Provider(Protocol):

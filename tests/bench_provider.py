@@ -1,4 +1,5 @@
-"""Issue 13's benchmarks, per provider (anthropic and openai, each against its loopback fake):
+"""Issue 13's benchmarks, per provider (anthropic, openai and gemini, each against its
+loopback fake):
 
 * input tokens sent for a 20-line Change with Agent in a 5 000-line file, with the default
   system prompt and tools (counted from the request body the fake recorded, ~4 chars/token);
@@ -21,6 +22,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
 from tests import fakeapi  # noqa: E402
+from tests import fakegemini as fg  # noqa: E402
 from tests import fakeopenai as fo  # noqa: E402
 from tests.benchutil import child, wait  # noqa: E402
 from tests.lua_helper import lua_helper  # noqa: E402
@@ -57,11 +59,24 @@ def _run(kind: str, runs: int) -> list[dict[str, Any]]:
         cwd = os.getcwd()
         os.chdir(ws)
         # Each provider's fake has its own reply types; the script goes to that fake only.
-        reply: fo.Text | fakeapi.TextBlock
-        scoped: fo.ToolCall | fakeapi.ToolUseBlock
+        server: Any
+        reply: fo.Text | fakeapi.TextBlock | fg.Reply
+        scoped: fo.ToolCall | fakeapi.ToolUseBlock | fg.Reply
         try:
-            if kind == "openai":
-                server: Any = fo.FakeOpenAI()
+            if kind == "gemini":
+                server = fg.FakeGemini("bench-key")
+                provider = {
+                    "name": "gemini",
+                    "base_url": server.base_url,
+                    "model": "gemini-2.5-flash",
+                    "retries": 0,
+                }
+                env = {"GEMINI_API_KEY": "bench-key"}
+                first = server.first_content_sent
+                reply = fg.reply(fg.text("BENCHTEXT done", chunks=1))
+                scoped = fg.reply(fg.call("replace_selection", {"text": "x = 1"}))
+            elif kind == "openai":
+                server = fo.FakeOpenAI()
                 provider = {
                     "name": "openai",
                     "base_url": server.base_url,
@@ -140,7 +155,7 @@ def _run(kind: str, runs: int) -> list[dict[str, Any]]:
 def bench(runs: int = 21) -> list[dict[str, Any]]:
     fakeapi._Handler.send_event = _timed_send_event  # type: ignore[method-assign]
     try:
-        return _run("anthropic", runs) + _run("openai", runs)
+        return _run("anthropic", runs) + _run("openai", runs) + _run("gemini", runs)
     finally:
         fakeapi._Handler.send_event = _send_event  # type: ignore[method-assign]
 

@@ -45,6 +45,7 @@ import hmac
 import itertools
 import json
 import re
+import socket
 import sys
 import threading
 import time
@@ -419,7 +420,8 @@ def _check_signed(contents: list[JSON]) -> None:
                 # Proto JSON takes bytes in standard or URL-safe base64 (the SDK sends the latter).
                 got = base64.b64decode(sig.replace("-", "+").replace("_", "/"), validate=True)
             except ValueError:
-                raise _Invalid("Invalid value at thought_signature (TYPE_BYTES): not base64") from None
+                why = "Invalid value at thought_signature (TYPE_BYTES): not base64"
+                raise _Invalid(why) from None
             if "functionCall" in part and got != base64.b64decode(sign(part)):
                 raise _Invalid("Corrupted thought signature.")
 
@@ -520,6 +522,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def setup(self) -> None:
+        super().setup()
+        # Each event leaves at once, as from the real server (Nagle's algorithm would hold a
+        # small write back until the client's delayed ACK, ~40 ms).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_POST(self) -> None:
         try:

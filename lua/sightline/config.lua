@@ -14,6 +14,7 @@ M.PROVIDERS = {
   openai = { thinking = 'effort' },
   ollama = { thinking = 'effort' },
   openrouter = { thinking = 'effort' },
+  gemini = { thinking = 'budget' }, -- a budget (2.x), or an effort: a level for Gemini 3
   acp = {},
   echo = {},
 }
@@ -24,7 +25,7 @@ table.sort(PROVIDER_NAMES)
 local defaults = {
   python = nil, ---@type string?
   provider = {
-    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"acp"|"echo"|nil
+    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"gemini"|"acp"|"echo"|nil
     model = nil, ---@type string? nil = the provider's default model (the core knows them)
     max_tokens = 8192,
     base_url = nil, ---@type string?

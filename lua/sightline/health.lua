@@ -9,11 +9,11 @@ local HEALTH_TIMEOUT_MS = 15000
 ---@param root string the plugin's directory
 ---@param provider string the effective provider name
 ---@param cfg sightline.Config
----@return boolean ok, table? key where the provider's key comes from
+---@return boolean ok, table? key where the provider's key comes from, table? endpoint reached
 local function check_python(python, root, provider, cfg)
   local pythonpath = root .. '/python' .. (vim.env.PYTHONPATH and (':' .. vim.env.PYTHONPATH) or '')
   local mcp = next(cfg.mcp.servers) ~= nil or vim.uv.fs_stat('.mcp.json') ~= nil
-  local args = vim.json.encode({ provider = provider, mcp = mcp })
+  local args = vim.json.encode({ provider = provider, mcp = mcp, base_url = cfg.provider.base_url })
   local res = vim
     .system({ python, '-m', 'sightline.entry.health', args }, { text = true, env = { PYTHONPATH = pythonpath } })
     :wait(HEALTH_TIMEOUT_MS)
@@ -42,7 +42,7 @@ local function check_python(python, root, provider, cfg)
       })
     end
   end
-  return all, info.key
+  return all, info.key, info.endpoint
 end
 
 ---The configuration in effect: which layers, whether the last setup() took, every option
@@ -152,9 +152,9 @@ function M.check()
   local host = require('sightline.host')
   local python = host.python()
   local provider = config.provider_name(cfg)
-  local python_ok, key = false, nil
+  local python_ok, key, endpoint = false, nil, nil
   if vim.fn.executable(python) == 1 then
-    python_ok, key = check_python(python, host.root, provider, cfg)
+    python_ok, key, endpoint = check_python(python, host.root, provider, cfg)
   else
     h.error(('Python interpreter %q not found'):format(python))
   end
@@ -168,6 +168,15 @@ function M.check()
     h.info('the echo provider repeats what you type (set $ANTHROPIC_API_KEY for Claude)')
   else
     check_key(provider, cfg, key)
+  end
+  if type(endpoint) == 'table' then
+    if endpoint.reachable then
+      h.ok(('the endpoint %s is reachable'):format(endpoint.address))
+    else
+      h.warn(('the endpoint %s is not reachable (%s)'):format(endpoint.address, endpoint.error), {
+        'check the network or provider.base_url',
+      })
+    end
   end
 
   if python_ok then

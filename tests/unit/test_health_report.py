@@ -27,6 +27,7 @@ def needed(provider: str, mcp: bool = False) -> set[str]:
         ("ollama", {"openai"}),
         ("openrouter", {"openai"}),
         ("acp", {"agent-client-protocol"}),
+        ("gemini", {"google-genai"}),
         ("echo", set()),
     ],
 )
@@ -53,6 +54,25 @@ def test_the_key_is_never_in_the_report(monkeypatch: pytest.MonkeyPatch) -> None
             assert health.key_source(name) == found
     assert "SECRET" not in json.dumps(health.report("openai", False))
     assert health.key_source("ollama") == {"needs_key": False}
+
+
+def test_gemini_names_the_variable_its_key_is_in_and_whether_the_endpoint_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import socket
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.setenv("GOOGLE_API_KEY", "AIza-SECRET-value")
+    assert health.key_source("gemini") == {"needs_key": True, "env": "GOOGLE_API_KEY", "set": True}
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        out = health.report("gemini", False, f"http://127.0.0.1:{port}")
+        assert out["endpoint"] == {"address": f"127.0.0.1:{port}", "reachable": True, "error": ""}
+    closed = health.endpoint("gemini", f"http://127.0.0.1:{port}")
+    assert closed is not None and not closed["reachable"] and closed["error"]
+    assert "SECRET" not in json.dumps(out)
 
 
 def test_runs_as_a_module_and_prints_one_json_line() -> None:

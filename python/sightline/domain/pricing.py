@@ -33,6 +33,13 @@ PRICES: dict[str, dict[str, float]] = {
     "gpt-5-nano": {"input": 0.05, "output": 0.4, "cache_read": 0.005},
     "o3": {"input": 2.0, "output": 8.0, "cache_read": 0.5},
     "o4-mini": {"input": 1.1, "output": 4.4, "cache_read": 0.275},
+    # Gemini API paid tier, prompts up to 200k tokens (ai.google.dev/gemini-api/docs/pricing,
+    # 2025-12); the free tier costs nothing but is shown at these prices.
+    "gemini-2.5-pro": {"input": 1.25, "output": 10.0, "cache_read": 0.125},
+    "gemini-2.5-flash": {"input": 0.3, "output": 2.5, "cache_read": 0.03},
+    "gemini-2.5-flash-lite": {"input": 0.1, "output": 0.4, "cache_read": 0.01},
+    "gemini-3-pro": {"input": 2.0, "output": 12.0, "cache_read": 0.2},
+    "gemini-3-flash": {"input": 0.5, "output": 3.0, "cache_read": 0.05},
 }
 
 # Context windows in tokens, looked up like prices (exact name, else the longest prefix).
@@ -43,6 +50,7 @@ CONTEXT: dict[str, int] = {
     "gpt-5": 400_000,
     "o3": 200_000,
     "o4-mini": 200_000,
+    "gemini": 1_048_576,
 }
 DEFAULT_CONTEXT = 128_000  # a hosted model not in the table
 LOCAL_CONTEXT = 8_192  # a local server's model (Ollama's default num_ctx is smaller still)

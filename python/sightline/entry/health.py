@@ -14,9 +14,11 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import socket
 import sys
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from sightline.domain import presets
 
@@ -36,6 +38,12 @@ PACKAGES: tuple[Package, ...] = (
     Package("anthropic", "anthropic", "the anthropic provider", ("anthropic",)),
     Package("openai", "openai", "the openai, ollama and openrouter providers", ("openai",)),
     Package("acp", "agent-client-protocol", "the acp provider", ("acp",)),
+    Package(
+        "google.genai",
+        "google-genai",
+        "the gemini provider: pip install 'sightline[gemini]'",
+        ("gemini",),
+    ),
     Package("mcp", "mcp", "MCP servers and sightline-mcp", ("mcp",)),
 )
 
@@ -70,17 +78,45 @@ def check_package(pkg: Package, needed: bool) -> dict[str, Any]:
     }
 
 
+# Variables a provider also reads its key from, after the preset's own (gemini_api.KEY_ENVS).
+OTHER_KEY_ENVS = {"gemini": ("GOOGLE_API_KEY",)}
+# Where a provider connects when provider.base_url is not set (an SDK's own default).
+DEFAULT_ENDPOINTS = {"gemini": "https://generativelanguage.googleapis.com"}
+REACH_TIMEOUT_S = 3.0
+
+
 def key_source(provider: str) -> dict[str, Any]:
-    """Where the provider's key comes from: its variable and whether it is set (never the
-    value). A provider without a preset (acp, echo) needs none of sightline's keys."""
+    """Where the provider's key comes from: its variable (the first one set, of those it
+    reads) and whether it is set (never the value). A provider without a preset (acp, echo)
+    needs none of sightline's keys."""
     found = presets.preset(provider)
     if found is None or not found.needs_key:
         return {"needs_key": False}
-    env = found.key_env or ""
+    names = [n for n in (found.key_env, *OTHER_KEY_ENVS.get(provider, ())) if n]
+    env = next((n for n in names if os.environ.get(n)), names[0] if names else "")
     return {"needs_key": True, "env": env, "set": bool(env and os.environ.get(env))}
 
 
-def report(provider: str, mcp: bool) -> dict[str, Any]:
+def endpoint(provider: str, base_url: str | None) -> dict[str, Any] | None:
+    """Whether the provider's endpoint takes a TCP connection (nothing is sent), for the
+    providers with a known address; None for the others (local servers, agents, echo)."""
+    found = presets.preset(provider)
+    url = base_url or DEFAULT_ENDPOINTS.get(provider) or (found.base_url if found else None)
+    if not url or (found is not None and found.local and not base_url):
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=REACH_TIMEOUT_S).close()
+        error = ""
+    except OSError as err:
+        error = (err.strerror or type(err).__name__) if not isinstance(err, TimeoutError) else ""
+        error = error or "timed out"
+    return {"address": f"{host}:{port}", "reachable": not error, "error": error}
+
+
+def report(provider: str, mcp: bool, base_url: str | None = None) -> dict[str, Any]:
     kind = provider_kind(provider)
     packages = [
         check_package(p, not p.kinds or kind in p.kinds or (mcp and "mcp" in p.kinds))
@@ -90,13 +126,16 @@ def report(provider: str, mcp: bool) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "packages": packages,
         "key": key_source(provider),
+        "endpoint": endpoint(provider, base_url) if provider in DEFAULT_ENDPOINTS else None,
     }
 
 
 def main(argv: list[str]) -> int:
     args = json.loads(argv[0]) if argv else {}
     provider = str(args.get("provider") or "echo")
-    print(json.dumps(report(provider, bool(args.get("mcp")))))  # noqa: T201 (its output)
+    base_url = args.get("base_url") if isinstance(args.get("base_url"), str) else None
+    out = report(provider, bool(args.get("mcp")), base_url)
+    print(json.dumps(out))  # noqa: T201 (its output)
     return 0
 
 

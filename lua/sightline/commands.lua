@@ -126,6 +126,21 @@ M.subcommands = {
       return require('sightline.extensions').complete(arglead, args)
     end,
   },
+  login = {
+    -- The sign-in waits for GitHub on the core's worker thread; the pane shows the code.
+    run = function(args)
+      if not args[1] then
+        return nil, 'login: which provider? (:Sightline login copilot)'
+      end
+      local res, err = require('sightline.host').request('provider.login', { name = args[1] })
+      if not res then
+        return nil, err
+      end
+      return sl().chat()
+    end,
+    complete = fixed({ 'copilot' }),
+    max_args = 1,
+  },
   model = {
     -- The core knows the models and the current one; the list is fetched off the UI thread
     -- and cached, so only the first <Tab> waits (at most MODEL_WAIT_MS).

@@ -15,6 +15,7 @@ M.PROVIDERS = {
   ollama = { thinking = 'effort' },
   openrouter = { thinking = 'effort' },
   gemini = { thinking = 'budget' }, -- a budget (2.x), or an effort: a level for Gemini 3
+  copilot = { thinking = 'effort' },
   acp = {},
   echo = {},
 }
@@ -25,7 +26,7 @@ table.sort(PROVIDER_NAMES)
 local defaults = {
   python = nil, ---@type string?
   provider = {
-    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"gemini"|"acp"|"echo"|nil
+    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"gemini"|"copilot"|"acp"|"echo"|nil
     model = nil, ---@type string? nil = the provider's default model (the core knows them)
     max_tokens = 8192,
     base_url = nil, ---@type string?
@@ -37,6 +38,7 @@ local defaults = {
     thinking = nil, ---@type integer|"low"|"medium"|"high"|false|nil token budget (anthropic) or reasoning effort
     context_window = nil, ---@type integer? nil = the model's known context size
     agent_mode = nil, ---@type string? acp: the agent's mode by id (the only way to one that never asks)
+    host = nil, ---@type string? copilot: the GitHub Enterprise host (nil = github.com)
   },
   rules = true,
   pane = {
@@ -231,6 +233,7 @@ local schema = {
     },
     context_window = { count(1024, 2 ^ 31 - 1), true },
     agent_mode = { 'string', true },
+    host = { text, true },
   },
   rules = { 'boolean' },
   pane = {

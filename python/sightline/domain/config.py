@@ -67,6 +67,8 @@ class ProviderConfig:
     # acp: the agent's mode for normal turns, by its id; the only way a mode that does not
     # ask before it writes or runs commands is used (providers/acp/modes.py).
     agent_mode: str | None = None
+    # copilot: the GitHub host (Enterprise); None = github.com.
+    host: str | None = None
 
     @classmethod
     def from_table(cls, prov: _Table) -> ProviderConfig:
@@ -84,6 +86,7 @@ class ProviderConfig:
             thinking=prov.thinking("thinking"),
             context_window=prov.optional_count("context_window"),
             agent_mode=prov.optional_text("agent_mode"),
+            host=prov.optional_text("host"),
         )
 
     @classmethod

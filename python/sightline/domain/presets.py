@@ -45,6 +45,8 @@ PRESETS: dict[str, Preset] = {
     ),
     # The key may also be in $GOOGLE_API_KEY (providers/gemini_api.py KEY_ENVS).
     "gemini": Preset(kind="gemini", model="gemini-2.5-flash", key_env="GEMINI_API_KEY"),
+    # Chat Completions with the token of the user's GitHub sign-in (providers/copilot_auth.py).
+    "copilot": Preset(kind="openai", model="gpt-4.1", needs_key=False),
 }
 
 

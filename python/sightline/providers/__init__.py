@@ -36,6 +36,12 @@ def _gemini(cfg: ProviderConfig) -> Provider:
     return GeminiProvider(cfg)
 
 
+def _copilot(cfg: ProviderConfig) -> Provider:
+    from sightline.providers.copilot_api import CopilotProvider
+
+    return CopilotProvider(cfg)
+
+
 def _acp(cfg: ProviderConfig) -> Provider:
     from sightline.providers.acp import AcpProvider
 
@@ -50,6 +56,7 @@ REGISTRY: dict[str, Callable[[ProviderConfig], Provider]] = {
     "openrouter": _openai,
     "acp": _acp,
     "gemini": _gemini,
+    "copilot": _copilot,
 }
 
 

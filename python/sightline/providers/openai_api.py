@@ -429,19 +429,31 @@ class OpenAIProvider(AbortableStream, ProviderBase):
         self._cancelled.clear()
         return with_retries(
             lambda: self._stream_once(request, cancelled),
-            lambda err: classify(err, self.cfg),
+            self._classify,
             self.cfg.retries,
             stopped=lambda: cancelled() or self._cancelled.is_set(),
             wait=self._cancelled.wait,
-            recover=self._without_tools,
+            recover=self._recover,
         )
+
+    # Hooks for a service on this provider (copilot: its own words, token renewal, headers).
+    def _classify(self, err: BaseException) -> ProviderError:
+        return classify(err, self.cfg)
+
+    def _recover(self, fault: ProviderError) -> Notice | None:
+        return self._without_tools(fault)
+
+    def _extra_headers(self, request: Request) -> dict[str, str] | None:
+        return None
 
     def _stream_once(
         self, request: Request, cancelled: Callable[[], bool]
     ) -> Iterator[StreamEvent]:
         client = self._get_client()
         stream = client.chat.completions.create(
-            stream=True, **chat_request(self.cfg, request, self.tools_on)
+            stream=True,
+            extra_headers=self._extra_headers(request),
+            **chat_request(self.cfg, request, self.tools_on),
         )
         with self._lock:
             self._stream = stream
@@ -476,7 +488,7 @@ class OpenAIProvider(AbortableStream, ProviderBase):
         try:
             return sorted(m.id for m in self._get_client().models.list())
         except Exception as err:
-            raise classify(err, self.cfg) from None
+            raise self._classify(err) from None
 
     def prepare(self) -> None:
         """Import the SDK and resolve the key before anything is recorded."""

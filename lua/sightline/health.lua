@@ -13,7 +13,13 @@ local HEALTH_TIMEOUT_MS = 15000
 local function check_python(python, root, provider, cfg)
   local pythonpath = root .. '/python' .. (vim.env.PYTHONPATH and (':' .. vim.env.PYTHONPATH) or '')
   local mcp = next(cfg.mcp.servers) ~= nil or vim.uv.fs_stat('.mcp.json') ~= nil
-  local args = vim.json.encode({ provider = provider, mcp = mcp, base_url = cfg.provider.base_url })
+  local args = vim.json.encode({
+    provider = provider,
+    mcp = mcp,
+    base_url = cfg.provider.base_url,
+    host = cfg.provider.host,
+    reach = true,
+  })
   local res = vim
     .system({ python, '-m', 'sightline.entry.health', args }, { text = true, env = { PYTHONPATH = pythonpath } })
     :wait(HEALTH_TIMEOUT_MS)
@@ -125,6 +131,16 @@ end
 ---@param cfg sightline.Config
 ---@param key table? from sightline.entry.health
 local function check_key(provider, cfg, key)
+  if key and key.signin then
+    if #key.signin > 0 then
+      h.ok(('signed in to GitHub Copilot on %s: %s'):format(key.host, table.concat(key.signin, ', ')))
+    else
+      h.error(('not signed in to GitHub Copilot on %s'):format(key.host), {
+        'run :Sightline login copilot (or sign in with copilot.vim / copilot.lua)',
+      })
+    end
+    return
+  end
   if not key or not key.needs_key then
     return
   end

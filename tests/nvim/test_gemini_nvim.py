@@ -93,3 +93,16 @@ def test_a_tool_call_goes_through_the_gate_and_its_signatures_come_back(
     assert server.rejected() == []
     assert any("Done." in line for line in transcript(nv))
     assert not any(KEY in line for line in transcript(nv))
+
+
+def test_checkhealth_says_the_package_the_key_variable_and_the_endpoint(
+    nvim_factory: Any, server: FakeGemini
+) -> None:
+    nv = gemini(nvim_factory, server)
+    nv.command("checkhealth sightline")
+    text = "\n".join(nv.api.buf_get_lines(0, 0, -1, False))
+    assert "google-genai 3.6.1 (the gemini provider" in text
+    assert "an API key is set in $GEMINI_API_KEY" in text
+    address = server.base_url.removeprefix("http://")
+    assert f"the endpoint {address} is reachable" in text
+    assert KEY not in text

@@ -28,6 +28,7 @@ def needed(provider: str, mcp: bool = False) -> set[str]:
         ("openrouter", {"openai"}),
         ("acp", {"agent-client-protocol"}),
         ("gemini", {"google-genai"}),
+        ("copilot", {"openai"}),
         ("echo", set()),
     ],
 )
@@ -68,10 +69,35 @@ def test_gemini_names_the_variable_its_key_is_in_and_whether_the_endpoint_answer
         listening.bind(("127.0.0.1", 0))
         listening.listen()
         port = listening.getsockname()[1]
-        out = health.report("gemini", False, f"http://127.0.0.1:{port}")
+        out = health.report("gemini", False, f"http://127.0.0.1:{port}", reach=True)
         assert out["endpoint"] == {"address": f"127.0.0.1:{port}", "reachable": True, "error": ""}
     closed = health.endpoint("gemini", f"http://127.0.0.1:{port}")
     assert closed is not None and not closed["reachable"] and closed["error"]
+    assert "SECRET" not in json.dumps(out)
+
+
+def test_copilot_says_where_its_sign_in_is_never_the_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert health.signin("github.example.com") == {
+        "needs_key": False,
+        "signin": [],
+        "host": "github.example.com",
+    }
+    import socket
+
+    with socket.socket() as listening:  # the host's API, on loopback
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        host = f"http://127.0.0.1:{listening.getsockname()[1]}"
+        saved = tmp_path / "config" / "github-copilot" / "hosts.json"
+        saved.parent.mkdir(parents=True)
+        saved.write_text(json.dumps({host: {"oauth_token": "gho_SECRET_token"}}))
+        out = health.report("copilot", False, host=host, reach=True)
+    assert out["key"]["signin"] == [f"copilot.vim's hosts.json ({saved})"]
+    assert out["endpoint"]["reachable"] and out["endpoint"]["address"] == host[7:]
     assert "SECRET" not in json.dumps(out)
 
 

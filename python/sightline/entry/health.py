@@ -97,6 +97,14 @@ def key_source(provider: str) -> dict[str, Any]:
     return {"needs_key": True, "env": env, "set": bool(env and os.environ.get(env))}
 
 
+def signin(host: str | None) -> dict[str, Any]:
+    """copilot: where its GitHub sign-in is (sightline's, copilot.vim's), never the token."""
+    from sightline.providers import copilot_auth
+
+    found = copilot_auth.Host.of(host)
+    return {"needs_key": False, "signin": copilot_auth.token_sources(found), "host": found.name}
+
+
 def endpoint(provider: str, base_url: str | None) -> dict[str, Any] | None:
     """Whether the provider's endpoint takes a TCP connection (nothing is sent), for the
     providers with a known address; None for the others (local servers, agents, echo)."""
@@ -116,7 +124,14 @@ def endpoint(provider: str, base_url: str | None) -> dict[str, Any] | None:
     return {"address": f"{host}:{port}", "reachable": not error, "error": error}
 
 
-def report(provider: str, mcp: bool, base_url: str | None = None) -> dict[str, Any]:
+def report(
+    provider: str,
+    mcp: bool,
+    base_url: str | None = None,
+    host: str | None = None,
+    reach: bool = False,
+) -> dict[str, Any]:
+    """What :checkhealth shows; `reach`: also try the provider's endpoint (a connection)."""
     kind = provider_kind(provider)
     packages = [
         check_package(p, not p.kinds or kind in p.kinds or (mcp and "mcp" in p.kinds))
@@ -125,16 +140,26 @@ def report(provider: str, mcp: bool, base_url: str | None = None) -> dict[str, A
     return {
         "python": sys.version.split()[0],
         "packages": packages,
-        "key": key_source(provider),
-        "endpoint": endpoint(provider, base_url) if provider in DEFAULT_ENDPOINTS else None,
+        "key": signin(host) if provider == "copilot" else key_source(provider),
+        "endpoint": _endpoint(provider, base_url, host) if reach else None,
     }
+
+
+def _endpoint(provider: str, base_url: str | None, host: str | None) -> dict[str, Any] | None:
+    if provider == "copilot":
+        from sightline.providers import copilot_auth
+
+        # The sign-in's exchange is the first thing a request needs.
+        return endpoint(provider, copilot_auth.Host.of(host).api)
+    return endpoint(provider, base_url) if provider in DEFAULT_ENDPOINTS else None
 
 
 def main(argv: list[str]) -> int:
     args = json.loads(argv[0]) if argv else {}
     provider = str(args.get("provider") or "echo")
     base_url = args.get("base_url") if isinstance(args.get("base_url"), str) else None
-    out = report(provider, bool(args.get("mcp")), base_url)
+    host = args.get("host") if isinstance(args.get("host"), str) else None
+    out = report(provider, bool(args.get("mcp")), base_url, host, args.get("reach") is True)
     print(json.dumps(out))  # noqa: T201 (its output)
     return 0
 

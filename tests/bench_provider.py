@@ -1,5 +1,5 @@
-"""Issue 13's benchmarks, per provider (anthropic, openai and gemini, each against its
-loopback fake):
+"""Issue 13's benchmarks, per provider (anthropic, openai, gemini and copilot, each against
+its loopback fake):
 
 * input tokens sent for a 20-line Change with Agent in a 5 000-line file, with the default
   system prompt and tools (counted from the request body the fake recorded, ~4 chars/token);
@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
 from tests import fakeapi  # noqa: E402
+from tests import fakecopilot as fc  # noqa: E402
 from tests import fakegemini as fg  # noqa: E402
 from tests import fakeopenai as fo  # noqa: E402
 from tests.benchutil import child, wait  # noqa: E402
@@ -75,6 +76,17 @@ def _run(kind: str, runs: int) -> list[dict[str, Any]]:
                 first = server.first_content_sent
                 reply = fg.reply(fg.text("BENCHTEXT done", chunks=1))
                 scoped = fg.reply(fg.call("replace_selection", {"text": "x = 1"}))
+            elif kind == "copilot":
+                server = fc.FakeCopilot()
+                provider = {"name": "copilot", "host": server.base_url, "retries": 0}
+                env = {}
+                # Signed in as copilot.vim leaves it (the child's config dir is tmp/config).
+                saved = Path(tmp) / "config" / "github-copilot" / "hosts.json"
+                saved.parent.mkdir(parents=True)
+                saved.write_text(json.dumps({server.base_url: {"oauth_token": server.grant()}}))
+                first = server.first_content_sent
+                reply = fo.text("BENCHTEXT done", chunks=1)
+                scoped = fo.tool_call("replace_selection", {"text": "x = 1"})
             elif kind == "openai":
                 server = fo.FakeOpenAI()
                 provider = {
@@ -155,7 +167,8 @@ def _run(kind: str, runs: int) -> list[dict[str, Any]]:
 def bench(runs: int = 21) -> list[dict[str, Any]]:
     fakeapi._Handler.send_event = _timed_send_event  # type: ignore[method-assign]
     try:
-        return _run("anthropic", runs) + _run("openai", runs) + _run("gemini", runs)
+        kinds = ("anthropic", "openai", "gemini", "copilot")
+        return [row for kind in kinds for row in _run(kind, runs)]
     finally:
         fakeapi._Handler.send_event = _send_event  # type: ignore[method-assign]
 

@@ -151,7 +151,20 @@ M.subcommands = {
       end
       -- Said either way: with the pane closed nothing else shows that the switch was made.
       local said = args[1] and 'sightline: model %s from the next request on' or 'sightline: model %s'
-      require('sightline.ui.message').notify(said:format(res.model), vim.log.levels.INFO)
+      said = said:format(res.model)
+      if not args[1] then
+        -- A provider that says more of its models (copilot: the premium multiplier) lists them.
+        local known = require('sightline.host').request('agent.models', { wait_ms = 800 })
+        local notes = known and known.notes or {}
+        local each = {}
+        for _, name in ipairs(known and known.models or {}) do
+          each[#each + 1] = notes[name] and ('%s (%s)'):format(name, notes[name]) or nil
+        end
+        if #each > 0 then
+          said = said .. '; models: ' .. table.concat(each, ', ')
+        end
+      end
+      require('sightline.ui.message').notify(said, vim.log.levels.INFO)
       return true
     end,
     complete = function(arglead)

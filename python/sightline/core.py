@@ -54,6 +54,7 @@ class Core:
         self._models: dict[tuple[str, str | None], list[str] | str] = {}
         self._fetches: dict[tuple[str, str | None], threading.Event] = {}
         self._models_lock = threading.Lock()
+        self._notes: dict[tuple[str, str | None], dict[str, str]] = {}
         self._login: Any = None  # providers.copilot_login.Login, made on first use
 
     def _mcp_note(self, note: narrator.Note) -> None:
@@ -173,6 +174,10 @@ class Core:
         if current not in models:
             models.insert(0, current)
         out["models"] = models
+        with self._models_lock:
+            notes = self._notes.get(key)
+        if notes:
+            out["notes"] = notes
         return out
 
     def _fetch_models(
@@ -180,6 +185,9 @@ class Core:
     ) -> None:
         try:
             result: list[str] | str = list(provider.models())
+            notes = getattr(provider, "model_notes", dict)()
+            with self._models_lock:
+                self._notes[key] = notes if isinstance(notes, dict) else {}
         except ProviderError as err:
             result = err.message
         except Exception as err:

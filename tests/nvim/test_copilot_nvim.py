@@ -16,7 +16,7 @@ import pytest
 
 from tests import fakeopenai as fo
 from tests.agent_util import TURN_TIMEOUT_S, decide, idle, lines, send, wait_pending
-from tests.conftest import status, transcript, wait_for
+from tests.conftest import capture_notify, said, status, transcript, wait_for
 from tests.fakecopilot import FakeCopilot
 
 
@@ -113,3 +113,31 @@ def test_checkhealth_says_whether_and_where_the_user_is_signed_in(
     assert f"signed in to GitHub Copilot on {gh.base_url}: copilot.vim's apps.json" in text
     assert f"the endpoint {gh.base_url.removeprefix('http://')} is reachable" in text
     assert token not in text
+
+
+def test_model_lists_the_multipliers_and_completes_the_names(
+    nvim_factory: Any, gh: FakeCopilot, isolated_env: Path
+) -> None:
+    token = gh.grant()
+    saved = isolated_env.parent / "xdg" / "config" / "github-copilot" / "hosts.json"
+    saved.parent.mkdir(parents=True)
+    saved.write_text(json.dumps({gh.base_url: {"oauth_token": token}}))
+    nv = copilot(nvim_factory, gh)
+    nv.command("set columns=200")
+    taken = capture_notify(nv)
+    found = wait_for(
+        lambda: (
+            "claude" in "".join(c := nv.call("getcompletion", "Sightline model ", "cmdline")) and c
+        ),
+        TURN_TIMEOUT_S,
+        "the model list",
+    )
+    assert found == ["claude-sonnet-4", "gpt-4.1"]  # not o3 (disabled by policy)
+    nv.command("Sightline model")
+    (note,) = [said(nv, n["msg"]) for n in taken()]
+    assert note == "sightline: model gpt-4.1; models: claude-sonnet-4 (1x), gpt-4.1 (0x)"
+    nv.command("Sightline model claude-sonnet-4")
+    gh.script(fo.text("from claude"))
+    send(nv, "hi")
+    idle(nv)
+    assert gh.chats()[0].body["model"] == "claude-sonnet-4"

@@ -194,6 +194,10 @@ class ProviderBase:
     def models(self) -> list[str]:
         return []
 
+    def model_notes(self) -> dict[str, str]:
+        """A word on some of the models `models()` listed (copilot: the premium multiplier)."""
+        return {}
+
     def close(self) -> None:
         pass
 

@@ -136,7 +136,7 @@ local function check_key(provider, cfg, key)
       h.ok(('signed in to GitHub Copilot on %s: %s'):format(key.host, table.concat(key.signin, ', ')))
     else
       h.error(('not signed in to GitHub Copilot on %s'):format(key.host), {
-        'run :Sightline login copilot (or sign in with copilot.vim / copilot.lua)',
+        'run :Sightline login copilot (or sign in with copilot.vim or its Lua port)',
       })
     end
     return

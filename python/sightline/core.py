@@ -185,7 +185,7 @@ class Core:
     ) -> None:
         try:
             result: list[str] | str = list(provider.models())
-            notes = getattr(provider, "model_notes", dict)()
+            notes: Any = getattr(provider, "model_notes", dict)()
             with self._models_lock:
                 self._notes[key] = notes if isinstance(notes, dict) else {}
         except ProviderError as err:

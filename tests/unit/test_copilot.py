@@ -75,6 +75,12 @@ def run(p: Any, request: Request | None = None) -> list[Any]:
     return list(p.stream(request or ask(), lambda: False))
 
 
+def pause(seconds: float) -> bool:
+    """The poll's wait: GitHub's interval (the fake's is 10 ms), never cancelled."""
+    time.sleep(seconds)
+    return False
+
+
 def save_copilot_vim(gh: FakeCopilot, name: str = "apps.json") -> str:
     """A sign-in as copilot.vim / copilot.lua keep it."""
     token = gh.grant()
@@ -92,10 +98,7 @@ def test_the_device_flow_signs_in_and_keeps_the_token_for_the_user_only(
     gh.pending_polls, gh.slow_down = 2, True
     code = copilot_auth.start_device_flow(host)
     assert code.user_code == "WDJB-MJHT" and code.verification_uri.endswith("/login/device")
-    waits: list[float] = []
-    token = copilot_auth.poll_device_flow(
-        host, code, lambda s: waits.append(s) or time.sleep(s) or False
-    )
+    token = copilot_auth.poll_device_flow(host, code, pause)
     assert gh.polls == 4  # slow_down, pending, pending, granted
     path = copilot_auth.store_oauth_token(host, token)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -121,7 +124,7 @@ def test_a_sign_in_that_fails_says_why(gh: FakeCopilot, setup: str, words: str) 
         code = copilot_auth.DeviceCode(code.device_code, code.user_code, "u", 0.01, 0.05)
         gh.pending_polls = 1000
     with pytest.raises(ProviderError, match=words):
-        copilot_auth.poll_device_flow(host, code, lambda s: time.sleep(s) or False)
+        copilot_auth.poll_device_flow(host, code, pause)
     assert not copilot_auth.store_path().exists()
 
 

@@ -1,5 +1,5 @@
 """GitHub Copilot's credentials: the GitHub OAuth token (sightline's own device-flow sign-in,
-or the one copilot.vim / copilot.lua saved) and the short-lived Copilot API token it is
+or the one copilot.vim (or its Lua port) saved) and the short-lived Copilot API token it is
 exchanged for, refreshed before it expires.
 
 Endpoints, for a host `H` (`github.com`, or an Enterprise host): the device flow at
@@ -29,7 +29,7 @@ from typing import Any
 from sightline.domain import paths, secrets
 from sightline.providers.base import ProviderError
 
-# The OAuth app GitHub's own Neovim plugin signs in with (copilot.vim, copilot.lua): its
+# The OAuth app GitHub's own Neovim plugin signs in with (copilot.vim and its Lua port): its
 # tokens are the ones the exchange accepts, and the ones those plugins saved.
 CLIENT_ID = "Iv1.b507a08c87ecfe98"
 DEFAULT_HOST = "github.com"
@@ -94,7 +94,7 @@ def store_path() -> Path:
 
 
 def copilot_vim_dir() -> Path:
-    """copilot.vim's and copilot.lua's folder under the user config dir."""
+    """The folder of copilot.vim and its Lua port under the user config dir."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     if os.name == "nt":
         base = os.environ.get("LOCALAPPDATA") or base

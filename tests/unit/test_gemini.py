@@ -194,6 +194,19 @@ def test_an_unsigned_step_of_the_current_turn_goes_as_text(api: FakeGemini) -> N
     assert "functionCall" in api.streamed()[1].body["contents"][1]["parts"][0]
 
 
+def test_a_conversation_gemini_signed_goes_on_with_another_provider(api: FakeGemini) -> None:
+    """The signatures stay in the history, but only a provider that asks gets them: the
+    same records are a valid Messages API request (Claude would refuse the extra key)."""
+    from tests.fakeapi import validation_error as messages_error
+
+    api.script(fg.reply(fg.text("Reading."), fg.call("read_file", {"path": "a.py"})))
+    records = turn_of([prompt()], run(provider(api), [prompt()])[-1])
+    assert any("signature" in b for r in records for b in r["content"])
+    plain = wire_messages([*records, PROMPT])
+    assert "signature" not in json.dumps(plain)
+    assert messages_error({"model": "claude-t", "max_tokens": 64, "messages": plain}) is None
+
+
 def body_for(records: list[Any], model: str, thinking: Any = None) -> dict[str, Any]:
     cfg = provider_config(name="gemini", model=model, thinking=thinking)
     request = Request("sys", wire_messages([*records, PROMPT], signatures=True), TOOLS)

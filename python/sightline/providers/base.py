@@ -129,6 +129,9 @@ class Capabilities:
     # Its replies carry signatures on text and tool_use blocks (Gemini's thought
     # signatures) that must go back in the same blocks: wire_messages keeps them.
     signed_parts: bool = False
+    # Billed by a subscription, not by tokens (Copilot's premium requests): no cost is shown
+    # unless provider.prices names the model.
+    subscription: bool = False
 
 
 class Provider(Protocol):

@@ -16,6 +16,16 @@ M.PROVIDERS = {
   openrouter = { thinking = 'effort' },
   acp = {},
   echo = {},
+  -- OpenAI-compatible presets (python/sightline/domain/presets.py).
+  mistral = { thinking = 'effort' },
+  deepseek = { thinking = 'effort' },
+  xai = { thinking = 'effort' },
+  lmstudio = { thinking = 'effort' },
+  vllm = { thinking = 'effort' },
+  llamacpp = { thinking = 'effort' },
+  azure = { thinking = 'effort' },
+  bedrock = { thinking = 'budget' },
+  vertex = { thinking = 'budget' },
 }
 local PROVIDER_NAMES = vim.tbl_keys(M.PROVIDERS)
 table.sort(PROVIDER_NAMES)
@@ -24,7 +34,7 @@ table.sort(PROVIDER_NAMES)
 local defaults = {
   python = nil, ---@type string?
   provider = {
-    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"acp"|"echo"|nil
+    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"acp"|"echo"|"mistral"|"deepseek"|"xai"|"lmstudio"|"vllm"|"llamacpp"|"azure"|"bedrock"|"vertex"|nil
     model = nil, ---@type string? nil = the provider's default model (the core knows them)
     max_tokens = 8192,
     base_url = nil, ---@type string?
@@ -36,6 +46,11 @@ local defaults = {
     thinking = nil, ---@type integer|"low"|"medium"|"high"|false|nil token budget (anthropic) or reasoning effort
     context_window = nil, ---@type integer? nil = the model's known context size
     agent_mode = nil, ---@type string? acp: the agent's mode by id (the only way to one that never asks)
+    deployment = nil, ---@type string? azure: the deployment (it names the model)
+    api_version = nil, ---@type string? azure: the data-plane API version (nil = $OPENAI_API_VERSION or 2024-10-21)
+    entra_token_cmd = nil, ---@type string|string[]|nil azure: prints a Microsoft Entra ID token instead of a key
+    region = nil, ---@type string? bedrock, vertex: the cloud region (nil = the SDK's: $AWS_REGION, $CLOUD_ML_REGION)
+    project = nil, ---@type string? vertex: the Google Cloud project (nil = the credentials' or $ANTHROPIC_VERTEX_PROJECT_ID)
   },
   rules = true,
   pane = {
@@ -230,6 +245,11 @@ local schema = {
     },
     context_window = { count(1024, 2 ^ 31 - 1), true },
     agent_mode = { 'string', true },
+    deployment = { text, true },
+    api_version = { text, true },
+    entra_token_cmd = { command, true },
+    region = { text, true },
+    project = { text, true },
   },
   rules = { 'boolean' },
   pane = {

@@ -103,8 +103,9 @@ def _loop(session: SessionState, turn: Turn) -> str:
         session.ui.schedule()
     system = system_prompt(session.workspace, mode, turn.scope is not None, rules)
     for iteration in range(cfg.max_iterations + 1):
-        # Each request asks again: an MCP server that died since is left out.
-        offered = tools(session, turn, mode)
+        # Each request asks again: an MCP server that died since is left out. A model
+        # without tools (its capabilities) is offered none: it chats.
+        offered = tools(session, turn, mode) if session.provider.capabilities.tools else []
         by_name = {tool.name: tool for tool in offered}
         assert session.conversation is not None
         if accounts.last_context >= compaction.TRIGGER * accounts.context_window():

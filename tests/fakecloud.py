@@ -22,7 +22,7 @@ Vertex (`FakeVertex`), from the Vertex AI docs for Claude (streamRawPredict):
 
     POST /v1/projects/{project}/locations/{region}/publishers/anthropic/models/
          {model}:streamRawPredict
-    body: the Messages body without `model`, `anthropic_version: vertex-2023-10-16`
+    body: the Messages body without `model`, with an `anthropic_version` (required)
     auth: `Authorization: Bearer` with a token this server's own token endpoint issued
     (POST /token: the OAuth 2.0 JWT-bearer grant a service-account key file makes, the JWT
     checked against the key's public half) and not expired; the reply is the Messages SSE.
@@ -58,8 +58,6 @@ from tests.fakeapi import (
     _Handler,
 )
 
-BEDROCK_VERSION = "bedrock-2023-05-31"
-VERTEX_VERSION = "vertex-2023-10-16"
 _BEDROCK_PATH = re.compile(r"^/model/(?P<model>[^/]+)/(?P<op>invoke|invoke-with-response-stream)$")
 _VERTEX_PATH = re.compile(
     r"^/v1/projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/publishers/anthropic/"
@@ -227,10 +225,8 @@ class FakeBedrock(FakeAnthropic):
                 return fail(
                     400, f"Malformed input request: extraneous key [{extraneous}] is not permitted"
                 )
-        if body.get("anthropic_version") != BEDROCK_VERSION:
-            return fail(
-                400, "Malformed input request: anthropic_version: expected bedrock-2023-05-31"
-            )
+        if not isinstance(body.get("anthropic_version"), str) or not body["anthropic_version"]:
+            return fail(400, "Malformed input request: required key [anthropic_version] not found")
         messages_body = {k: v for k, v in body.items() if k != "anthropic_version"} | {
             "model": model
         }
@@ -351,8 +347,8 @@ class FakeVertex(FakeAnthropic):
                 "Request had invalid authentication credentials. Expected OAuth 2 access "
                 "token, login cookie or other valid authentication credential.",
             )
-        if not isinstance(body, dict) or body.get("anthropic_version") != VERTEX_VERSION:
-            return fail(400, "anthropic_version: expected vertex-2023-10-16")
+        if not isinstance(body, dict) or not body.get("anthropic_version"):
+            return fail(400, "anthropic_version: Field required")
         if "model" in body:
             return fail(400, "model: Extra inputs are not permitted")
         messages_body = {k: v for k, v in body.items() if k != "anthropic_version"} | {
@@ -410,7 +406,8 @@ class FakeVertex(FakeAnthropic):
             key.verify(signature, signed, padding.PKCS1v15(), hashes.SHA256())
         except InvalidSignature:
             return "Invalid JWT Signature."
-        if claims.get("aud") != self.token_uri:
+        # Google's token endpoint is the audience whatever token_uri the key file names.
+        if claims.get("aud") != "https://oauth2.googleapis.com/token":
             return f"Invalid JWT: audience {claims.get('aud')!r}"
         if "cloud-platform" not in str(claims.get("scope", "")):
             return "Invalid JWT: no scope"

@@ -222,6 +222,15 @@ class CloudClaudeProvider(AnthropicProvider):
             )
             if said is not None:
                 return _reworded(classify(err, self.cfg.timeout_ms / 1000), said)
+        if type(err).__name__ == "RefreshError":  # google.auth: no token for these credentials
+            return ProviderError(
+                secrets.redact(
+                    f"Google gave no access token for vertex ({err.args[0] if err.args else err}):"
+                    " run gcloud auth application-default login, or check the key file in "
+                    "$GOOGLE_APPLICATION_CREDENTIALS."
+                ),
+                retryable=False,
+            )
         if isinstance(err, RuntimeError | ValueError) and "credentials" in str(err).lower():
             return ProviderError(
                 secrets.redact(f"The {self.kind} credentials could not be used: {err}")

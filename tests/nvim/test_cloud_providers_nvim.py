@@ -172,3 +172,21 @@ def test_a_preset_is_chosen_by_its_name_and_takes_base_url_and_model(
         assert server.completions()[0].body["model"] == "codestral-latest"
     assert any("Bonjour." in line for line in transcript(nv))
     assert status(nv)["capabilities"]["context_window"] == 256_000
+
+
+@pytest.mark.parametrize(
+    ("opts", "message"),
+    [
+        ("{provider = {name = 'bedrock', region = 5}}", "sightline.provider.region: expected"),
+        ("{provider = {name = 'azure', deployment = ''}}", "sightline.provider.deployment:"),
+        ("{provider = {name = 'azure', entra_token_cmd = {}}}", "provider.entra_token_cmd:"),
+        ("{provider = {name = 'vertex', project = {}}}", "sightline.provider.project: expected"),
+        ("{provider = {name = 'bedrock', thinking = 'high'}}", ""),
+    ],
+)
+def test_the_new_keys_are_checked_by_setup(nvim: Any, opts: str, message: str) -> None:
+    said = nvim.exec_lua(f"return {{require('sightline').setup({opts})}}")
+    if message:
+        assert said[0] is None and message in said[1], said
+    else:
+        assert said == [True]

@@ -14,15 +14,15 @@ local function check_python(python, root, provider, cfg)
   local pythonpath = root .. '/python' .. (vim.env.PYTHONPATH and (':' .. vim.env.PYTHONPATH) or '')
   local mcp = next(cfg.mcp.servers) ~= nil or vim.uv.fs_stat('.mcp.json') ~= nil
   -- The keys its credential and endpoint checks read (a command's presence, never its text).
-  local p = cfg.provider
+  local prov = cfg.provider
   local sent = {
-    base_url = p.base_url,
-    model = p.model,
-    deployment = p.deployment,
-    region = p.region,
-    project = p.project,
-    api_key_cmd = p.api_key_cmd ~= nil or nil,
-    entra_token_cmd = p.entra_token_cmd ~= nil or nil,
+    base_url = prov.base_url,
+    model = prov.model,
+    deployment = prov.deployment,
+    region = prov.region,
+    project = prov.project,
+    api_key_cmd = prov.api_key_cmd ~= nil or nil,
+    entra_token_cmd = prov.entra_token_cmd ~= nil or nil,
   }
   local args = vim.json.encode({ provider = provider, mcp = mcp, config = sent })
   local res = vim

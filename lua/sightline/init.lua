@@ -247,7 +247,9 @@ function M.status()
     autoaccept = cfg.autoaccept,
     workspace = vim.fn.getcwd(-1, -1),
   }
-  for _, key in ipairs({ 'provider', 'model', 'mode', 'autoaccept', 'workspace', 'scope', 'pending', 'tokens', 'cost', 'capabilities' }) do
+  local shown =
+    { 'provider', 'model', 'mode', 'autoaccept', 'workspace', 'scope', 'pending', 'tokens', 'cost', 'capabilities' }
+  for _, key in ipairs(shown) do
     if mirror[key] ~= nil and mirror[key] ~= vim.NIL then
       out[key] = mirror[key]
     end

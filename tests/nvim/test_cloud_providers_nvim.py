@@ -190,3 +190,25 @@ def test_the_new_keys_are_checked_by_setup(nvim: Any, opts: str, message: str) -
         assert said[0] is None and message in said[1], said
     else:
         assert said == [True]
+
+
+def test_a_model_without_tools_is_offered_none_and_the_bar_says_chat_only(
+    nvim_factory: Any,
+) -> None:
+    with fo.FakeOpenAI(api_key="sk-chat-only-0001") as server:
+        provider = {"name": "openai", "base_url": server.base_url, "model": "o1-mini"}
+        nv = nvim_factory({"provider": provider}, env={"OPENAI_API_KEY": "sk-chat-only-0001"})
+        nv.command("set columns=200")
+        nv.command("Sightline chat")
+        server.script(fo.text("Just talking."))
+        send(nv, "read my files")
+        idle(nv)
+        (req,) = server.completions()
+    assert "tools" not in req.body
+    shown = "\n".join(transcript(nv))
+    assert "Just talking." in shown and "o1-mini does not support tools" in shown
+    assert status(nv)["capabilities"]["tools"] is False
+    bar = nv.exec_lua(
+        "return vim.wo[vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)].winbar"
+    )
+    assert "openai o1-mini (chat only)" in bar

@@ -91,3 +91,13 @@ def test_any_model_name_has_capabilities_and_a_known_price_or_none(model: str, n
     assert pricing.price_of(model) == (pricing.PRICES[entry] if entry else None)
     assert caps.price == ({} if caps.local else models.lookup(model).price)
     assert pricing.context_window(model) > 0
+
+
+def test_every_key_variable_of_a_provider_is_kept_from_commands_and_redacted() -> None:
+    from sightline.domain import secrets
+
+    cloud = {"AZURE_OPENAI_AD_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
+    variables = {p.key_env for p in PRESETS.values() if p.key_env} | cloud
+    assert variables <= set(secrets.KEY_ENV_VARS)
+    env = {name: f"value-of-{name}" for name in variables} | {"PATH": "/bin"}
+    assert secrets.scrubbed_env(env) == {"PATH": "/bin"}  # a command the agent runs

@@ -125,3 +125,8 @@ def test_the_endpoint_is_tried_only_where_it_is_the_users_own() -> None:
     # A hosted default is not dialled from a health check; a local server's default is.
     assert health.endpoint("mistral", {}) is None
     assert health.endpoint("lmstudio", {}) == "http://localhost:1234/v1"
+
+
+def test_an_extra_is_not_checked_for_a_provider_that_does_not_use_it() -> None:
+    listed = {p["dist"] for p in health.report("anthropic", False)["packages"]}
+    assert "anthropic" in listed and not listed & {"boto3", "botocore", "google-auth"}

@@ -217,10 +217,9 @@ def reachable(url: str, timeout_s: float = 3.0) -> dict[str, Any]:
 def report(provider: str, mcp: bool, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     cfg = cfg or {}
     kind = provider_kind(provider)
-    packages = [
-        check_package(p, not p.kinds or kind in p.kinds or (mcp and "mcp" in p.kinds))
-        for p in PACKAGES
-    ]
+    needs = [(p, not p.kinds or kind in p.kinds or (mcp and "mcp" in p.kinds)) for p in PACKAGES]
+    # An optional extra is checked only for its provider: others never install it.
+    packages = [check_package(p, need) for p, need in needs if need or p.extra is None]
     url = endpoint(provider, cfg)
     return {
         "python": sys.version.split()[0],

@@ -70,7 +70,8 @@ def test_the_fakes_frames_are_what_botocores_decoder_reads() -> None:
     from anthropic.lib.bedrock._stream_decoder import AWSEventStreamDecoder
 
     events = fakeapi.stream_events(fakeapi.reply(fakeapi.text("hi there")), {"model": "m"}, "m1")
-    raw = b"".join(chunk_frame(data) for _, data in events) + exception_frame("throttlingException", "boom")
+    raw = b"".join(chunk_frame(data) for _, data in events)
+    raw += exception_frame("throttlingException", "boom")
     # Split anywhere: frames arrive in pieces of any size.
     pieces = [raw[i : i + 7] for i in range(0, len(raw), 7)]
     decoded = list(AWSEventStreamDecoder().iter_bytes(iter(pieces)))
@@ -112,9 +113,11 @@ def test_a_wrong_secret_is_refused_by_the_signature_check_and_said_plainly(
 
 
 def test_a_model_without_access_in_the_region_says_where_to_enable_it(aws_env: None) -> None:
-    with FakeBedrock(keys=[AwsKey(AKID, SECRET, SESSION)], enabled=["other"]) as server:
-        with pytest.raises(ProviderError) as err:
-            run(bedrock_provider(server, retries=0, region="eu-west-3"))
+    with (
+        FakeBedrock(keys=[AwsKey(AKID, SECRET, SESSION)], enabled=["other"]) as server,
+        pytest.raises(ProviderError) as err,
+    ):
+        run(bedrock_provider(server, retries=0, region="eu-west-3"))
     text = err.value.message
     assert "No access to this model in eu-west-3 (403)" in text and "Model access" in text
 
@@ -126,7 +129,7 @@ def test_an_id_that_needs_an_inference_profile_says_so(bedrock: FakeBedrock) -> 
         "profile that contains this model."
     )
     bedrock.script(fakeapi.http_error(400, message=msg))
-    with pytest.raises(ProviderError, match="inference profile; set provider.model"):
+    with pytest.raises(ProviderError, match=r"inference profile; set provider\.model"):
         run(bedrock_provider(bedrock, retries=0))
 
 

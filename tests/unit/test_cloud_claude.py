@@ -261,3 +261,37 @@ def test_a_missing_extra_is_said_as_the_pip_command(
         f"The {name} provider needs {dist}, which is not installed: "
         f"pip install 'sightline[{name}]' (into the Python sightline runs)."
     )
+
+
+def test_a_key_file_google_refuses_says_how_to_sign_in_again(
+    vertex: FakeVertex, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    stranger = ServiceAccount.make(vertex.token_uri)  # a key the token endpoint does not know
+    key_file = tmp_path / "other.json"
+    key_file.write_text(json.dumps(stranger.info))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))
+    with pytest.raises(ProviderError) as err:
+        run(vertex_provider(vertex, retries=0))
+    text = err.value.message
+    assert text.startswith("Google gave no access token for vertex (invalid_grant")
+    assert "gcloud auth application-default login" in text and "\n" not in text
+    assert stranger.info["private_key"][40:80] not in text
+    assert vertex.predictions() == []
+
+
+def test_a_region_without_bedrock_is_said_as_such(
+    aws_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    def unresolvable(host: str, *args: Any, **kwargs: Any) -> Any:
+        # No name is looked up for real: the region's host is taken as one that has none.
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", unresolvable)
+    p = make_provider(provider_config(name="bedrock", region="xx-nowhere-1", retries=0))
+    with pytest.raises(ProviderError) as err:
+        run(p)
+    text = err.value.message
+    assert "bedrock-runtime.xx-nowhere-1.amazonaws.com" in text
+    assert "Bedrock may not be offered in xx-nowhere-1: set provider.region" in text

@@ -235,7 +235,16 @@ class CloudClaudeProvider(AnthropicProvider):
             return ProviderError(
                 secrets.redact(f"The {self.kind} credentials could not be used: {err}")
             )
-        return classify(err, self.cfg.timeout_ms / 1000, address_origin(self.cfg.base_url))
+        fault = classify(err, self.cfg.timeout_ms / 1000, address_origin(self.cfg.base_url))
+        if "host name could not be resolved" in fault.message and not self.cfg.base_url:
+            # The region's endpoint does not exist: the service is not offered there.
+            service = "Bedrock" if self.kind == "bedrock" else "Vertex AI"
+            return _reworded(
+                fault,
+                f"{fault.message} {service} may not be offered in {region}: set "
+                "provider.region to a region that has it.",
+            )
+        return fault
 
     def preload(self) -> Any:
         return preload_module("anthropic")

@@ -204,10 +204,10 @@ class FakeBedrock(FakeAnthropic):
         self._record(Recorded(h.command, unquote(url.path), headers, body, parse_qs(url.query)))
         ids = {"x-amzn-requestid": request_id}
 
-        def fail(status: int, message: str) -> None:
+        def fail(status: int, message: str, more: Mapping[str, str] | None = None) -> None:
             kind = BEDROCK_ERRORS.get(status, "InternalServerException")
             extra = {**ids, "x-amzn-errortype": f"{kind}:http://internal.amazon.com/coral/"}
-            h.send_json(status, {"message": message}, extra)
+            h.send_json(status, {"message": message}, {**extra, **(more or {})})
 
         found = _BEDROCK_PATH.match(unquote(url.path))
         if h.command != "POST" or not found:
@@ -234,19 +234,7 @@ class FakeBedrock(FakeAnthropic):
             return fail(400, problem)
         step = self._next_step()
         if isinstance(step, HttpError):
-            return (
-                fail(step.status, step.message)
-                if not step.headers
-                else h.send_json(
-                    step.status,
-                    {"message": step.message},
-                    {
-                        **ids,
-                        **step.headers,
-                        "x-amzn-errortype": BEDROCK_ERRORS.get(step.status, "x"),
-                    },
-                )
-            )
+            return fail(step.status, step.message, step.headers)
         fault = step if isinstance(step, StreamFault) else None
         reply_ = step.of if isinstance(step, StreamFault) else fakeapi._as_reply(step)
         msg_id = request_id.replace("req_", "msg_bdrk_")

@@ -177,3 +177,15 @@ def test_what_is_missing_is_said_before_anything_is_sent(
 
 def test_the_model_list_is_the_deployment(azure: FakeOpenAI) -> None:
     assert provider(azure).models() == [DEPLOYMENT]
+
+
+def test_provider_model_names_the_deployments_model_for_its_price(
+    azure: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", KEY)
+    p = provider(azure, model="gpt-4o")
+    run(p)
+    (req,) = azure.completions()
+    assert req.path == f"/openai/deployments/{DEPLOYMENT}/chat/completions"
+    assert p.model == "gpt-4o" and p.capabilities.price is not None
+    assert provider(azure).capabilities.price is None  # "team-gpt4o" alone is not known

@@ -68,7 +68,8 @@ def status_text(status: int, cfg: ProviderConfig) -> str:
         "https://cognitiveservices.azure.com)",
         403: "Permission denied (403): the identity needs the role 'Cognitive Services "
         "OpenAI User' on this resource, or the resource's network rules refuse this address",
-        404: f"Not found (404): check provider.deployment ({cfg.model}), provider.base_url "
+        404: f"Not found (404): check provider.deployment ({cfg.deployment or cfg.model}), "
+        "provider.base_url "
         f"and provider.api_version ({api_version(cfg)})",
     }
     return texts.get(status) or _status_text(status, cfg)
@@ -103,7 +104,14 @@ class EntraToken:
 
 @dataclass
 class AzureProvider(OpenAIProvider):
+    """provider.deployment is where requests go; provider.model (default: the deployment's
+    name) is the model it runs, for its capabilities and price."""
+
     _token: EntraToken | None = None
+
+    @property
+    def deployment(self) -> str:
+        return self.cfg.deployment or self.cfg.model
 
     def credential_source(self) -> str:
         """Where the credential comes from (never its value), for errors and :checkhealth."""
@@ -121,7 +129,7 @@ class AzureProvider(OpenAIProvider):
         from sightline.providers.anthropic_api import _abortable_http_client
 
         address = endpoint(self.cfg)
-        if not self.cfg.model:
+        if not self.deployment:
             raise ProviderError("No Azure deployment: set provider.deployment.")
         auth: dict[str, Any] = {}
         if self.cfg.entra_token_cmd:
@@ -141,7 +149,7 @@ class AzureProvider(OpenAIProvider):
         http_client, self._abort = _abortable_http_client(openai.DefaultHttpxClient)
         return openai.AzureOpenAI(
             azure_endpoint=address,
-            azure_deployment=self.cfg.model,
+            azure_deployment=self.deployment,
             api_version=api_version(self.cfg),
             http_client=http_client,
             max_retries=0,
@@ -154,10 +162,10 @@ class AzureProvider(OpenAIProvider):
 
     def base_url(self) -> str | None:
         try:
-            return f"{endpoint(self.cfg)}/openai/deployments/{self.cfg.model}"
+            return f"{endpoint(self.cfg)}/openai/deployments/{self.deployment}"
         except ProviderError:
             return None
 
     def models(self) -> list[str]:
         """The deployment is the model: listing deployments takes the management API."""
-        return [self.cfg.model] if self.cfg.model else []
+        return [self.cfg.model] if self.cfg.model else []  # the deployment's model

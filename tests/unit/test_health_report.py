@@ -130,3 +130,18 @@ def test_the_endpoint_is_tried_only_where_it_is_the_users_own() -> None:
 def test_an_extra_is_not_checked_for_a_provider_that_does_not_use_it() -> None:
     listed = {p["dist"] for p in health.report("anthropic", False)["packages"]}
     assert "anthropic" in listed and not listed & {"boto3", "botocore", "google-auth"}
+
+
+def test_vertex_credentials_name_the_key_file_region_and_project(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    key_file = tmp_path / "sa.json"
+    key_file.write_text(json.dumps({"type": "service_account", "project_id": "proj-h"}))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))
+    monkeypatch.delenv("ANTHROPIC_VERTEX_PROJECT_ID", raising=False)
+    assert health.credentials("vertex", {"region": "us-east5"}) == {
+        "from": f"$GOOGLE_APPLICATION_CREDENTIALS ({key_file}), region us-east5, project proj-h"
+    }
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
+    said = health.credentials("vertex", {"region": "us-east5"})
+    assert said is not None and "names no file" in said["error"]

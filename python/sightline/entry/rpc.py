@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from sightline.agent import rewind
 from sightline.agent.session import MODES
 from sightline.core import Core
 from sightline.domain import extensions, scope, secrets
@@ -197,6 +198,17 @@ def _hunk(core: Core, params: dict[str, Any]) -> dict[str, Any]:
 @method("agent.compare")
 def _compare(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"proposal": compare_view(core.session)}
+
+
+@method("checkpoints.list")
+def _checkpoints_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"checkpoints": rewind.choices(core.session)}
+
+
+@method("checkpoints.rewind", seq=Int(min=1, required=True))
+def _checkpoints_rewind(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    turn = rewind.start(core.session, params["seq"])
+    return {"turn": turn.id, "status": core.session.status()}
 
 
 @method("history.list")

@@ -159,3 +159,26 @@ def test_rewind_without_checkpoints_says_so_and_changes_nothing(
     err = nv.exec_lua("return select(2, require('sightline.ui.rewind').command({'x'}))")
     assert err == 'sightline: rewind takes a checkpoint number (#3 or 3), got "x"'
     assert {p: p.stat().st_mtime_ns for p in isolated_env.glob("*.txt")} == mtimes
+
+
+def test_in_the_transcript_the_turn_under_the_cursor_is_rewound(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    setup_ws(isolated_env)
+    nv = claude(nvim_factory, fake_api, autoaccept=True)
+    states = three_turns(nv, fake_api)
+    nv.command("Sightline chat")
+    tbuf = nv.exec_lua("return require('sightline.ui.pane').buffers().transcript")
+    nv.api.set_current_win(nv.call("bufwinid", tbuf))
+    nv.input("<Esc>")
+    rows = list(nv.api.buf_get_lines(tbuf, 0, -1, False))
+    # The cursor on the reply of the first turn ("first" is its prompt).
+    row = rows.index("first") + 2
+    nv.api.win_set_cursor(0, [row + 1, 0])
+    nv.input(":Sightline rewind<CR>")
+    wait_core_pending(nv)  # turn 2 created d.txt: asked before it goes
+    nv.input(":Sightline accept<CR>")
+    idle(nv)
+    assert files(isolated_env) == START
+    assert "rewinding to before #1 (first)" in "\n".join(transcript(nv))
+    assert states["after1"] != START

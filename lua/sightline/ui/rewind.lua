@@ -19,17 +19,29 @@ local function label(c)
   return ('#%d %s  %s  (%s)'):format(c.seq, os.date('%H:%M', c.time), c.label, files)
 end
 
----@param seq integer
+---@param params {seq: integer?, row: integer?}
 ---@return boolean? ok, string? err
-local function rewind(seq)
-  local res, err = require('sightline.host').request('checkpoints.rewind', { seq = seq })
+local function rewind(params)
+  local res, err = require('sightline.host').request('checkpoints.rewind', params)
   if not res then
     return nil, err
   end
   return true
 end
 
----`:Sightline rewind [N]`: rewind to before checkpoint N, or pick one (the newest first).
+---The transcript row under the cursor when the cursor is in the transcript (0-based), else nil.
+---@return integer?
+local function transcript_row()
+  local ok, pane = pcall(require, 'sightline.ui.pane')
+  local tbuf = ok and pane.buffers().transcript or nil
+  if tbuf and vim.api.nvim_get_current_buf() == tbuf then
+    return vim.api.nvim_win_get_cursor(0)[1] - 1
+  end
+  return nil
+end
+
+---`:Sightline rewind [N]`: rewind to before checkpoint N; in the transcript, to before the
+---turn under the cursor; else pick one (the newest first).
 ---@param args string[]
 ---@return boolean? ok, string? err
 function M.command(args)
@@ -38,7 +50,11 @@ function M.command(args)
     if not seq then
       return nil, ('sightline: rewind takes a checkpoint number (#3 or 3), got %q'):format(args[1])
     end
-    return rewind(seq)
+    return rewind({ seq = seq })
+  end
+  local row = transcript_row()
+  if row then
+    return rewind({ row = row })
   end
   local res, err = require('sightline.host').request('checkpoints.list')
   if not res then
@@ -53,7 +69,7 @@ function M.command(args)
     if choice then
       -- After the picker is gone (the default one calls back from inside its prompt).
       vim.schedule(function()
-        local ok, msg = rewind(choice.seq)
+        local ok, msg = rewind({ seq = choice.seq })
         if not ok and msg then
           require('sightline.ui.message').notify(msg, vim.log.levels.WARN)
         end

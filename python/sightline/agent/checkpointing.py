@@ -25,6 +25,7 @@ def begin(session: SessionState, turn: Turn, label: str) -> None:
     store = session.checkpoints
     turn.files.keep = store.keeper(KEEP_MAX_BYTES)
     turn.files.label = label.strip().splitlines()[0][:80] if label.strip() else "(turn)"
+    turn.files.message = session.transcript.users() + 1  # its message is shown next
 
 
 def _put(store: checkpoints.Store, data: bytes | None) -> str | None:
@@ -67,15 +68,22 @@ def _finish(session: SessionState, turn: Turn) -> Checkpoint | None:
         changes.append(FileChange(path, w.rel, before, after, True))
     if not changes:
         return None
-    return save(session, files.label, "turn", changes)
+    return save(session, files.label, "turn", changes, files.message)
 
 
-def save(session: SessionState, label: str, kind: str, changes: list[FileChange]) -> Checkpoint:
+def save(
+    session: SessionState, label: str, kind: str, changes: list[FileChange], message: int = 0
+) -> Checkpoint:
     """Write one checkpoint of the conversation; say so when the cap dropped older ones."""
     store = session.checkpoints
     conv = session._conversation()
     cp = Checkpoint(
-        store.next_seq(conv.id), kind, label, checkpoints.now(), tuple(sorted(changes, key=_rel))
+        store.next_seq(conv.id),
+        kind,
+        label,
+        checkpoints.now(),
+        tuple(sorted(changes, key=_rel)),
+        message,
     )
     dropped = store.save(conv.id, cp)
     if dropped.checkpoints:

@@ -55,6 +55,18 @@ def choices(session: SessionState) -> list[dict[str, Any]]:
     return out
 
 
+def at_row(session: SessionState, row: int) -> int:
+    """The checkpoint of the turn transcript row `row` (0-based) belongs to."""
+    conv = session.conversation
+    message = session.transcript.users_through(row)
+    if conv is None or not message:
+        raise Refused("sightline: no turn under the cursor: put it on a turn of the transcript")
+    for cp in session.checkpoints.load(conv.id):
+        if cp.kind == "turn" and cp.message == message:
+            return cp.seq
+    raise Refused("sightline: the turn under the cursor changed no file: nothing to rewind")
+
+
 def start(session: SessionState, seq: int) -> Turn:
     """Start rewinding to before checkpoint `seq` (on a worker thread)."""
     with session._lock:

@@ -87,6 +87,7 @@ class Checkpoint:
     label: str  # the turn's prompt, or what the rewind undid
     time: float
     files: tuple[FileChange, ...]
+    message: int = 0  # the turn's user message, counted in the transcript (0: a rewind)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -95,6 +96,7 @@ class Checkpoint:
             "kind": self.kind,
             "label": self.label,
             "time": self.time,
+            "message": self.message,
             "files": [f.to_json() for f in self.files],
         }
 
@@ -113,7 +115,9 @@ class Checkpoint:
         changes = [FileChange.from_json(f) for f in files]
         if any(c is None for c in changes):
             return None
-        return cls(seq, str(kind), label, float(when), tuple(c for c in changes if c))
+        message = raw.get("message")
+        message = message if isinstance(message, int) and not isinstance(message, bool) else 0
+        return cls(seq, str(kind), label, float(when), tuple(c for c in changes if c), message)
 
 
 # -- what a rewind does to each file (pure) ------------------------------------------------------

@@ -205,9 +205,13 @@ def _checkpoints_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"checkpoints": rewind.choices(core.session)}
 
 
-@method("checkpoints.rewind", seq=Int(min=1, required=True))
+@method("checkpoints.rewind", seq=Int(min=1), row=Int(min=0))
 def _checkpoints_rewind(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    turn = rewind.start(core.session, params["seq"])
+    """Rewind to before checkpoint `seq`, or the turn of transcript row `row`."""
+    if params.get("seq") is None and params.get("row") is None:
+        raise Refused("checkpoints.rewind: seq or row is required")
+    seq = params.get("seq") or rewind.at_row(core.session, params["row"])
+    turn = rewind.start(core.session, seq)
     return {"turn": turn.id, "status": core.session.status()}
 
 

@@ -79,6 +79,7 @@ class TurnFiles:
     # The store's keeper for the ACP scan (set by the agent; None: keep nothing).
     keep: Callable[[str, bytes], None] | None = None
     label: str = ""  # how the rewind picker names the turn (its prompt's first line)
+    message: int = 0  # its user message's ordinal in the transcript (the turn under a row)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def before_write(self, editor: Editor, path: str, rel: str) -> None:

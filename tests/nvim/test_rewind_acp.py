@@ -26,7 +26,7 @@ def test_files_an_acp_agent_wrote_itself_are_rewound_and_its_new_hook_deleted_af
     ignored = isolated_env / "build" / "out.txt"
     ignored.write_text("old\n")
     stamp = other.stat().st_mtime_ns
-    turn = [
+    turn: list[dict[str, Any]] = [
         {"disk_write": str(app), "content": "x = 2\n", "keep_mtime": True},
         {"disk_write": str(hooks / "pre-commit"), "content": "#!/bin/sh\nevil\n"},
         {"disk_write": str(ignored), "content": "new\n"},

@@ -55,13 +55,13 @@ def _finish(session: SessionState, turn: Turn) -> Checkpoint | None:
     for path, t in touched.items():
         before = MISSING if t.unknown else _put(store, t.before)
         try:
-            now, _ = state_of(session.editor, path)
-            after = _put(store, now)
+            now = state_of(session.editor, path)
+            after, unsaved = _put(store, now.data), now.unsaved
             wrote = disk_bytes(path) != t.disk_before
         except (TooLarge, EditorError, OSError):
-            after, wrote = MISSING, True
+            after, unsaved, wrote = MISSING, False, True
         if before != after:  # an apply that was refused changed nothing
-            changes.append(FileChange(path, t.rel, before, after, wrote))
+            changes.append(FileChange(path, t.rel, before, after, wrote, unsaved))
     for path, w in self_writes.items():
         before = w.before if w.before is None or store.has(w.before) else MISSING
         after = w.after if w.after is None or store.has(w.after) else MISSING

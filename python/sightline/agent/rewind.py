@@ -171,11 +171,11 @@ def _rewind(session: SessionState, turn: Turn, restores: list[Restore], out: _Ou
         if turn.cancelled():
             return
         try:
-            now, loaded = state_of(editor, r.path)
+            now, loaded, unsaved = state_of(editor, r.path)
         except (TooLarge, EditorError, OSError):
             out.left.append(r.rel)
             continue
-        action = r.action(None if now is None else digest(now))
+        action = r.action(None if now is None else digest(now), unsaved)
         if action == "same":
             continue
         if action == "unknown":
@@ -287,7 +287,7 @@ def _delete(session: SessionState, turn: Turn, created: list[Restore], out: _Out
         return
     for r in created:
         try:
-            now, _ = state_of(session.editor, r.path)
+            now = state_of(session.editor, r.path).data
         except (TooLarge, EditorError, OSError):
             now = b""
         if now is None or digest(now) != r.expected or not session.editor.drop_buffer(r.path):
@@ -305,14 +305,14 @@ def _checkpoint(session: SessionState, chosen: Checkpoint, out: _Outcome) -> Non
     store, changes = session.checkpoints, []
     for path, (rel, now, disk_then) in out.before.items():
         try:
-            after, _ = state_of(session.editor, path)
+            after, _, unsaved = state_of(session.editor, path)
         except (TooLarge, EditorError, OSError):
             continue
         if after == now:
             continue
         b = None if now is None else store.put(now)
         a = None if after is None else store.put(after)
-        changes.append(FileChange(path, rel, b, a, disk_bytes(path) != disk_then))
+        changes.append(FileChange(path, rel, b, a, disk_bytes(path) != disk_then, unsaved))
     if changes:
         label = narrator.rewind_label(chosen.seq, chosen.label)
         save(session, label, "rewind", changes)

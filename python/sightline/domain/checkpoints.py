@@ -51,6 +51,7 @@ class FileChange:
     before: str | None
     after: str | None
     wrote: bool
+    unsaved: bool = False  # what the turn left is an unsaved buffer's text (not the file's)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +60,7 @@ class FileChange:
             "before": self.before,
             "after": self.after,
             "wrote": self.wrote,
+            "unsaved": self.unsaved,
         }
 
     @classmethod
@@ -71,7 +73,7 @@ class FileChange:
             return None
         if not all(h is None or _is_hash(h) for h in (before, after)):
             return None
-        return cls(path, rel, before, after, bool(raw.get("wrote")))
+        return cls(path, rel, before, after, bool(raw.get("wrote")), bool(raw.get("unsaved")))
 
 
 def _is_hash(value: Any) -> bool:
@@ -133,22 +135,31 @@ class Restore:
     target: str | None
     expected: str | None
     wrote: bool  # some undone turn wrote it to disk
+    # False when the file changed between two of the undone turns (the user typed in it):
+    # what they typed is in no checkpoint, so restoring would lose it.
+    clean: bool = True
+    unsaved: bool = False  # what the turns left was an unsaved buffer's text
 
-    def action(self, current: str | None) -> str:
-        """What to do with the file as it is now (`current`, its hash):
+    def action(self, current: str | None, unsaved: bool = False) -> str:
+        """What to do with the file as it is now (`current`, its hash; `unsaved`: that is
+        an unsaved buffer's text, where the turns left the file saved, or the other way
+        round, the user typed or saved since):
 
         * `same`: it holds its checkpoint already;
         * `unknown`: its earlier bytes were not kept: left as it is;
         * `delete`: the turns created it and it holds what they wrote (asked first);
         * `restore`: nobody changed it since: put back;
-        * `conflict`: the user changed it since: the user decides hunk by hunk, their text
-          kept by default (a created file changed since is kept).
+        * `conflict`: the user changed it since (or between the undone turns): the user
+          decides hunk by hunk, their text kept by default (a created file changed since is
+          kept).
         """
         if current == self.target:
             return "same"
         if self.target == MISSING:
             return "unknown"
-        if current != self.expected or self.expected == MISSING:
+        if current != self.expected or self.expected == MISSING or not self.clean:
+            return "conflict"
+        if unsaved != self.unsaved:
             return "conflict"
         return "delete" if self.target is None else "restore"
 
@@ -163,9 +174,12 @@ def plan(checkpoints: list[Checkpoint], seq: int) -> list[Restore]:
         for f in cp.files:
             old = out.get(f.path)
             if old is None:
-                out[f.path] = Restore(f.path, f.rel, f.before, f.after, f.wrote)
+                out[f.path] = Restore(f.path, f.rel, f.before, f.after, f.wrote, unsaved=f.unsaved)
             else:
-                out[f.path] = Restore(f.path, f.rel, old.target, f.after, old.wrote or f.wrote)
+                clean = old.clean and old.expected == f.before
+                out[f.path] = Restore(
+                    f.path, f.rel, old.target, f.after, old.wrote or f.wrote, clean, f.unsaved
+                )
     return sorted(out.values(), key=lambda r: r.rel)
 
 

@@ -13,12 +13,21 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sightline.domain.checkpoints import MISSING
 from sightline.editor.port import Editor, EditorError
 
-__all__ = ["MISSING", "TooLarge", "TurnFiles", "before_write", "disk_bytes", "files_of", "state_of"]
+__all__ = [
+    "MISSING",
+    "State",
+    "TooLarge",
+    "TurnFiles",
+    "before_write",
+    "disk_bytes",
+    "files_of",
+    "state_of",
+]
 
 # A file larger than this is not checkpointed (its state is recorded as not kept).
 MAX_BYTES = 16 << 20
@@ -39,10 +48,17 @@ def disk_bytes(path: str) -> bytes | None:
         return None
 
 
-def state_of(editor: Editor, path: str) -> tuple[bytes | None, bool]:
-    """(the file's state as the user sees it, whether it has a loaded buffer): the text of a
-    buffer with unsaved changes, else the file's bytes on disk (None: no such file). Only a
-    modified buffer's text crosses RPC.
+class State(NamedTuple):
+    """A file as the user sees it: the text of its buffer when that holds unsaved changes
+    (`unsaved`), else its bytes on disk (None: no such file)."""
+
+    data: bytes | None
+    loaded: bool  # it has a loaded buffer
+    unsaved: bool
+
+
+def state_of(editor: Editor, path: str) -> State:
+    """The file's state now. Only a modified buffer's text crosses RPC.
 
     Raises TooLarge for a file past MAX_BYTES, EditorError when Neovim cannot answer."""
     got = editor.file_state(path, MAX_BYTES)
@@ -50,8 +66,8 @@ def state_of(editor: Editor, path: str) -> tuple[bytes | None, bool]:
     if got.get("modified") and isinstance(text, str):
         if len(text) > MAX_BYTES:
             raise TooLarge(path)
-        return text.encode("utf-8", "surrogateescape"), True
-    return disk_bytes(path), bool(got.get("loaded"))
+        return State(text.encode("utf-8", "surrogateescape"), True, True)
+    return State(disk_bytes(path), bool(got.get("loaded")), False)
 
 
 @dataclass
@@ -91,7 +107,7 @@ class TurnFiles:
             if path in self.touched:
                 return
         try:
-            before, _ = state_of(editor, path)
+            before = state_of(editor, path).data
             found = Touched(rel, before, disk_bytes(path))
         except (TooLarge, EditorError, OSError):
             found = Touched(rel, None, None, unknown=True)
@@ -102,7 +118,8 @@ class TurnFiles:
         """An ACP agent changed `path` on disk itself (hashes as its scan saw them)."""
         with self.lock:
             if path not in self.touched:
-                self.self_writes[path] = SelfWrite(rel, before, after)
+                old = self.self_writes.get(path)  # the state before the turn stays the first
+                self.self_writes[path] = SelfWrite(rel, old.before if old else before, after)
 
     def any(self) -> bool:
         with self.lock:

@@ -18,6 +18,8 @@ TABLE = {
     "reveal_editor_range": (1, 1, 1, 1),
     "reveal_attachment": (1, 1, 1, 1),
     "go_to_position": (1, 0, 0, 0),
+    # kind network: in plan mode only when tools.network.allow_hosts names hosts
+    "fetch_url": (1, 0, 0, 0),
 }
 
 

@@ -83,8 +83,9 @@ def run(session: SessionState, turn: Turn) -> None:
 
 def tools(session: SessionState, turn: Turn, mode: str) -> list[Tool]:
     scoped = turn.scope is not None
-    extra = session.extra_tools(session.workspace, allowed_kinds(mode, scoped))
-    return tools_for([*session.registry, *extra], mode, scoped)
+    hosts = bool(session.cfg.network.allow_hosts)
+    extra = session.extra_tools(session.workspace, allowed_kinds(mode, scoped, hosts))
+    return tools_for([*session.registry, *extra], mode, scoped, session.cfg)
 
 
 def _loop(session: SessionState, turn: Turn) -> str:

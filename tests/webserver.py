@@ -34,6 +34,7 @@ class Seen:
     method: str
     path: str  # the path (and query) asked for; a proxied request's whole URL
     headers: dict[str, str]
+    body: bytes = b""
 
 
 Route = Callable[["_Handler"], None]
@@ -48,7 +49,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _route(self) -> None:
         web = self.server.web
-        web.requests.append(Seen(self.command, self.path, dict(self.headers.items())))
+        size = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(size) if size else b""
+        web.requests.append(Seen(self.command, self.path, dict(self.headers.items()), body))
         path = self.path
         if path.startswith("http://"):
             path = urlsplit(path)._replace(scheme="", netloc="").geturl() or "/"

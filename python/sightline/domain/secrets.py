@@ -13,6 +13,9 @@ KEY_ENV_VARS = (
     "ANTHROPIC_AUTH_TOKEN",
     "OPENAI_API_KEY",
     "OPENROUTER_API_KEY",
+    # web_search's services (tools/search.py)
+    "BRAVE_API_KEY",
+    "TAVILY_API_KEY",
 )
 REDACTED = "[REDACTED]"
 

@@ -8,7 +8,17 @@ import re
 from typing import Any
 
 from sightline.domain import secrets
-from sightline.tools import command, diagnostics, network, plan, read, selection, view, write
+from sightline.tools import (
+    command,
+    diagnostics,
+    network,
+    plan,
+    read,
+    search,
+    selection,
+    view,
+    write,
+)
 from sightline.tools.base import Tool
 
 
@@ -19,6 +29,7 @@ def default_registry() -> list[Tool]:
         *write.TOOLS,
         *command.TOOLS,
         *network.TOOLS,
+        *search.TOOLS,
         *plan.TOOLS,
         selection.REPLACE_SELECTION,
         view.REVEAL,

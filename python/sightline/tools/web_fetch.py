@@ -74,10 +74,12 @@ def get(
     follow_to: Callable[[SplitResult, SplitResult], str | None] | None = None,
     headers: Mapping[str, str] | None = None,
     cancelled: Callable[[], bool] = lambda: False,
+    post: bytes | None = None,
 ) -> Response:
     """GET `url`, following up to MAX_REDIRECTS redirects. Raises Refused (a rule said no:
     nothing was sent to that address) or FetchFailed. `follow_to(first, next)` may refuse a
-    redirect (why), beyond the address rules."""
+    redirect (why), beyond the address rules. `post`: a JSON body to POST instead (a search
+    API that takes no GET; fetch_url never posts), dropped on a redirect as browsers do."""
     allowed = tuple(allow_hosts)
     deadline = time.monotonic() + limits.timeout_s
     first = netrules.parse_url(url)
@@ -87,7 +89,7 @@ def get(
         if cancelled():
             raise FetchFailed("stopped with the turn")
         try:
-            conn, resp = _request(parts, deadline, allowed, headers or {}, limits.timeout_s)
+            conn, resp = _request(parts, deadline, allowed, headers or {}, limits.timeout_s, post)
         except Refused as err:
             if not redirects:
                 raise
@@ -109,6 +111,7 @@ def get(
                     raise Refused(f"redirect to {target} refused: {why}")
                 redirects.append(parts.geturl())
                 parts = nxt
+                post = None
                 continue
             media, charset = _content_type(resp.getheader("Content-Type"))
             refused = accept(media)
@@ -177,6 +180,7 @@ def _request(
     allowed: tuple[str, ...],
     headers: Mapping[str, str],
     timeout_s: float,
+    post: bytes | None = None,
 ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
     host = parts.hostname or ""
     https = parts.scheme.lower() == "https"
@@ -226,7 +230,9 @@ def _request(
             path = parts._replace(fragment="").geturl()
             send.update(auth)
     try:
-        conn.request("GET", path, headers=send)
+        if post is not None:
+            send["Content-Type"] = "application/json"
+        conn.request("GET" if post is None else "POST", path, body=post, headers=send)
         return conn, conn.getresponse()
     except TimeoutError:
         conn.close()

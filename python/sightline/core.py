@@ -21,6 +21,7 @@ from sightline.domain.errors import Refused
 from sightline.editor.port import Editor
 from sightline.mcp_client.manager import Manager
 from sightline.mentions import mcp_resources as mcp_mentions
+from sightline.mentions import urls as url_mentions
 from sightline.mentions.build_parts import ContextLimits
 from sightline.mentions.composer import ComposerCompletion
 from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
@@ -61,18 +62,23 @@ class Core:
         self.session.ui.schedule()
 
     def _mcp_parts(self, found: list[grammar.Mention]) -> Callable[[int], list[str]] | None:
-        """The `@mcp:` resources' parts, read on the turn's worker (they wait on a server)."""
-        if not any(m.kind == "mcp" for m in found):
+        """The `@mcp:` resources' and `@url:` pages' parts, read on the turn's worker (they
+        wait on a server)."""
+        if not any(m.kind in ("mcp", "url") for m in found):
             return None
         workspace, max_file, max_total = (
             self.session.workspace,
             self.cfg.max_file_bytes,
             self.cfg.max_total_bytes,
         )
+        net = self.cfg.network
 
         def late(used: int) -> list[str]:
             remaining = max(0, max_total - used)
-            return mcp_mentions.parts(self.mcp, workspace, found, max_file, remaining)
+            out = mcp_mentions.parts(self.mcp, workspace, found, max_file, remaining)
+            remaining -= sum(len(p.encode("utf-8", "replace")) for p in out)
+            out += url_mentions.parts(found, net, max_file, max(0, remaining), self._mcp_note)
+            return out
 
         return late
 

@@ -237,6 +237,11 @@ def fetched(url: str, status: int, reason: str, nbytes: int, cut: bool) -> Note:
     return Note(f"⇣ {url} · {said} · {size(nbytes)}{tail}", WARNING if status >= 400 else NOTE)
 
 
+def url_not_fetched(url: str, why: str) -> Note:
+    """An `@url:` the message mentions could not be fetched (the model is told too)."""
+    return Note(f"✗ @url:{url} not fetched — {why}", ERROR)
+
+
 def searched(backend: str, query: str, results: int) -> Note:
     """web_search answered (its results are folded below)."""
     return Note(f"⌕ {backend}: {query} · {results} result{'' if results == 1 else 's'}")

@@ -14,19 +14,21 @@ from typing import Any
 
 from sightline import providers
 from sightline.agent.session import Session
-from sightline.domain import history, history_admin, narrator, paths, scope
+from sightline.domain import history, history_admin, images, narrator, paths, scope
 from sightline.domain import mentions as grammar
 from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.errors import Refused
 from sightline.editor.port import Editor
 from sightline.mcp_client.manager import Manager
+from sightline.mentions import images as image_mentions
 from sightline.mentions import mcp_resources as mcp_mentions
 from sightline.mentions import urls as url_mentions
 from sightline.mentions.build_parts import ContextLimits
 from sightline.mentions.composer import ComposerCompletion
 from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
-from sightline.providers import REGISTRY
+from sightline.providers import REGISTRY, vision
 from sightline.providers.base import Provider, ProviderError
+from sightline.tools import imaging
 from sightline.tools.registry import default_registry
 from sightline.ui import chips
 from sightline.ui.chips import reference_finder
@@ -197,6 +199,7 @@ class Core:
             chip = {**selection.flat(), "file_path": selection.name}
             chip["attachment_id"] = chips.attachment_id(chip, "sel")
         found = grammar.parse_mentions(text)  # once per send: every part below reads these
+        pictures = self.images(found, text)  # refused before anything is sent or recorded
         extra.extend(self.mention_parts(found))
         named = chips.attachment_part(found, self.session.workspace, chip)
         if named:
@@ -208,8 +211,20 @@ class Core:
             note=note,
             chip=chip,
             late=self._mcp_parts(found),
+            images=[p.block() for p in pictures],
         )
         return {"turn": turn.id, "status": self.session.status()}
+
+    def images(self, found: list[grammar.Mention], text: str) -> list[images.Image]:
+        """The message's images (`@image:`, dropped paths), ready to send; Refused when the
+        model cannot look at images or one is not an image it can be sent."""
+        workspace = self.session.workspace
+        if not image_mentions.wanted(found, text, workspace):
+            return []
+        provider = self.session.provider
+        if not vision.sees_images(provider):
+            raise Refused(vision.refusal(provider))
+        return image_mentions.attach(found, text, workspace, imaging.DEFAULT_LIMITS)
 
     def mention_parts(self, text: str | list[grammar.Mention]) -> list[str]:
         """The parts `@ext:<name>` and `@path` mentions add for the model (after the

@@ -237,6 +237,15 @@ def fetched(url: str, status: int, reason: str, nbytes: int, cut: bool) -> Note:
     return Note(f"⇣ {url} · {said} · {size(nbytes)}{tail}", WARNING if status >= 400 else NOTE)
 
 
+def image_attached(name: str, width: int, height: int, nbytes: int, scaled_from: Any) -> Note:
+    """An image the message carries (`@image:`, a paste, a dropped path), as its chip:
+    name, pixel size, bytes, and the size it had when it was scaled down to be sent."""
+    scaled = ""
+    if isinstance(scaled_from, list | tuple) and len(scaled_from) == 2:
+        scaled = f" (scaled from {scaled_from[0]}×{scaled_from[1]})"
+    return Note(f"▣ {name} · {width}×{height}{scaled} · {size(nbytes)}")
+
+
 def url_not_fetched(url: str, why: str) -> Note:
     """An `@url:` the message mentions could not be fetched (the model is told too)."""
     return Note(f"✗ @url:{url} not fetched — {why}", ERROR)

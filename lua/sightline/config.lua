@@ -53,6 +53,7 @@ local defaults = {
       block_prev = '[b',
       block_yank = 'gy',
       line_yank = 'gY',
+      paste = '<M-v>', -- the clipboard's image into the composer (<Plug>(sightline-paste))
     },
   },
   mappings = vim.deepcopy(require('sightline.keymaps').DEFAULTS),
@@ -290,6 +291,7 @@ local schema = {
       block_prev = { key_or_false },
       block_yank = { key_or_false },
       line_yank = { key_or_false },
+      paste = { key_or_false },
     },
   },
   mappings = { chat = { key_or_false }, change = { key_or_false } },

@@ -20,6 +20,7 @@ from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.errors import Refused
 from sightline.editor.port import Editor
 from sightline.mcp_client.manager import Manager
+from sightline.mentions import clipboard
 from sightline.mentions import images as image_mentions
 from sightline.mentions import mcp_resources as mcp_mentions
 from sightline.mentions import urls as url_mentions
@@ -268,6 +269,11 @@ class Core:
 
     def history_rename(self, path: str, title: str) -> str:
         return history_admin.rename(paths.history_dir(), path, title)
+
+    def paste(self) -> dict[str, str]:
+        """`:Sightline paste`: the clipboard's image as an `@image:` token and its chip."""
+        pasted = clipboard.paste(imaging.DEFAULT_LIMITS)
+        return {"token": pasted.token, "chip": pasted.chip}
 
     def history_delete(self, path: str) -> None:
         history_admin.delete(paths.history_dir(), path)

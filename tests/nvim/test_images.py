@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from tests import fakeopenai as fo
+from tests.acp_util import acp_nvim
 from tests.agent_util import TURN_TIMEOUT_S, accepted, claude, idle, send
 from tests.conftest import capture_notify, said, status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
@@ -196,3 +197,97 @@ def test_read_file_on_an_image_tells_a_model_without_vision(
     (tool,) = [m for m in req["messages"] if m["role"] == "tool"]
     assert tool["content"].endswith("(not sent: the model in use cannot look at images)")
     assert "image_url" not in json.dumps(req)
+
+
+def stub(bin_dir: Path, name: str, script: str) -> None:
+    bin_dir.mkdir(exist_ok=True)
+    path = bin_dir / name
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(0o755)
+
+
+def test_paste_reads_the_clipboard_through_the_program_there_is(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, tmp_path: Path
+) -> None:
+    """A stub wl-paste on PATH prints a 4k screenshot; the composer key puts the image in
+    the message with its chip, and it is sent."""
+    shot = png(tmp_path / "clip.png", (3840, 2160), "green")
+    bin_dir = tmp_path / "bin"
+    stub(bin_dir, "wl-paste", f'[ "$*" = "--no-newline --type image/png" ] && cat "{shot}"\n')
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    provider = {"name": "anthropic", "base_url": fake_api.base_url, "retries": 0}
+    nv = nvim_factory({"provider": provider}, env={"ANTHROPIC_API_KEY": "k", **env})
+    fake_api.script(text("a green screen"))
+    nv.input(":Sightline chat<CR>")
+    wait_for(lambda: nv.api.get_mode()["mode"] == "i", what="Insert mode in the composer")
+    nv.input("what is this ")
+    nv.input("<M-v>")
+    cbuf = nv.exec_lua("return require('sightline.ui.pane').buffers().composer")
+    chips = wait_for(
+        lambda: nv.exec_lua("return require('sightline.ui.paste').chips(...)", cbuf),
+        what="the chip in the composer",
+    )
+    assert chips[0].startswith("▣ pasted-") and "1568×882 (scaled from 3840×2160)" in chips[0]
+    line = nv.api.buf_get_lines(cbuf, 0, -1, False)[0]
+    assert line.startswith("what is this @image:") and nv.api.get_mode()["mode"] == "i"
+    nv.input("<C-s>")
+    idle(nv)
+    (body,) = accepted(fake_api, 1)
+    (block,) = image_blocks(body["messages"][-1])
+    raw = __import__("base64").b64decode(block["source"]["data"])
+    assert Image.open(io.BytesIO(raw)).size == (1568, 882)
+    assert any(line.startswith("▣ pasted-") for line in transcript(nv))
+
+
+def test_paste_without_a_clipboard_program_says_what_to_install(
+    nvim_factory: Any, isolated_env: Path, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nv = nvim_factory({"provider": {"name": "echo"}}, env={"PATH": str(empty)})
+    notes = capture_notify(nv)
+    nv.command("Sightline paste")
+    wait_for(notes, what="the message")
+    msg = said(nv, notes()[0]["msg"])
+    assert "no clipboard program for images: install wl-clipboard" in msg
+    assert "xclip" in msg and "pngpaste" in msg
+
+
+def test_paste_with_no_image_on_the_clipboard_says_so(
+    nvim_factory: Any, isolated_env: Path, tmp_path: Path
+) -> None:
+    bin_dir = tmp_path / "bin"
+    stub(bin_dir, "xclip", "echo 'just text'\n")
+    nv = nvim_factory({"provider": {"name": "echo"}}, env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    notes = capture_notify(nv)
+    nv.command("Sightline paste")
+    wait_for(notes, what="the message")
+    assert "the clipboard holds no image (xclip found none)" in said(nv, notes()[0]["msg"])
+
+
+@pytest.mark.parametrize("takes_images", [True, False])
+def test_an_acp_agent_gets_image_content_only_when_it_says_it_takes_images(
+    nvim_factory: Any, isolated_env: Path, tmp_path: Path, takes_images: bool
+) -> None:
+    png(isolated_env / "shot.png", (40, 30))
+    nv, log = acp_nvim(
+        nvim_factory, tmp_path, [[{"say": "warm"}], [{"say": "seen"}]], {"image": takes_images}
+    )
+    # A first turn starts the agent (its capabilities are known from then on).
+    typed(nv, "hello")
+    wait_for(lambda: any("warm" in line for line in transcript(nv)), TURN_TIMEOUT_S, "warm up")
+    idle(nv)
+    nv.input("<Esc>")
+    typed(nv, "look @image:shot.png")
+    idle(nv)
+    prompts = log.entries("prompt")
+    if takes_images:
+        blocks = log.wait("prompt", 2)[1]["blocks"]
+        (image,) = [b for b in blocks if b.get("type") == "image"]
+        assert image["mimeType"] == "image/png" and image["data"].startswith("iVBOR")
+    else:
+        assert len(prompts) == 1  # the second prompt was never sent
+        assert any(
+            "does not take images (its promptCapabilities.image is off); nothing was sent" in line
+            for line in transcript(nv)
+        )

@@ -71,7 +71,10 @@ def attach(
     for raw in wanted:
         try:
             path = user_path(raw, workspace)
-            image = imaging.prepare(imaging.read_image(path), path.name, limits)
+            name = path.name
+            if path.parent == Path(os.path.realpath(images.store_dir())):
+                name = f"pasted-{path.name[:8]}"  # `:Sightline paste` kept it there
+            image = imaging.prepare(imaging.read_image(path), name, limits)
         except Refused as err:
             raise Refused(f"sightline: @image:{raw}: {err.message}") from None
         if image.sha256 not in seen:

@@ -4,8 +4,8 @@ A provider that declares it (`capabilities.vision`, a bool) is taken at its word
 provider declares it, the answer for one that does not is the stand-in below, kept here
 alone so that the declaration replaces it in one place: the Messages API's models all take
 images; an OpenAI-compatible model does when its name says it is one of the families that
-do; an ACP agent, Echo and anything else do not (an ACP agent's promptCapabilities.image
-is its provider's to declare).
+do; an ACP agent is asked by its provider at the turn, before the prompt is sent (its
+promptCapabilities.image is known once it has started); Echo and anything else do not.
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ def sees_images(provider: Provider) -> bool:
         return True
     if provider.name in ("openai", "ollama", "openrouter"):
         return bool(_OPENAI_VISION.search(provider.model or ""))
-    return False
+    # An ACP agent says so in its promptCapabilities.image, known once it has started: its
+    # provider refuses the turn before the prompt is sent (providers/acp).
+    return provider.capabilities.runs_turns
 
 
 def refusal(provider: Provider) -> str:

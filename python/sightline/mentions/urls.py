@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from sightline.domain import narrator, secrets
 from sightline.domain.errors import Refused
 from sightline.domain.mentions import Mention
-from sightline.tools import network, web_fetch, web_page
+from sightline.tools import network
 
 if TYPE_CHECKING:
     from sightline.domain.config import NetworkConfig
@@ -35,7 +35,11 @@ def parts(
     say: Say,
 ) -> list[str]:
     """The parts of the message's `@url:` mentions, in order (others are not ours)."""
-    out = []
+    out: list[str] = []
+    if not any(m.kind == "url" for m in found):
+        return out
+    from sightline.tools import web_fetch, web_page
+
     for mention in found:
         if mention.kind != "url":
             continue

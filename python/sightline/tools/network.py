@@ -17,20 +17,26 @@ from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import next_id
 from sightline.gate.turn_contract import ToolResult
-from sightline.tools import web_fetch, web_page
 from sightline.tools.base import Tool
 from sightline.tools.output import clip_line
 
 if TYPE_CHECKING:
     from sightline.domain.config import NetworkConfig
     from sightline.gate.turn_contract import Turn
+    from sightline.tools import web_fetch
 
 # What the model is handed of a page at most (the body read may be larger: max_bytes).
 MAX_RESULT_BYTES = 60_000
 EXCERPT_LINES = 12  # the transcript's folded excerpt
 
 
+# web_fetch (http.client, ssl) and web_page are imported when a fetch runs: not on the
+# core's start-up, which imports every tool.
+
+
 def limits(net: NetworkConfig) -> web_fetch.Limits:
+    from sightline.tools import web_fetch
+
     return web_fetch.Limits(net.timeout_ms / 1000, net.max_bytes)
 
 
@@ -90,6 +96,8 @@ def bound(text: str, limit: int = MAX_RESULT_BYTES) -> tuple[str, bool]:
 
 def page_text(resp: web_fetch.Response) -> tuple[str, str]:
     """(title, text) of a fetched page."""
+    from sightline.tools import web_page
+
     return web_page.as_text(resp.body, resp.content_type, resp.charset)
 
 
@@ -103,6 +111,8 @@ def fetch_url(turn: Turn, args: dict[str, Any]) -> ToolResult:
     if session.mode == "plan" and not allowed:
         raise Refused(f"refused: plan mode fetches only the hosts in {netrules.ALLOW_KEY}")
     precheck(parts, net)
+    from sightline.tools import web_fetch, web_page
+
     if not allowed:
         denied = ask(turn, "fetch", url)
         if denied is not None:

@@ -22,7 +22,7 @@ from sightline.domain import narrator, netrules, secrets, spawn
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.turn_contract import ToolResult
-from sightline.tools import network, web_fetch
+from sightline.tools import network
 from sightline.tools.base import Tool
 from sightline.tools.output import clip_line
 
@@ -159,6 +159,8 @@ def web_search(turn: Turn, args: dict[str, Any]) -> ToolResult:
     name = NAMES[search.backend]
     if session.mode == "plan" and not allowed:
         raise Refused(f"refused: plan mode searches only through a host in {netrules.ALLOW_KEY}")
+    from sightline.tools import web_fetch
+
     if not allowed:
         denied = network.ask(turn, "search", f"{query} ({name})")
         if denied is not None:

@@ -53,7 +53,7 @@ class CopilotProvider(OpenAIProvider):
 
     @property
     def capabilities(self) -> Capabilities:  # type: ignore[override]
-        return Capabilities(thinking="effort", subscription=True)
+        return Capabilities(thinking="effort", subscription=True).for_model(self.cfg.model)
 
     def _get_client(self) -> Any:
         """A client holding a token valid for the whole request (renewed as needed)."""

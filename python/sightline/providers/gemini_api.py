@@ -457,7 +457,6 @@ def _sdk() -> Any:
 
 @dataclass
 class GeminiProvider(AbortableStream, ProviderBase):
-    capabilities = Capabilities(thinking="budget", signed_parts=True)
     cfg: ProviderConfig
     name: str = "gemini"
     key_from: str = "$GEMINI_API_KEY"
@@ -471,6 +470,10 @@ class GeminiProvider(AbortableStream, ProviderBase):
     @property
     def model(self) -> str:
         return self.cfg.model
+
+    @property
+    def capabilities(self) -> Capabilities:  # type: ignore[override]  # per model
+        return Capabilities(thinking="budget", signed_parts=True).for_model(self.cfg.model)
 
     def _get_client(self) -> Any:
         with self._client_lock:

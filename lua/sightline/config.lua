@@ -79,6 +79,7 @@ local defaults = {
   tools = { max_iterations = 25, command_timeout_ms = 120000 },
   completion = { engine = 'auto' }, ---@type { engine: "auto"|"blink"|"cmp"|"native" }
   mcp = { servers = {}, start_timeout_ms = 30000, call_timeout_ms = 120000 },
+  checkpoints = { max_mb = 256 },
 }
 
 -- How a bad value is named in a message: short, and never a huge string or a table's address.
@@ -281,6 +282,7 @@ local schema = {
   tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
   completion = { engine = { one_of({ 'auto', 'blink', 'cmp', 'native' }) } },
   mcp = { servers = { map_of = mcp_server }, start_timeout_ms = { positive }, call_timeout_ms = { positive } },
+  checkpoints = { max_mb = { positive } },
 }
 
 ---@alias sightline.Validator string|fun(v: any): boolean, string a type name, or (ok, expected)

@@ -7,7 +7,7 @@ import logging
 import traceback
 from typing import Any
 
-from sightline.agent import compacting, compaction
+from sightline.agent import checkpointing, compacting, compaction
 from sightline.agent.prompt import RULES_MAX_FILE_BYTES, load_rules, system_prompt
 from sightline.agent.replay import show_outcome
 from sightline.agent.state import SessionState
@@ -78,6 +78,7 @@ def run(session: SessionState, turn: Turn) -> None:
             text = note.text.removeprefix(narrator.error("").text)
             session.record({"type": "event", "event": "error", "text": text})
     finally:
+        checkpointing.finish(session, turn)  # before idle: a rewind right after sees it
         session.finish(turn, status)
 
 

@@ -117,6 +117,7 @@ class CoreConfig:
     mcp_servers: tuple[ServerConfig, ...]
     mcp_start_timeout_ms: int
     mcp_call_timeout_ms: int
+    checkpoints_max_bytes: int = 256 << 20  # checkpoints.max_mb
 
     @classmethod
     def before_init(cls) -> CoreConfig:
@@ -146,6 +147,7 @@ class CoreConfig:
             mcp_servers=_mcp_servers(mcp.raw.get("servers")),
             mcp_start_timeout_ms=mcp.ms("start_timeout_ms"),
             mcp_call_timeout_ms=mcp.ms("call_timeout_ms"),
+            checkpoints_max_bytes=root.table("checkpoints").count("max_mb") << 20,
         )
 
 

@@ -56,6 +56,10 @@ PACKAGES: tuple[Package, ...] = (
     Package("requests", "requests", "the vertex provider", ("vertex",), "vertex"),
     Package("acp", "agent-client-protocol", "the acp provider", ("acp",)),
     Package("mcp", "mcp", "MCP servers and sightline-mcp", ("mcp",)),
+    # The tools' own: found, not imported (no provider kind names them).
+    Package("markdownify", "markdownify", "fetch_url and @url (pages as Markdown)", ("web",)),
+    Package("bs4", "beautifulsoup4", "fetch_url and @url (pages as Markdown)", ("web",)),
+    Package("PIL", "pillow", "images in the conversation", ("images",)),
 )
 
 

@@ -103,6 +103,5 @@ def test_checkhealth_says_the_package_the_key_variable_and_the_endpoint(
     text = "\n".join(nv.api.buf_get_lines(0, 0, -1, False))
     assert "google-genai 3.6.1 (the gemini provider" in text
     assert "an API key is set in $GEMINI_API_KEY" in text
-    address = server.base_url.removeprefix("http://")
-    assert f"the endpoint {address} is reachable" in text
+    assert f"endpoint {server.base_url} accepts connections" in text
     assert KEY not in text

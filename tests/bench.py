@@ -296,6 +296,7 @@ def collect() -> list[Row]:
         "bench_stream",
         "bench_history",
         "bench_checkpoints",
+        "bench_images",
     ):
         try:
             module = importlib.import_module(f"tests.{name}")

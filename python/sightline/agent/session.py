@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sightline.agent import checkpointing, compacting, compaction, loop
+from sightline.agent.replay import show_images
 from sightline.agent.state import MODES, SessionState
 from sightline.agent.turn import Turn
 from sightline.domain.errors import Refused
@@ -35,6 +36,7 @@ class Session(SessionState):
         note: str | None = None,
         chip: dict[str, Any] | None = None,
         late: Callable[[int], list[str]] | None = None,
+        images: list[dict[str, Any]] | None = None,
     ) -> Turn:
         """Start a turn; returns once it is accepted (the worker runs on its own thread).
         `late` adds the parts that must wait on the worker (see Turn.late)."""
@@ -48,6 +50,8 @@ class Session(SessionState):
                 raise Refused("this conversation is open in another Neovim (read-only)")
             parts = [text, *(extra_parts or [])]
             content = [{"type": "text", "text": part} for part in parts]
+            # Image references (domain/images.py): the bytes are kept once, by hash.
+            content += images or []
             user: dict[str, Any] = {
                 "type": "message",
                 "role": "user",
@@ -61,6 +65,7 @@ class Session(SessionState):
             checkpointing.begin(self, turn, text)
             self._begin(turn)
         self.transcript.add_user(text, note, chip)
+        show_images(self.transcript, images or [])
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})
         threading.Thread(
             target=loop.run, args=(self, turn), name=f"turn-{turn.id}", daemon=True

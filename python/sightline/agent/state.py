@@ -100,6 +100,8 @@ class SessionState:
             "state": self.state(),
             "provider": self.cfg.provider.name,
             "model": self._model_name(),
+            # What the model can do (providers/base.py Capabilities): the pane offers no more.
+            "capabilities": self.provider.capabilities.to_dict(),
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,

@@ -96,6 +96,12 @@ M.subcommands = {
     end,
     max_args = 1,
   },
+  review = {
+    run = function(args)
+      return require('sightline.ui.review').command(args)
+    end,
+    max_args = 1,
+  },
   accept = {
     run = function(args)
       return sl().decide('accept', table.concat(args, ' '))

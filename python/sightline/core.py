@@ -313,6 +313,7 @@ class Core:
 
     def history_delete(self, path: str) -> None:
         history_admin.delete(paths.history_dir(), path)
+        self.session.checkpoints.forget(Path(path).stem)  # its checkpoints go with it
 
     def history_open(self, path: str) -> dict[str, Any]:
         self.session.open(Path(path))

@@ -80,7 +80,7 @@ def start(session: SessionState, seq: int) -> Turn:
         if chosen is None:
             raise Refused(f"no checkpoint #{seq} in this conversation (:Sightline rewind lists)")
         session._turn_ids += 1
-        turn = Turn(session._turn_ids, _Careful(session))
+        turn = Turn(session._turn_ids, Careful(session))
         session._begin(turn)
     session.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": False, "rewind": seq})
     threading.Thread(
@@ -90,7 +90,7 @@ def start(session: SessionState, seq: int) -> Turn:
 
 
 @dataclass
-class _Careful:
+class Careful:
     """The session as the rewind's proposals see it: never auto-accepted (autoaccept covers
     the agent's edits, not the user's own text a rewind would overwrite)."""
 

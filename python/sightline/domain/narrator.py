@@ -529,3 +529,41 @@ def rewound(
     if not lines:
         lines.append(("⟲ nothing to rewind: every file already holds that checkpoint", NOTE))
     return lines
+
+
+# -- the change review -------------------------------------------------------------------------
+
+
+def review_hunk(index: int, count: int, added: int, removed: int, edited: bool) -> str:
+    """A quickfix entry of :Sightline review: one hunk, as the revert would change it."""
+    mark = " — edited by you since" if edited else ""
+    return f"hunk {index + 1}/{count}: revert +{added} −{removed}{mark}"
+
+
+def review_summary(rel: str, hunks: int) -> str:
+    return f"review {rel} ({hunks} hunk{'' if hunks == 1 else 's'}: accept reverts, reject keeps)"
+
+
+def review_edited(hunks: Sequence[int]) -> Note:
+    names = ", ".join(str(h) for h in hunks)
+    return Note(
+        f"hunk{'' if len(hunks) == 1 else 's'} {names} hold your edits since the agent's: "
+        "reverting asks again",
+        WARNING,
+    )
+
+
+def review_confirm(rel: str, hunks: Sequence[int]) -> str:
+    names = ", ".join(str(h) for h in hunks)
+    return f"revert hunk{'' if len(hunks) == 1 else 's'} {names} of {rel} over your own edits?"
+
+
+def review_kept(rel: str) -> Note:
+    return Note(f"kept: {rel} as it is")
+
+
+def review_reverted(rel: str, hunks: Sequence[int], done: str, failed: bool) -> Note:
+    names = ", ".join(str(h) for h in hunks)
+    if failed:
+        return Note(f"✗ not reverted: {rel}: {done}", ERROR)
+    return Note(f"⟲ reverted in {rel}: hunk{'' if len(hunks) == 1 else 's'} {names}")

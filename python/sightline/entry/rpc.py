@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from sightline.agent import rewind
+from sightline.agent import changes, rewind
 from sightline.agent.session import MODES
 from sightline.core import Core
 from sightline.domain import extensions, scope, secrets
@@ -225,6 +225,14 @@ def _checkpoints_rewind(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     seq = params.get("seq") or rewind.at_row(core.session, params["row"])
     turn = rewind.start(core.session, seq)
     return {"turn": turn.id, "status": core.session.status()}
+
+
+@method("changes.review", ref=Text(max_chars=MAX_NAME_CHARS))
+def _changes_review(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """The hunks of this conversation's changes (or since git ref `ref`), as quickfix items;
+    their reverts are then offered file by file."""
+    turn, items = changes.start(core.session, params.get("ref") or None)
+    return {"items": items, "turn": turn.id if turn else None}
 
 
 @method("history.list")

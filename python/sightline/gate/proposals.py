@@ -472,3 +472,10 @@ def applied_result(rel: str, res: Applied, done: str = "changed") -> ToolResult:
     if res.get("error"):
         why += f" ({res['error']})"
     return ToolResult(f"accepted: {rel} was {done} in its buffer; {why}.")
+
+
+# The gate's parts a review of past changes (agent/changes.py) reuses: the same inline hunk
+# view, and the same apply with its re-anchoring and save rules.
+show_inline = _show_inline
+clear_inline = _clear_inline
+apply_text = _apply

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MAX_FILES = 200_000
-MAX_SECONDS = 3.0  # for the whole walk; hashing stops earlier (HASH_SECONDS)
-HASH_SECONDS = 1.0
+MAX_SECONDS = 3.0  # for the whole walk
+HASH_SECONDS = 1.0  # of hashing per walk (the files not hashed yet are compared by stat)
 MAX_HASH_BYTES = 64 * 1024 * 1024  # a larger file is compared by its stat alone
 
 StatKey = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
@@ -68,10 +68,15 @@ def take(
     max_files: int = MAX_FILES,
     max_seconds: float = MAX_SECONDS,
     keep: Keep | None = None,
+    hash_seconds: float = HASH_SECONDS,
 ) -> Snapshot:
     start = time.monotonic()
+    # The hashing budget counts hashing only (not the walk), so every walk hashes files not
+    # hashed yet wherever they are: over the turns a large workspace is hashed whole.
+    budget = [hash_seconds]
     files: dict[str, tuple[StatKey, str | None]] = {}
     stack = [root]
+    cut = len(root.rstrip(os.sep)) + 1  # a relative path by slicing (relpath is slow)
     while stack:
         top = stack.pop()
         try:
@@ -89,14 +94,14 @@ def take(
             except OSError:
                 continue
             key: StatKey = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            rel = os.path.relpath(entry.path, root)
+            rel = entry.path[cut:]
             if rel not in SKIPPED:
-                files[rel] = (key, _content(entry, key, start, keep))
+                files[rel] = (key, _content(entry, key, budget, keep))
     return Snapshot(files, True)
 
 
 def _content(
-    entry: os.DirEntry[str], key: StatKey, start: float, keep: Keep | None = None
+    entry: os.DirEntry[str], key: StatKey, budget: list[float], keep: Keep | None = None
 ) -> str | None:
     if entry.is_symlink():
         try:
@@ -109,12 +114,15 @@ def _content(
         cached = _cache.hashes.get(entry.path)
     if cached is not None and cached[0] == key:
         return cached[1]
-    if key[1] > MAX_HASH_BYTES or time.monotonic() - start > HASH_SECONDS:
+    if key[1] > MAX_HASH_BYTES or budget[0] <= 0:
         return None
+    t0 = time.monotonic()
     try:
         digest = _digest(entry.path, keep)
     except OSError:
         return None
+    finally:
+        budget[0] -= time.monotonic() - t0
     with _cache.lock:
         if len(_cache.hashes) > 2 * MAX_FILES:
             _cache.hashes.clear()  # bounded: the next turns hash again

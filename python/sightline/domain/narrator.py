@@ -216,6 +216,30 @@ def command_shown(command: str) -> list[Line]:
     return [("$ " + line, WARNING) for line in command.split("\n")]
 
 
+SCOPE_WORDS = {"always": "always in this workspace", "conversation": "for this conversation"}
+
+
+def keeps(shown: Sequence[str], why: str) -> Line:
+    """Under an ask: what allowing it always (or for the conversation) would keep, or why
+    nothing of it can be kept."""
+    if why:
+        return (f"  (asked each time: {why})", None)
+    return ("  allowing it keeps: " + " · ".join(f"`{s}`" for s in shown), None)
+
+
+def kept_rule_decided(effect: str, shown: str) -> Note:
+    """A kept approval decided without asking."""
+    if effect == "allow":
+        return Note(f"✔ allowed by your kept approval {shown}")
+    return Note(f"✗ denied by your kept rule {shown} (:Sightline approvals)", WARNING)
+
+
+def kept(effect: str, scope: str, shown: Sequence[str]) -> Note:
+    """A decision the user chose to keep."""
+    what = ", ".join(f"`{s}`" for s in shown)
+    return Note(f"⊕ kept: {effect} {what} {SCOPE_WORDS.get(scope, scope)}")
+
+
 def command_ran(status: str, seconds: float, lines: int) -> Note:
     return Note(f"⏵ {status} · {seconds:.1f} s · {lines} lines of output")
 

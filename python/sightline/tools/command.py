@@ -16,8 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sightline.domain import narrator, secrets, spawn
+from sightline.domain import narrator, secrets, shellparse, spawn
 from sightline.domain.errors import Refused
+from sightline.gate import approvals
+from sightline.gate.decisions import SCOPES
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import next_id
 from sightline.gate.turn_contract import ToolResult
@@ -126,25 +128,22 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
     if not isinstance(command, str) or not command.strip():
         raise Refused("command: required, a non-empty string")
     session = turn.session
-    one_line = command.strip().replace("\n", " ⏎ ")
-    summary = "run: " + (one_line if len(one_line) <= 120 else one_line[:119] + "…")
-    # Shown verbatim, every line, before the user decides.
-    session.transcript.add_lines(narrator.command_shown(command))
-    session.ui.event(
-        "SightlineProposal",
-        {
-            "id": next_id(),
-            "kind": "command",
-            "summary": summary,
-            "command": command,
-            "autoaccept": False,
-        },
-    )
-    item = turn.gate.ask("command", summary, {"command": command})
-    if item.decision != "accept" or turn.cancelled():
-        told = "denied by the user" + (f": {item.reason}" if item.reason else "")
-        session.transcript.add_note(*narrator.rejected(item.reason))
-        return ToolResult(told + "; the command did not run.", True)
+    parsed = shellparse.parse(command)
+    conversation = session.conversation.id if session.conversation else None
+    kept = session.approvals.check_command(session.workspace, conversation, parsed)
+    if kept is not None:
+        session.transcript.add_lines(narrator.command_shown(command))
+        session.transcript.add_note(*narrator.kept_rule_decided(kept.effect, kept.shown()))
+        if kept.effect == "deny":
+            return ToolResult(
+                "denied by the user (a rule they kept for this command); the command did "
+                "not run.",
+                True,
+            )
+    else:
+        denied = _ask(turn, command, parsed, conversation)
+        if denied is not None:
+            return denied
     timeout_s = session.cfg.command_timeout_ms / 1000
     said = threading.Lock()
 
@@ -164,6 +163,44 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
     status = _status(ran, timeout_s)
     body = ran.output if ran.output else "(no output)"
     return ToolResult(f"{status}\n{body}", ran.timed_out or ran.stopped or ran.code != 0)
+
+
+def _ask(turn: Turn, command: str, parsed: shellparse.Parsed, conversation: str | None) -> ToolResult | None:
+    """Ask the user; keep the decision when they chose to. None: allowed."""
+    session = turn.session
+    one_line = command.strip().replace("\n", " ⏎ ")
+    summary = "run: " + (one_line if len(one_line) <= 120 else one_line[:119] + "…")
+    # Shown verbatim, every line, before the user decides, with what keeping it would keep.
+    rules = approvals.command_rules("allow", parsed)
+    session.transcript.add_lines(
+        [*narrator.command_shown(command), narrator.keeps([r.shown for r in rules], parsed.unknown)]
+    )
+    session.ui.event(
+        "SightlineProposal",
+        {
+            "id": next_id(),
+            "kind": "command",
+            "summary": summary,
+            "command": command,
+            "autoaccept": False,
+        },
+    )
+    offered = tuple(s for s in SCOPES if rules and (conversation or s == "always"))
+    data = {"command": command, "remember": offered, "remember_why": parsed.unknown}
+    item = turn.gate.ask("command", summary, data)
+    effect = "allow" if item.decision == "accept" else "deny"
+    if item.scope != "once" and item.decision is not None:
+        keep = approvals.command_rules(effect, parsed)
+        try:
+            session.approvals.remember(session.workspace, conversation, item.scope, keep)
+            session.transcript.add_note(*narrator.kept(effect, item.scope, [r.shown for r in keep]))
+        except Refused as err:
+            session.transcript.add_note(*narrator.refused("keeping the decision", err.message))
+    if item.decision != "accept" or turn.cancelled():
+        told = "denied by the user" + (f": {item.reason}" if item.reason else "")
+        session.transcript.add_note(*narrator.rejected(item.reason))
+        return ToolResult(told + "; the command did not run.", True)
+    return None
 
 
 def _status(ran: Ran, timeout_s: float) -> str:

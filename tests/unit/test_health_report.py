@@ -31,7 +31,8 @@ def needed(provider: str, mcp: bool = False) -> set[str]:
     ],
 )
 def test_each_provider_needs_the_core_and_its_own_sdk(provider: str, extra: set[str]) -> None:
-    assert needed(provider) == {"pynvim", "msgpack", "platformdirs", *extra}
+    core = {"pynvim", "msgpack", "platformdirs", "tree-sitter", "tree-sitter-bash"}
+    assert needed(provider) == {*core, *extra}
     assert "mcp" in needed(provider, mcp=True)
 
 

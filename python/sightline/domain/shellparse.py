@@ -78,6 +78,8 @@ _SYNTAX = {
     "negated_command": "a negation (!)",
     "test_command": "a test ([ ] or [[ ]])",
 }
+_SPACES = re.compile(r"[ \t]+")
+_BLANKS = re.compile(r"[ \t\n]+")
 _DUP = re.compile(r"[0-9]?[<>]&[0-9]")
 
 
@@ -151,11 +153,27 @@ def _text(node: tree_sitter.Node) -> str:
     return (node.text or b"").decode("utf-8", "surrogatepass")
 
 
+def _gaps(node: tree_sitter.Node, allowed: re.Pattern[str]) -> None:
+    """What lies between a node's children (and its edges) is only what `allowed` says: the
+    grammar skips a backslash-newline as if it were a space, where the shell joins words."""
+    at = node.start_byte
+    source = node.text or b""
+    base = node.start_byte
+    for child in [*node.children, None]:
+        start = node.end_byte if child is None else child.start_byte
+        gap = source[at - base : start - base].decode("utf-8", "surrogatepass")
+        if gap and not allowed.fullmatch(gap):
+            raise _Unknown("it continues a line with a backslash")
+        if child is not None:
+            at = child.end_byte
+
+
 def _walk(node: tree_sitter.Node, out: list[Simple]) -> None:
     kind = node.type
     if kind == "comment":
         return
     if kind in _GROUPS:
+        _gaps(node, _BLANKS)
         for child in node.children:
             if child.is_named:
                 _walk(child, out)
@@ -163,6 +181,7 @@ def _walk(node: tree_sitter.Node, out: list[Simple]) -> None:
                 raise _Unknown(f"it uses {_text(child)!r}")
         return
     if kind == "redirected_statement":
+        _gaps(node, _SPACES)
         body = node.child_by_field_name("body")
         if body is None or body.type != "command":
             raise _Unknown("it redirects more than one command")
@@ -193,6 +212,7 @@ def _dup(node: tree_sitter.Node) -> str:
 
 
 def _simple(node: tree_sitter.Node, dups: tuple[str, ...]) -> Simple:
+    _gaps(node, _SPACES)
     env: list[str] = []
     argv: list[str] = []
     for i, child in enumerate(node.children):

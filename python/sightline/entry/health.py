@@ -33,6 +33,8 @@ PACKAGES: tuple[Package, ...] = (
     Package("pynvim", "pynvim", "the core"),
     Package("msgpack", "msgpack", "the core"),
     Package("platformdirs", "platformdirs", "the core"),
+    Package("tree_sitter", "tree-sitter", "the core (kept approvals)"),
+    Package("tree_sitter_bash", "tree-sitter-bash", "the core (kept approvals)"),
     Package("anthropic", "anthropic", "the anthropic provider", ("anthropic",)),
     Package("openai", "openai", "the openai, ollama and openrouter providers", ("openai",)),
     Package("acp", "agent-client-protocol", "the acp provider", ("acp",)),

@@ -107,7 +107,9 @@ def digest(value: object) -> str:
 
 def workspace_file(directory: Path, workspace: str) -> Path:
     real = os.path.realpath(workspace)
-    return directory / f"{hashlib.sha256(real.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}.json"
+    return (
+        directory / f"{hashlib.sha256(real.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}.json"
+    )
 
 
 class Approvals:
@@ -173,11 +175,11 @@ class Approvals:
             used[found.shown] = found
         return Verdict("allow", tuple(used.values()))
 
-    def check(self, workspace: str, conversation: str | None, what: str, key: list[str]) -> Verdict | None:
+    def check(
+        self, workspace: str, conversation: str | None, what: str, key: list[str]
+    ) -> Verdict | None:
         """An MCP tool's or an ACP request's rule, matched on its whole key (deny first)."""
-        found = [
-            r for r in self.rules(workspace, conversation) if r.what == what and r.key == key
-        ]
+        found = [r for r in self.rules(workspace, conversation) if r.what == what and r.key == key]
         for effect in ("deny", "allow"):
             for rule in found:
                 if rule.effect == effect:
@@ -231,7 +233,7 @@ class Approvals:
         self.directory.mkdir(parents=True, exist_ok=True)
         with (
             self._lock,
-            open(self.directory / ".lock", "a", encoding="utf-8") as lock,  # noqa: SIM117
+            open(self.directory / ".lock", "a", encoding="utf-8") as lock,
         ):
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
             kept = self._load(workspace, strict=True)

@@ -136,8 +136,7 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
         session.transcript.add_note(*narrator.kept_rule_decided(kept.effect, kept.shown()))
         if kept.effect == "deny":
             return ToolResult(
-                "denied by the user (a rule they kept for this command); the command did "
-                "not run.",
+                "denied by the user (a rule they kept for this command); the command did not run.",
                 True,
             )
     else:
@@ -165,7 +164,9 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
     return ToolResult(f"{status}\n{body}", ran.timed_out or ran.stopped or ran.code != 0)
 
 
-def _ask(turn: Turn, command: str, parsed: shellparse.Parsed, conversation: str | None) -> ToolResult | None:
+def _ask(
+    turn: Turn, command: str, parsed: shellparse.Parsed, conversation: str | None
+) -> ToolResult | None:
     """Ask the user; keep the decision when they chose to. None: allowed."""
     session = turn.session
     one_line = command.strip().replace("\n", " ⏎ ")

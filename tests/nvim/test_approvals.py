@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 from tests.agent_util import claude, core_status, idle, send, tool_results, wait_pending
+from tests.child import ROOT
 from tests.conftest import status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
 from tests.screen import Screen
 
 __all__ = ["fake_api"]
+
+DEMO = ROOT / "tests" / "mcp_servers" / "demo.py"
 
 
 def run(command: str) -> Any:
@@ -180,5 +184,32 @@ def test_a_repository_file_cannot_create_or_widen_an_approval(
     send(nv)
     st = wait_pending(nv)
     assert st["pending"] == "run: echo hi"
+    nv.command("Sightline reject")
+    idle(nv)
+
+
+def test_an_mcp_tool_kept_always_asks_again_once_its_server_changed(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    out = isolated_env / "touched.txt"
+    server = {"command": sys.executable, "args": [str(DEMO)], "env": {"DEMO_OUT": str(out)}}
+    nv = claude(nvim_factory, fake_api, mcp={"servers": {"demo": server}})
+    touch = tool_use("mcp__demo__touch", {"text": "one"})
+    fake_api.script(touch, tool_use("mcp__demo__touch", {"text": "two"}), text("ok"))
+    send(nv)
+    wait_pending(nv)
+    assert any("allowing it keeps: `demo/touch (any arguments" in li for li in transcript(nv))
+    nv.command("Sightline accept always")
+    idle(nv)  # the second call, with other arguments, ran without asking
+    assert out.read_text() == "two"
+    assert "✔ allowed by your kept approval `demo/touch`" in transcript(nv)
+    # The same server started another way (here: one more argument) is another server.
+    changed = {**server, "args": [str(DEMO), "--changed"]}
+    provider = {"name": "anthropic", "base_url": fake_api.base_url, "retries": 0}
+    nv.exec_lua("require('sightline').setup(...)", {"provider": provider, "mcp": {"servers": {"demo": changed}}})
+    fake_api.script(tool_use("mcp__demo__touch", {"text": "three"}), text("ok"))
+    send(nv)
+    st = wait_pending(nv)
+    assert st["pending"] == "MCP demo/touch" and out.read_text() == "two"
     nv.command("Sightline reject")
     idle(nv)

@@ -170,11 +170,12 @@ class Gate:
             if not item.done.is_set():
                 item.hunk_count = hunks
 
-    def _answer(self, item: Pending, decision: str, reason: str) -> bool:
+    def _answer(self, item: Pending, decision: str, reason: str, scope: str = "once") -> bool:
         with self._lock:
             if item.done.is_set() or item.decision is not None:
                 return False
             item._settle(decision, reason)
+            item.scope = scope
         item.done.set()
         return True
 
@@ -200,13 +201,17 @@ class Gate:
         return item
 
     def decide_where(
-        self, covered: Callable[[Pending], bool], decision: str, reason: str = ""
+        self,
+        covered: Callable[[Pending], bool],
+        decision: str,
+        reason: str = "",
+        scope: str = "once",
     ) -> int:
         """Decide every waiting question `covered` says a decision already made covers (an
-        "always" given to one of them); returns how many."""
+        "always" given to one of them, whose `scope` they take); returns how many."""
         with self._lock:
             items = [i for i in self._queue if i.decision is None and covered(i)]
-        return sum(self._answer(i, decision, reason) for i in items)
+        return sum(self._answer(i, decision, reason, scope) for i in items)
 
     def decide_hunk(
         self, proposal: int, hunk: int | None, decision: str, reason: str = ""

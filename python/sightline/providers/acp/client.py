@@ -547,7 +547,9 @@ class SightlineClient:
                 session.transcript.add_note(*narrator.refused("keeping the decision", err.message))
             # The same request waiting behind this one is decided by the same answer.
             turn.gate.decide_where(
-                lambda other: other.data.get("covers") == covers, item.decision or "reject"
+                lambda other: other.data.get("covers") == covers,
+                item.decision or "reject",
+                scope=item.scope,
             )
         if item.decision != "accept":
             session.transcript.add_note(*narrator.rejected(item.reason))

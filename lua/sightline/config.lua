@@ -65,7 +65,7 @@ local defaults = {
   reveal = { duration_ms = M.REVEAL_DURATION_MS.default, open = 'peek' },
   attachments = { navigate = 'reveal' },
   mentions = { max_file_bytes = 65536, max_total_bytes = 262144 },
-  tools = { max_iterations = 25, command_timeout_ms = 120000 },
+  tools = { max_iterations = 25, command_timeout_ms = 120000, sandbox = 'auto' }, ---@type { max_iterations: integer, command_timeout_ms: integer, sandbox: "auto"|"off"|{ network: boolean?, home: string[]?, writable: string[]?, required: boolean? } }
   completion = { engine = 'auto' }, ---@type { engine: "auto"|"blink"|"cmp"|"native" }
   mcp = { servers = {}, start_timeout_ms = 30000, call_timeout_ms = 120000 },
 }
@@ -183,6 +183,36 @@ local function url(v)
   return text(v) and v:find('^https?://') ~= nil, 'http:// or https:// URL'
 end
 
+-- tools.sandbox (:help sightline-sandbox): 'auto', 'off', or a table of rules (auto with them).
+local SANDBOX_KEYS = { network = 'boolean', required = 'boolean', home = 'paths', writable = 'paths' }
+local function sandbox(v)
+  local expected = "'auto', 'off' or { network = bool, home = { paths }, writable = { paths }, required = bool }"
+  if v == 'auto' or v == 'off' then
+    return true
+  end
+  if type(v) ~= 'table' or (next(v) ~= nil and vim.islist(v)) then
+    return false, expected
+  end
+  for key, value in pairs(v) do
+    local want = SANDBOX_KEYS[key]
+    if want == nil then
+      return false, expected .. ' (unknown key ' .. describe(key) .. ')'
+    elseif want == 'boolean' and type(value) ~= 'boolean' then
+      return false, expected .. ' (' .. key .. ': true or false)'
+    elseif want == 'paths' then
+      local ok = type(value) == 'table' and (next(value) == nil or vim.islist(value))
+      for _, path in ipairs(ok and value or {}) do
+        local good = (text(path)) and (path:sub(1, 1) == '/' or vim.startswith(path, '~/'))
+        ok = ok and good
+      end
+      if not ok then
+        return false, expected .. ' (' .. key .. ': a list of absolute or ~/ paths)'
+      end
+    end
+  end
+  return true
+end
+
 local mcp_server = {
   command = { text, true },
   args = { strings, true },
@@ -266,7 +296,7 @@ local schema = {
   },
   attachments = { navigate = { one_of({ 'reveal', 'select' }) } },
   mentions = { max_file_bytes = { positive }, max_total_bytes = { positive } },
-  tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
+  tools = { max_iterations = { positive }, command_timeout_ms = { positive }, sandbox = { sandbox } },
   completion = { engine = { one_of({ 'auto', 'blink', 'cmp', 'native' }) } },
   mcp = { servers = { map_of = mcp_server }, start_timeout_ms = { positive }, call_timeout_ms = { positive } },
 }

@@ -227,6 +227,16 @@ def keeps(shown: Sequence[str], why: str) -> Line:
     return ("  allowing it keeps: " + " · ".join(f"`{s}`" for s in shown), None)
 
 
+def how_it_runs(described: str) -> Line:
+    """Under a command's ask: in the sandbox and its rules, or unsandboxed and why."""
+    return (f"  ({described})", WARNING if described.startswith("runs unsandboxed") else None)
+
+
+def sandbox_refused(rules: Sequence[str]) -> Note:
+    """A sandboxed command failed, and its output points at these rules of the sandbox."""
+    return Note("⚠ the sandbox may have refused it: " + "; ".join(rules), WARNING)
+
+
 def kept_rule_decided(effect: str, shown: str) -> Note:
     """A kept approval decided without asking."""
     if effect == "allow":

@@ -214,7 +214,9 @@ def _ask(turn: Turn, cfg: ServerConfig, listed: Listed, args: dict[str, Any]) ->
         session.transcript.add_note(*narrator.kept_rule_decided(kept.effect, kept.shown()))
         if kept.effect == "allow":
             return None
-        return ToolResult("denied by the user (a rule they kept for this tool); it did not run.", True)
+        return ToolResult(
+            "denied by the user (a rule they kept for this tool); it did not run.", True
+        )
     shown_args = json.dumps(args, ensure_ascii=False, indent=1, sort_keys=True)
     lines = shown_args.splitlines()
     if len(lines) > SHOWN_ARG_LINES:

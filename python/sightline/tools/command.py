@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sightline.domain import narrator, secrets, shellparse, spawn
+from sightline.domain import narrator, sandbox, secrets, shellparse, spawn
 from sightline.domain.errors import Refused
 from sightline.gate import approvals
 from sightline.gate.decisions import SCOPES
@@ -56,13 +56,18 @@ def execute(
     timeout_s: float,
     turn: Turn | None = None,
     on_stop: Callable[[Ran], None] | None = None,
+    box: tuple[sandbox.SandboxConfig, sandbox.Status] | None = None,
 ) -> Ran:
-    """Run `command`; a stopped turn kills it with everything it started. `on_stop` is
-    called on the stopping thread, while the turn stops, with what the command did until
-    then: the command's own lines then come before the turn's stop line."""
+    """Run `command` (in the sandbox `box`, when it is one); a stopped turn kills it with
+    everything it started. `on_stop` is called on the stopping thread, while the turn stops,
+    with what the command did until then: the command's own lines then come before the
+    turn's stop line."""
     started = time.monotonic()
+    argv = ["/bin/sh", "-c", command]
+    if box is not None:
+        argv = sandbox.wrap(argv, cwd, *box)
     proc, group = spawn.popen(
-        ["/bin/sh", "-c", command],
+        argv,
         cwd=cwd,
         env=command_env(),
         stdout=subprocess.PIPE,
@@ -128,6 +133,12 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
     if not isinstance(command, str) or not command.strip():
         raise Refused("command: required, a non-empty string")
     session = turn.session
+    box = (session.cfg.sandbox, sandbox.probe(session.cfg.sandbox))
+    if box[0].required and not box[1].sandboxed:
+        session.transcript.add_lines(narrator.command_shown(command))
+        why = f"{box[1].why}, and tools.sandbox.required is set"
+        session.transcript.add_note(*narrator.refused("the command", why))
+        return ToolResult(f"refused by sightline: no sandbox here ({why}); it did not run.", True)
     parsed = shellparse.parse(command)
     conversation = session.conversation.id if session.conversation else None
     kept = session.approvals.check_command(session.workspace, conversation, parsed)
@@ -140,7 +151,7 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
                 True,
             )
     else:
-        denied = _ask(turn, command, parsed, conversation)
+        denied = _ask(turn, command, parsed, conversation, sandbox.described(*box))
         if denied is not None:
             return denied
     timeout_s = session.cfg.command_timeout_ms / 1000
@@ -157,15 +168,21 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
             if ran.output:
                 session.transcript.add_output(ran.output)
 
-    ran = execute(command, turn.workspace, timeout_s, turn, on_stop=say)
+    ran = execute(command, turn.workspace, timeout_s, turn, on_stop=say, box=box)
     say(ran)
     status = _status(ran, timeout_s)
     body = ran.output if ran.output else "(no output)"
-    return ToolResult(f"{status}\n{body}", ran.timed_out or ran.stopped or ran.code != 0)
+    failed = ran.timed_out or ran.stopped or ran.code != 0
+    rules = sandbox.refused_by(ran.output, box[0]) if failed and box[1].sandboxed else []
+    if rules:
+        # As far as the output tells: which of the sandbox's rules refused it.
+        session.transcript.add_note(*narrator.sandbox_refused(rules))
+        body += "\n[sightline: this may be the sandbox: " + "; ".join(rules) + "]"
+    return ToolResult(f"{status}\n{body}", failed)
 
 
 def _ask(
-    turn: Turn, command: str, parsed: shellparse.Parsed, conversation: str | None
+    turn: Turn, command: str, parsed: shellparse.Parsed, conversation: str | None, how: str
 ) -> ToolResult | None:
     """Ask the user; keep the decision when they chose to. None: allowed."""
     session = turn.session
@@ -174,7 +191,11 @@ def _ask(
     # Shown verbatim, every line, before the user decides, with what keeping it would keep.
     rules = approvals.command_rules("allow", parsed)
     session.transcript.add_lines(
-        [*narrator.command_shown(command), narrator.keeps([r.shown for r in rules], parsed.unknown)]
+        [
+            *narrator.command_shown(command),
+            narrator.how_it_runs(how),
+            narrator.keeps([r.shown for r in rules], parsed.unknown),
+        ]
     )
     session.ui.event(
         "SightlineProposal",

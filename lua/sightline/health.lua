@@ -13,7 +13,7 @@ local HEALTH_TIMEOUT_MS = 15000
 local function check_python(python, root, provider, cfg)
   local pythonpath = root .. '/python' .. (vim.env.PYTHONPATH and (':' .. vim.env.PYTHONPATH) or '')
   local mcp = next(cfg.mcp.servers) ~= nil or vim.uv.fs_stat('.mcp.json') ~= nil
-  local args = vim.json.encode({ provider = provider, mcp = mcp })
+  local args = vim.json.encode({ provider = provider, mcp = mcp, sandbox = cfg.tools.sandbox })
   local res = vim
     .system({ python, '-m', 'sightline.entry.health', args }, { text = true, env = { PYTHONPATH = pythonpath } })
     :wait(HEALTH_TIMEOUT_MS)
@@ -42,7 +42,26 @@ local function check_python(python, root, provider, cfg)
       })
     end
   end
+  M.check_sandbox(info.sandbox)
   return all, info.key
+end
+
+---Whether the agent's commands run in the sandbox (:help sightline-sandbox), and why not.
+---@param box table? from sightline.entry.health
+function M.check_sandbox(box)
+  if type(box) ~= 'table' then
+    return
+  end
+  if box.sandboxed then
+    h.ok(('commands run in the sandbox, with %s: :help sightline-sandbox'):format(box.bwrap))
+  elseif box.mode == 'off' then
+    h.info('commands run unsandboxed, as tools.sandbox is off: :help sightline-sandbox')
+  else
+    h.warn('commands run unsandboxed: ' .. tostring(box.why), {
+      'install bubblewrap (Debian and Ubuntu: `apt install bubblewrap`); macOS has no sandbox yet',
+      'or say tools.sandbox = "off" to hide this warning',
+    })
+  end
 end
 
 ---The configuration in effect: which layers, whether the last setup() took, every option

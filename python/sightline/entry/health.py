@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from sightline.domain import presets
+from sightline.domain import presets, sandbox
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,18 @@ def key_source(provider: str) -> dict[str, Any]:
     return {"needs_key": True, "env": env, "set": bool(env and os.environ.get(env))}
 
 
-def report(provider: str, mcp: bool) -> dict[str, Any]:
+def sandbox_status(raw: object) -> dict[str, Any]:
+    """Whether run_command runs sandboxed with this tools.sandbox, and why not."""
+    try:
+        cfg = sandbox.SandboxConfig.from_value(raw)
+    except ValueError as err:
+        return {"sandboxed": False, "why": str(err), "mode": "?"}
+    found = sandbox.probe(cfg)
+    mode = cfg.mode
+    return {"sandboxed": found.sandboxed, "why": found.why, "bwrap": found.bwrap, "mode": mode}
+
+
+def report(provider: str, mcp: bool, box: object = "auto") -> dict[str, Any]:
     kind = provider_kind(provider)
     packages = [
         check_package(p, not p.kinds or kind in p.kinds or (mcp and "mcp" in p.kinds))
@@ -92,13 +103,14 @@ def report(provider: str, mcp: bool) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "packages": packages,
         "key": key_source(provider),
+        "sandbox": sandbox_status(box),
     }
 
 
 def main(argv: list[str]) -> int:
     args = json.loads(argv[0]) if argv else {}
     provider = str(args.get("provider") or "echo")
-    print(json.dumps(report(provider, bool(args.get("mcp")))))  # noqa: T201 (its output)
+    print(json.dumps(report(provider, bool(args.get("mcp")), args.get("sandbox"))))  # noqa: T201 (its output)
     return 0
 
 

@@ -224,6 +224,7 @@ local mcp_server = {
   tools = { tool_kinds, true },
   trust_annotations = { 'boolean', true },
   enabled = { 'boolean', true },
+  sandbox = { 'boolean', true }, -- a stdio server run in the sandbox (tools.sandbox's rules)
 }
 
 -- Each leaf: { validator, optional, secret? }. validator is a type name or a predicate

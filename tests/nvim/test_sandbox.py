@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.agent_util import API_KEY, decide, idle, only_result, send, wait_pending
+from tests.child import ROOT
 from tests.conftest import transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, text, tool_use
 from tests.processes import processes_with
@@ -217,3 +218,33 @@ def test_a_stopped_sandboxed_command_dies_with_its_whole_tree(
     nv.command("Sightline stop")
     idle(nv)
     wait_for(lambda: processes_with(f"sleep {marker}") == [], what="the whole tree to die")
+
+
+@pytest.mark.parametrize("boxed", [True, False])
+def test_an_mcp_server_that_opts_in_runs_in_the_sandbox(
+    nvim_factory: Any,
+    fake_api: FakeAnthropic,
+    isolated_env: Path,
+    home: Path,
+    tmp_path: Path,
+    boxed: bool,
+) -> None:
+    outside = Path("/var/tmp") / f"sightline-test-{uuid.uuid4().hex}"  # read-only in there
+    demo = ROOT / "tests" / "mcp_servers" / "demo.py"
+    server = {
+        "command": sys.executable,
+        "args": [str(demo)],
+        "env": {"DEMO_OUT": str(outside)},
+        "sandbox": boxed,
+    }
+    nv = claude_home(nvim_factory, fake_api, home, mcp={"servers": {"demo": server}})
+    fake_api.script(tool_use("mcp__demo__touch", {"text": "hello"}), text("ok"))
+    send(nv)
+    wait_pending(nv)
+    decide(nv, "accept")
+    idle(nv)
+    result = only_result(fake_api)
+    written = outside.exists()
+    outside.unlink(missing_ok=True)
+    assert written is not boxed
+    assert bool(result.get("is_error")) is boxed, result

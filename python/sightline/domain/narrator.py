@@ -287,6 +287,11 @@ def mcp_ask(summary: str, args: Sequence[str], hints: str, trusted_by: str | Non
     return shown
 
 
+def mcp_unsandboxed(server: str, why: str) -> Note:
+    """A server that asked for the sandbox starts without one (tools.sandbox 'auto')."""
+    return Note(f"⚠ MCP server {server} runs unsandboxed: {why}", WARNING)
+
+
 def mcp_timed_out(server: str, tool: str, timeout_s: float) -> Note:
     return Note(f"✗ {server}/{tool} timed out after {timeout_s:g} s (mcp.call_timeout_ms)", WARNING)
 

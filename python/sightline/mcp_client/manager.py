@@ -193,6 +193,12 @@ class Manager:
             return None
         box = self.sandbox
         status = sandbox.probe(box)
+        if not status.sandboxed and box.required:
+
+            def refuse(argv: list[str]) -> list[str]:
+                raise RuntimeError(f"no sandbox here ({status.why}; tools.sandbox.required)")
+
+            return refuse
         if not status.sandboxed:
             self._notify(narrator.mcp_unsandboxed(cfg.name, status.why))
             return None

@@ -71,10 +71,8 @@ def listener() -> Iterator[tuple[int, list[bytes]]]:
 
 
 def connect(port: int) -> str:
-    return (
-        f"{sys.executable} -c \"import socket; s = socket.create_connection(('127.0.0.1', {port}), 2);"
-        " s.sendall(b'reached'); print('connected')\""
-    )
+    code = f"import socket; s = socket.create_connection(('127.0.0.1', {port}), 2)"
+    return f"{sys.executable} -c \"{code}; s.sendall(b'reached'); print('connected')\""
 
 
 def test_a_sandboxed_command_writes_only_the_workspace_and_never_reads_home_or_the_network(
@@ -216,7 +214,7 @@ def test_a_stopped_sandboxed_command_dies_with_its_whole_tree(
     wait_pending(nv)
     decide(nv, "accept")
     wait_for(lambda: len(processes_with(f"sleep {marker}")) >= 4, what="the sandboxed command")
-    assert any("bwrap" in open(f"/proc/{p}/cmdline").read() for p in processes_with(marker))
+    assert any("bwrap" in Path(f"/proc/{p}/cmdline").read_text() for p in processes_with(marker))
     nv.command("Sightline stop")
     idle(nv)
     wait_for(lambda: processes_with(f"sleep {marker}") == [], what="the whole tree to die")

@@ -4,6 +4,7 @@ workspace and $HOME, its config's shapes, and which rule a failure's output poin
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ def test_a_workspace_that_holds_home_shows_it(tmp_path: Path, ws: str) -> None:
     home.mkdir()
     where = home if ws == "home" else tmp_path
     argv = sandbox.wrap(["true"], str(where), sandbox.SandboxConfig(), ON, home=str(home))
-    pairs = list(zip(argv, argv[1:], strict=False))
+    pairs = list(itertools.pairwise(argv))
     assert ("--tmpfs", str(home.resolve())) not in pairs and "--remount-ro" not in argv
     assert ("--bind", str(where.resolve())) in pairs
 

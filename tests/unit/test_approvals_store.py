@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sightline.domain import secrets
 from sightline.domain.errors import Refused
 from sightline.domain.shellparse import parse
 from sightline.gate.approvals import Approvals, Rule, command_rules, listing, workspace_file
@@ -69,3 +70,14 @@ def test_a_broken_file_is_ignored_when_read_and_named_when_written(tmp_path: Pat
     assert path.read_text() == "{not json"  # never overwritten
     path.write_text(json.dumps({"workspace": "/w", "rules": [{"effect": "allow"}, 3]}))
     assert store.rules("/w", None) == []  # rules of a wrong shape are skipped
+
+
+def test_a_command_holding_a_secret_is_never_written_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(secrets, "_secrets", secrets._secrets)  # the process's registry back
+    secrets.register("sk-approvals-test-secret-123")
+    store = Approvals(tmp_path)
+    with pytest.raises(Refused, match="secret"):
+        allow(store, "/w", None, "always", "curl -H sk-approvals-test-secret-123 x")
+    assert list(tmp_path.iterdir()) == [] and store.rules("/w", None) == []

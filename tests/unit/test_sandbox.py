@@ -104,3 +104,8 @@ def test_an_mcp_server_that_must_be_sandboxed_does_not_start_without_one(
     manager.configure((), 1000, 1000, sandbox.SandboxConfig())
     assert manager._sandboxed(Server(ServerConfig(name="s", command="x", sandbox=True))) is None
     assert said == ["⚠ MCP server s runs unsandboxed: bubblewrap (bwrap) was not found on $PATH"]
+
+
+def test_confine_is_the_seam_for_other_commands(tmp_path: Path) -> None:
+    argv, status = sandbox.confine(["make"], str(tmp_path), sandbox.SandboxConfig(mode="off"))
+    assert argv == ["make"] and not status.sandboxed

@@ -148,6 +148,13 @@ def wrap(
     return [*out, *argv]
 
 
+def confine(argv: Sequence[str], workspace: str, cfg: SandboxConfig) -> tuple[list[str], Status]:
+    """The seam for a command run for the agent (an ACP terminal): `argv` as it runs under
+    `cfg` in `workspace`, and how (a caller refuses when `cfg.required` and not sandboxed)."""
+    status = probe(cfg)
+    return wrap(argv, workspace, cfg, status), status
+
+
 def described(cfg: SandboxConfig, status: Status) -> str:
     """How a command will run, for the ask."""
     if not status.sandboxed:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sightline.domain import secrets
 from sightline.domain.errors import Refused
 from sightline.domain.extensions import atomic_write_text
 from sightline.domain.shellparse import Parsed, Simple
@@ -195,6 +196,10 @@ class Approvals:
             raise ValueError(f"scope {scope!r}")
         if not rules:
             return
+        for rule in rules:
+            text = json.dumps(rule.to_json(), ensure_ascii=False)
+            if secrets.redact(text) != text:
+                raise Refused("it holds a secret sightline redacts, which is never written down")
         if scope == "conversation":
             with self._lock:
                 mine = self._conversations.setdefault(self._conv_key(workspace, conversation), [])
@@ -259,6 +264,6 @@ def listing(rules: list[Rule]) -> list[str]:
     words = {"command": "command", "mcp": "MCP tool", "acp": "agent request"}
     scope = {"always": "always in this workspace", "conversation": "this conversation"}
     return [
-        f"{n}. {r.effect} {words[r.what]} {r.shown} ({scope[r.scope]})"
+        f"{n}. {r.effect} {words[r.what]} {r.shown.replace(chr(10), '⏎')} ({scope[r.scope]})"
         for n, r in enumerate(rules, 1)
     ]

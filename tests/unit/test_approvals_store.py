@@ -75,8 +75,8 @@ def test_a_broken_file_is_ignored_when_read_and_named_when_written(tmp_path: Pat
 def test_a_command_holding_a_secret_is_never_written_down(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(secrets, "_secrets", secrets._secrets)  # the process's registry back
-    secrets.register("sk-approvals-test-secret-123")
+    # The process's registry, for this test only: the provider's key, as the core registers.
+    monkeypatch.setattr(secrets, "_secrets", ("sk-approvals-test-secret-123",))
     store = Approvals(tmp_path)
     with pytest.raises(Refused, match="secret"):
         allow(store, "/w", None, "always", "curl -H sk-approvals-test-secret-123 x")

@@ -109,3 +109,16 @@ def test_an_mcp_server_that_must_be_sandboxed_does_not_start_without_one(
 def test_confine_is_the_seam_for_other_commands(tmp_path: Path) -> None:
     argv, status = sandbox.confine(["make"], str(tmp_path), sandbox.SandboxConfig(mode="off"))
     assert argv == ["make"] and not status.sandboxed
+
+
+def test_a_tool_of_path_under_home_not_found_names_the_home_rule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", "/h/.nvm/bin:/usr/bin")
+    rules = sandbox.refused_by("sh: 1: npm: not found", sandbox.SandboxConfig(), home="/h")
+    assert rules == [
+        "$HOME is hidden in the sandbox, with the tools $PATH finds there: list their folders "
+        "in tools.sandbox.home"
+    ]
+    monkeypatch.setenv("PATH", "/usr/bin")
+    assert sandbox.refused_by("sh: 1: npm: not found", sandbox.SandboxConfig(), home="/h") == []

@@ -184,6 +184,11 @@ _HOME_RO = (
 _HOME_HIDDEN = (
     "$HOME is hidden in the sandbox: a path of it shows only if tools.sandbox.home lists it"
 )
+_HOME_PATH = (
+    "$HOME is hidden in the sandbox, with the tools $PATH finds there: list their folders "
+    "in tools.sandbox.home"
+)
+_NOT_FOUND = re.compile(r"command not found|: not found|no such file or directory", re.I)
 _NO_NETWORK = "the sandbox has no network (tools.sandbox.network = true allows it)"
 _MISSING = re.compile(r"no such file or directory|permission denied|not found", re.I)
 
@@ -194,12 +199,15 @@ def refused_by(output: str, cfg: SandboxConfig, home: str | None = None) -> list
     output names none (the command failed for reasons of its own, or said nothing)."""
     home = os.path.realpath(home or os.environ.get("HOME") or "/root")
     found: dict[str, None] = {}
+    on_path = [os.path.realpath(p) for p in os.environ.get("PATH", "").split(":") if p]
     for line in output.splitlines():
         mine = home + "/" in line or "~/" in line
         if _READ_ONLY.search(line):
             found[_HOME_RO if mine else _ROOT_RO] = None
         elif mine and _MISSING.search(line):
             found[_HOME_HIDDEN] = None
+        elif _NOT_FOUND.search(line) and any(p.startswith(home + "/") for p in on_path):
+            found[_HOME_PATH] = None  # a tool of $PATH installed under the hidden $HOME
         elif not cfg.network and _NO_NET.search(line):
             found[_NO_NETWORK] = None
     return list(found)

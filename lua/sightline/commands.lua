@@ -84,6 +84,12 @@ M.subcommands = {
     complete = fixed({ 'rename', 'delete' }),
     max_args = 1,
   },
+  rewind = {
+    run = function(args)
+      return require('sightline.ui.rewind').command(args)
+    end,
+    max_args = 1,
+  },
   accept = {
     run = function(args)
       return sl().decide('accept', table.concat(args, ' '))

@@ -117,7 +117,7 @@ def allowed_by(store: Approvals, ws: str, text: str) -> bool:
     return verdict is not None and verdict.effect == "allow"
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(approved=st.lists(line(), min_size=1, max_size=3), target=line(), extra=line())
 def test_a_kept_approval_never_covers_a_simple_command_it_did_not_approve(
     approved: list[Line], target: Line, extra: Line

@@ -6,7 +6,7 @@ NVIM   := $(VENV)/bin/nvim
 STAMP  := $(VENV)/.installed
 JOBS   ?= auto
 
-.PHONY: venv run test lint luacheck-installed typecheck pytest bench doccheck helptags clean
+.PHONY: venv run test lint luacheck-installed bwrap-installed typecheck pytest bench doccheck helptags clean
 
 # What a plugin manager's build step calls: the core's runtime dependencies only, and the
 # help tags (:help sightline).
@@ -47,6 +47,12 @@ luacheck-installed:
 	@command -v luacheck >/dev/null || { test "$$(id -u)" = 0 && apt-get update -q \
 	  && apt-get install -y -q lua-check; } || { echo 'luacheck missing: install the lua-check package'; exit 1; }
 
+# bubblewrap is Debian's bubblewrap: the sandbox commands run in (tests/nvim/test_sandbox.py,
+# the bench's sandbox row), installed when missing and we are root.
+bwrap-installed:
+	@command -v bwrap >/dev/null || { test "$$(id -u)" = 0 && apt-get update -q \
+	  && apt-get install -y -q bubblewrap; } || { echo 'bwrap missing: install the bubblewrap package'; exit 1; }
+
 lint: $(STAMP) $(TOOLS)/.stylua-$(STYLUA_VERSION) luacheck-installed
 	$(VENV)/bin/ruff check python tests rplugin
 	$(VENV)/bin/ruff format --check python tests rplugin
@@ -70,7 +76,7 @@ $(GEMINI_BIN):
 	npm install --prefix tests/.npm/gemini-cli-$(GEMINI_CLI) --no-save --no-audit --no-fund \
 	  --loglevel=error @google/gemini-cli@$(GEMINI_CLI)
 
-pytest: $(STAMP) tests/.npm/node_modules/.bin/mcp-server-everything $(GEMINI_BIN)
+pytest: $(STAMP) tests/.npm/node_modules/.bin/mcp-server-everything $(GEMINI_BIN) bwrap-installed
 	$(PY) -m pytest -n $(JOBS) -q
 
 test: lint typecheck pytest
@@ -85,7 +91,7 @@ run: $(STAMP) helptags
 doccheck: $(STAMP)
 	$(PY) -m pytest -n 0 -q tests/unit/test_docs.py tests/nvim/test_docs.py
 
-bench: $(STAMP)
+bench: $(STAMP) bwrap-installed
 	$(PY) -m tests.bench
 
 clean:

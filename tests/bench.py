@@ -297,6 +297,7 @@ def collect() -> list[Row]:
         "bench_history",
         "bench_checkpoints",
         "bench_images",
+        "bench_sandbox",
     ):
         try:
             module = importlib.import_module(f"tests.{name}")

@@ -106,11 +106,22 @@ M.subcommands = {
     run = function(args)
       return sl().decide('accept', table.concat(args, ' '))
     end,
+    complete = fixed({ 'always', 'conversation' }), -- keep it (:help sightline-approvals)
   },
   reject = {
     run = function(args)
       return sl().decide('reject', table.concat(args, ' '))
     end,
+    complete = fixed({ 'always', 'conversation' }),
+  },
+  approvals = {
+    run = function(args)
+      return require('sightline.approvals').command(args)
+    end,
+    complete = function(arglead, args)
+      return require('sightline.approvals').complete(arglead, args)
+    end,
+    max_args = 2,
   },
   compare = {
     run = function()

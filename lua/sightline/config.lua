@@ -66,6 +66,10 @@ local defaults = {
       stop = '<C-c>',
       accept = 'ga',
       reject = 'gr',
+      accept_conversation = 'gc',
+      accept_always = 'gA',
+      reject_conversation = 'gC',
+      reject_always = 'gR',
       compare = 'gd',
       block_next = ']b',
       block_prev = '[b',
@@ -83,6 +87,7 @@ local defaults = {
   tools = {
     max_iterations = 25,
     command_timeout_ms = 120000,
+    sandbox = 'auto', ---@type "auto"|"off"|{ network: boolean?, home: string[]?, writable: string[]?, required: boolean? }
     -- fetch_url and web_search (`:help sightline-web`)
     network = {
       allow_hosts = {}, ---@type string[] fetched without asking; the only way to private addresses
@@ -242,6 +247,36 @@ local function search_backend(v)
   return true
 end
 
+-- tools.sandbox (:help sightline-sandbox): 'auto', 'off', or a table of rules (auto with them).
+local SANDBOX_KEYS = { network = 'boolean', required = 'boolean', home = 'paths', writable = 'paths' }
+local function sandbox(v)
+  local expected = "'auto', 'off' or { network = bool, home = { paths }, writable = { paths }, required = bool }"
+  if v == 'auto' or v == 'off' then
+    return true
+  end
+  if type(v) ~= 'table' or (next(v) ~= nil and vim.islist(v)) then
+    return false, expected
+  end
+  for key, value in pairs(v) do
+    local want = SANDBOX_KEYS[key]
+    if want == nil then
+      return false, expected .. ' (unknown key ' .. describe(key) .. ')'
+    elseif want == 'boolean' and type(value) ~= 'boolean' then
+      return false, expected .. ' (' .. key .. ': true or false)'
+    elseif want == 'paths' then
+      local ok = type(value) == 'table' and (next(value) == nil or vim.islist(value))
+      for _, path in ipairs(ok and value or {}) do
+        local good = (text(path)) and (path:sub(1, 1) == '/' or vim.startswith(path, '~/'))
+        ok = ok and good
+      end
+      if not ok then
+        return false, expected .. ' (' .. key .. ': a list of absolute or ~/ paths)'
+      end
+    end
+  end
+  return true
+end
+
 local mcp_server = {
   command = { text, true },
   args = { strings, true },
@@ -253,6 +288,7 @@ local mcp_server = {
   tools = { tool_kinds, true },
   trust_annotations = { 'boolean', true },
   enabled = { 'boolean', true },
+  sandbox = { 'boolean', true }, -- a stdio server run in the sandbox (tools.sandbox's rules)
 }
 
 -- Each leaf: { validator, optional, secret? }. validator is a type name or a predicate
@@ -311,6 +347,10 @@ local schema = {
       stop = { key_or_false },
       accept = { key_or_false },
       reject = { key_or_false },
+      accept_conversation = { key_or_false },
+      accept_always = { key_or_false },
+      reject_conversation = { key_or_false },
+      reject_always = { key_or_false },
       compare = { key_or_false },
       block_next = { key_or_false },
       block_prev = { key_or_false },
@@ -331,6 +371,7 @@ local schema = {
   tools = {
     max_iterations = { positive },
     command_timeout_ms = { positive },
+    sandbox = { sandbox },
     network = {
       allow_hosts = { hosts },
       timeout_ms = { positive },

@@ -24,6 +24,7 @@ local function check_python(python, root, provider, cfg)
     host = prov.host,
     api_key_cmd = prov.api_key_cmd ~= nil or nil,
     entra_token_cmd = prov.entra_token_cmd ~= nil or nil,
+    sandbox = cfg.tools.sandbox, -- whether commands run sandboxed here (check_sandbox)
   }
   local args = vim.json.encode({ provider = provider, mcp = mcp, config = sent })
   local res = vim
@@ -56,7 +57,26 @@ local function check_python(python, root, provider, cfg)
       say(('%s is not importable there (%s): needed by %s'):format(p.dist, p.error, p.needed_by), { advice })
     end
   end
+  M.check_sandbox(info.sandbox)
   return all, info
+end
+
+---Whether the agent's commands run in the sandbox (:help sightline-sandbox), and why not.
+---@param box table? from sightline.entry.health
+function M.check_sandbox(box)
+  if type(box) ~= 'table' then
+    return
+  end
+  if box.sandboxed then
+    h.ok(('commands run in the sandbox, with %s: :help sightline-sandbox'):format(box.bwrap))
+  elseif box.mode == 'off' then
+    h.info('commands run unsandboxed, as tools.sandbox is off: :help sightline-sandbox')
+  else
+    h.warn('commands run unsandboxed: ' .. tostring(box.why), {
+      'install bubblewrap (Debian and Ubuntu: `apt install bubblewrap`); macOS has no sandbox yet',
+      'or say tools.sandbox = "off" to hide this warning',
+    })
+  end
 end
 
 ---The configuration in effect: which layers, whether the last setup() took, every option

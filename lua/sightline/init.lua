@@ -117,7 +117,8 @@ function M.reset()
   return true
 end
 
----accept | reject, with an optional reason told to the model.
+---accept | reject, with an optional reason told to the model; the reason `always` or
+---`conversation` keeps the decision instead (:help sightline-approvals).
 ---@param decision 'accept'|'reject'
 ---@param reason string?
 ---@return boolean? ok, string? err

@@ -100,7 +100,9 @@ class Core:
         self.session.cfg = self.cfg
         self.session.autoaccept = self.cfg.autoaccept
         self.session.drop_provider()
-        self.mcp.configure(cfg.mcp_servers, cfg.mcp_start_timeout_ms, cfg.mcp_call_timeout_ms)
+        self.mcp.configure(
+            cfg.mcp_servers, cfg.mcp_start_timeout_ms, cfg.mcp_call_timeout_ms, cfg.sandbox
+        )
         if workspace:
             self.set_workspace(workspace)
         self.preloaded = providers.preload(cfg.provider, lambda: self.session.provider)

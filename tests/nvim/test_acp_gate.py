@@ -42,11 +42,12 @@ def test_permission_goes_to_the_gate_with_the_agents_options(
     wait_for(lambda: len(chosen(log)) == 1, 30, "first answer")
     wait_core_pending(nv)
     decide(nv, "accept", "always")
-    wait_for(lambda: len(chosen(log)) == 2, 30, "second answer")
-    wait_core_pending(nv)
-    decide(nv, "reject")
+    # The agent's "always" is kept in sightline's store too (:help sightline-approvals): the
+    # same request asked again is allowed without asking.
     idle(nv)
-    assert chosen(log) == ["yes", "always", "no"]
+    assert chosen(log) == ["yes", "always", "yes"]
+    listed = nv.exec_lua("return require('sightline.approvals').list()")
+    assert listed == ["1. allow agent request Run make (always in this workspace)"]
 
 
 def test_edit_permission_of_a_direct_writer_shows_its_diff_in_the_compare_view(

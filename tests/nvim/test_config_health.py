@@ -88,6 +88,7 @@ def test_checkhealth_reports_python_provider_core(nvim_factory: Any) -> None:
     assert "Neovim 0.11" in text
     assert "pynvim" in text and "anthropic" in text and "platformdirs" in text
     assert "the core answers" in text
+    assert "commands run in the sandbox, with " in text  # bubblewrap is installed here (make)
     assert "unknown option sightline.bogus" in text
     assert "provider: echo" in text
 
@@ -149,6 +150,9 @@ def test_every_option_refuses_every_bad_value_naming_its_path(nvim: Any) -> None
         ("{provider = {max_tokens = 1e300}}", "sightline.provider.max_tokens: expected whole"),
         ("{provider = {api_key_cmd = {}}}", "sightline.provider.api_key_cmd: expected command"),
         ("{mappings = {chat = 5}}", "sightline.mappings.chat: expected key (string up to 50"),
+        ("{tools = {sandbox = 'on'}}", "sightline.tools.sandbox: expected 'auto', 'off' or {"),
+        ("{tools = {sandbox = {netwrk = true}}}", "sightline.tools.sandbox: expected 'auto'"),
+        ("{tools = {sandbox = {home = {'.ssh'}}}}", "sightline.tools.sandbox: expected 'auto'"),
     ],
 )
 def test_named_bad_values_are_refused_with_their_path(nvim: Any, opts: str, message: str) -> None:

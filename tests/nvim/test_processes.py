@@ -143,7 +143,9 @@ def test_a_command_dies_with_what_it_started(
 ) -> None:
     marker = unique()
     nv = claude(nvim_factory, fake_api)
-    fake_api.script(tool_use("run_command", {"command": grandchild(marker) + "wait"}), text("ok"))
+    # Not this interpreter: it lives under $HOME here, which the sandbox hides.
+    command = f"/bin/sh -c 'sleep 300' {marker} & wait"
+    fake_api.script(tool_use("run_command", {"command": command}), text("ok"))
     send(nv)
     wait_pending(nv)
     decide(nv, "accept")

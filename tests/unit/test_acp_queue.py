@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import itertools
 import tempfile
 import threading
 import time
@@ -22,7 +23,9 @@ from acp.schema import PermissionOption, ToolCallUpdate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sightline.domain.config import CoreConfig
 from sightline.domain.errors import Refused
+from sightline.gate.approvals import Approvals
 from sightline.gate.decisions import Gate
 from sightline.providers.acp.client import SightlineClient, TurnContext
 from sightline.providers.acp.runtime import LoopThread
@@ -44,6 +47,11 @@ class _Ui:
         pass
 
 
+# Each session's kept approvals apart (removed when the tests end).
+_KEPT = tempfile.TemporaryDirectory(prefix="sightline-approvals-")
+_SESSIONS = itertools.count()
+
+
 class _Session:
     mode = "normal"
     autoaccept = False
@@ -55,6 +63,8 @@ class _Session:
         self.transcript = Transcript()
         self.ui = _Ui()
         self.plan: list[dict[str, Any]] = []
+        self.cfg = CoreConfig.before_init()
+        self.approvals = Approvals(Path(_KEPT.name) / str(next(_SESSIONS)))
         # Every question as the user sees it, when it shows.
         self.gate = Gate(lambda: shown.append(self.gate.summary() or ""))
 

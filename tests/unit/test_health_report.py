@@ -33,7 +33,8 @@ def needed(provider: str, mcp: bool = False) -> set[str]:
     ],
 )
 def test_each_provider_needs_the_core_and_its_own_sdk(provider: str, extra: set[str]) -> None:
-    assert needed(provider) == {"pynvim", "msgpack", "platformdirs", *extra}
+    core = {"pynvim", "msgpack", "platformdirs", "tree-sitter", "tree-sitter-bash"}
+    assert needed(provider) == {*core, *extra}
     assert "mcp" in needed(provider, mcp=True)
 
 
@@ -122,7 +123,8 @@ def test_runs_as_a_module_and_prints_one_json_line() -> None:
     ],
 )
 def test_each_new_provider_needs_its_sdk_and_its_extra(provider: str, extra: set[str]) -> None:
-    assert needed(provider) == {"pynvim", "msgpack", "platformdirs", *extra}
+    core = {"pynvim", "msgpack", "platformdirs", "tree-sitter", "tree-sitter-bash"}
+    assert needed(provider) == {*core, *extra}
 
 
 def test_a_missing_extra_is_named_with_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:

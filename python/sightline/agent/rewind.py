@@ -29,6 +29,7 @@ from sightline.gate.proposals import Proposal, review
 if TYPE_CHECKING:
     from sightline.agent.state import SessionState
     from sightline.editor.port import Editor
+    from sightline.gate.approvals import Approvals
     from sightline.gate.decisions import Gate
     from sightline.ui.push import Ui
     from sightline.ui.transcript import Transcript
@@ -114,6 +115,10 @@ class Careful:
     @property
     def gate(self) -> Gate:
         return self.inner.gate
+
+    @property
+    def approvals(self) -> Approvals:
+        return self.inner.approvals
 
     @property
     def transcript(self) -> Transcript:

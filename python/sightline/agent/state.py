@@ -19,6 +19,7 @@ from sightline.domain.config import CoreConfig
 from sightline.domain.errors import Refused
 from sightline.domain.wire import ABANDONED, cut_off, unanswered
 from sightline.editor.port import Editor
+from sightline.gate.approvals import Approvals
 from sightline.gate.decisions import Gate
 from sightline.gate.policy import Kind
 from sightline.providers import make_provider
@@ -52,6 +53,7 @@ class SessionState:
         self.transcript = Transcript(finder=reference_finder(workspace))
         self.ui = Ui(editor, self.transcript, self.status)
         self.gate = Gate(self.ui.schedule)
+        self.approvals = Approvals(paths.approvals_dir())
         self.conversation: history.Conversation | None = None
         self.turn: Turn | None = None
         self.plan: list[dict[str, Any]] = []
@@ -109,6 +111,8 @@ class SessionState:
             "scope": turn.scope.flat() if turn and turn.scope else None,
             "pending": self.gate.summary(),  # `1 of 3: …` when more wait behind it
             "pending_kind": pending.kind if pending else None,
+            # The scopes the question shown can be kept for (`always`, `conversation`).
+            "pending_scopes": list(pending.data.get("remember", ())) if pending else [],
             "conversation": self.conversation.id if self.conversation else None,
             "conversation_path": str(self.conversation.path) if self.conversation else None,
             "read_only": bool(self.conversation and self.conversation.read_only),

@@ -20,6 +20,7 @@ from typing import Any
 
 from sightline.domain.errors import key_path, kind_of
 from sightline.domain.mcp_config import ServerConfig, ServerConfigError, parse_servers
+from sightline.domain.sandbox import SandboxConfig
 
 # A vim/libuv timer cannot wait longer than this either; Python's waits overflow above it.
 MAX_MS = 2**31 - 1
@@ -158,6 +159,7 @@ class CoreConfig:
     mcp_servers: tuple[ServerConfig, ...]
     mcp_start_timeout_ms: int
     mcp_call_timeout_ms: int
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     checkpoints_max_bytes: int = 256 << 20  # checkpoints.max_mb
     network: NetworkConfig = NetworkConfig((), 1, 1, None)
 
@@ -189,9 +191,17 @@ class CoreConfig:
             mcp_servers=_mcp_servers(mcp.raw.get("servers")),
             mcp_start_timeout_ms=mcp.ms("start_timeout_ms"),
             mcp_call_timeout_ms=mcp.ms("call_timeout_ms"),
+            sandbox=_sandbox(tools.raw.get("sandbox")),
             checkpoints_max_bytes=root.table("checkpoints").count("max_mb") << 20,
             network=NetworkConfig.from_table(tools.table("network")),
         )
+
+
+def _sandbox(raw: object) -> SandboxConfig:
+    try:
+        return SandboxConfig.from_value(raw)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
 
 
 def _mcp_servers(raw: object) -> tuple[ServerConfig, ...]:

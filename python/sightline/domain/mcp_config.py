@@ -62,6 +62,7 @@ class ServerConfig:
     kind: str | None = None  # "read" or "exec" as declared; None: exec unless annotations say
     tools: tuple[tuple[str, str], ...] = ()  # tool name -> declared kind
     trust_annotations: bool = False
+    sandbox: bool = False  # a stdio server run in the sandbox (domain/sandbox.py): opt-in
     enabled: bool = True  # setup()'s `enabled`; the enable state may override it
     error: str | None = None  # a workspace entry that could not be read: listed, never started
 
@@ -164,8 +165,16 @@ def parse_server(name: object, raw: object, path: str, source: Source) -> Server
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):
         raise _fail(f"{where}.enabled", "true or false", enabled)
+    boxed = raw.get("sandbox", False)
+    if not isinstance(boxed, bool):
+        raise _fail(f"{where}.sandbox", "true or false", boxed)
     return replace(
-        cfg, kind=kind, tools=tuple(tools.items()), trust_annotations=trust, enabled=enabled
+        cfg,
+        kind=kind,
+        tools=tuple(tools.items()),
+        trust_annotations=trust,
+        enabled=enabled,
+        sandbox=boxed,
     )
 
 

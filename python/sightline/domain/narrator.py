@@ -216,6 +216,40 @@ def command_shown(command: str) -> list[Line]:
     return [("$ " + line, WARNING) for line in command.split("\n")]
 
 
+SCOPE_WORDS = {"always": "always in this workspace", "conversation": "for this conversation"}
+
+
+def keeps(shown: Sequence[str], why: str) -> Line:
+    """Under an ask: what allowing it always (or for the conversation) would keep, or why
+    nothing of it can be kept."""
+    if why:
+        return (f"  (asked each time: {why})", None)
+    return ("  allowing it keeps: " + " · ".join(f"`{s}`" for s in shown), None)
+
+
+def how_it_runs(described: str) -> Line:
+    """Under a command's ask: in the sandbox and its rules, or unsandboxed and why."""
+    return (f"  ({described})", WARNING if described.startswith("runs unsandboxed") else None)
+
+
+def sandbox_refused(rules: Sequence[str]) -> Note:
+    """A sandboxed command failed, and its output points at these rules of the sandbox."""
+    return Note("⚠ the sandbox may have refused it: " + "; ".join(rules), WARNING)
+
+
+def kept_rule_decided(effect: str, shown: str) -> Note:
+    """A kept approval decided without asking."""
+    if effect == "allow":
+        return Note(f"✔ allowed by your kept approval {shown}")
+    return Note(f"✗ denied by your kept rule {shown} (:Sightline approvals)", WARNING)
+
+
+def kept(effect: str, scope: str, shown: Sequence[str]) -> Note:
+    """A decision the user chose to keep."""
+    what = ", ".join(f"`{s}`" for s in shown)
+    return Note(f"⊕ kept: {effect} {what} {SCOPE_WORDS.get(scope, scope)}")
+
+
 def command_ran(status: str, seconds: float, lines: int) -> Note:
     return Note(f"⏵ {status} · {seconds:.1f} s · {lines} lines of output")
 
@@ -287,6 +321,11 @@ def mcp_ask(summary: str, args: Sequence[str], hints: str, trusted_by: str | Non
         trusted = f" (trusted: {trusted_by})" if trusted_by else ""
         shown.append((f"  server's annotations: {hints}{trusted}", None))
     return shown
+
+
+def mcp_unsandboxed(server: str, why: str) -> Note:
+    """A server that asked for the sandbox starts without one (tools.sandbox 'auto')."""
+    return Note(f"⚠ MCP server {server} runs unsandboxed: {why}", WARNING)
 
 
 def mcp_timed_out(server: str, tool: str, timeout_s: float) -> Note:

@@ -21,3 +21,8 @@ def log_dir() -> Path:
 
 def history_dir() -> Path:
     return data_dir() / "history"
+
+
+def approvals_dir() -> Path:
+    """Kept approvals, one file per workspace (gate/approvals.py): never in a workspace."""
+    return data_dir() / "approvals"

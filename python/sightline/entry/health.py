@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from sightline.domain import presets
+from sightline.domain import presets, sandbox
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,8 @@ PACKAGES: tuple[Package, ...] = (
     Package("pynvim", "pynvim", "the core"),
     Package("msgpack", "msgpack", "the core"),
     Package("platformdirs", "platformdirs", "the core"),
+    Package("tree_sitter", "tree-sitter", "the core (kept approvals)"),
+    Package("tree_sitter_bash", "tree-sitter-bash", "the core (kept approvals)"),
     Package(
         "anthropic",
         "anthropic",
@@ -119,6 +121,17 @@ def signin(host: Any) -> dict[str, Any]:
 
     found = copilot_auth.Host.of(host if isinstance(host, str) else None)
     return {"needs_key": False, "signin": copilot_auth.token_sources(found), "host": found.name}
+
+
+def sandbox_status(raw: object) -> dict[str, Any]:
+    """Whether run_command runs sandboxed with this tools.sandbox, and why not."""
+    try:
+        cfg = sandbox.SandboxConfig.from_value(raw)
+    except ValueError as err:
+        return {"sandboxed": False, "why": str(err), "mode": "?"}
+    found = sandbox.probe(cfg)
+    mode = cfg.mode
+    return {"sandboxed": found.sandboxed, "why": found.why, "bwrap": found.bwrap, "mode": mode}
 
 
 def credentials(provider: str, cfg: dict[str, Any]) -> dict[str, Any] | None:
@@ -256,6 +269,7 @@ def report(provider: str, mcp: bool, cfg: dict[str, Any] | None = None) -> dict[
         "python": sys.version.split()[0],
         "packages": packages,
         "key": key_source(provider, cfg),
+        "sandbox": sandbox_status(cfg.get("sandbox", "auto")),
         "credentials": credentials(provider, cfg),
         "endpoint": reachable(url) if url else None,
     }

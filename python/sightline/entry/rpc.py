@@ -40,6 +40,7 @@ from sightline.entry.params import (
     Text,
     check_params,
 )
+from sightline.gate import approvals
 from sightline.gate.decisions import DECISIONS
 from sightline.gate.proposals import compare_view, hunks_decided
 from sightline.providers.base import ProviderError
@@ -447,3 +448,25 @@ def dispatch(core: Core, name: str, args: list[Any]) -> dict[str, Any]:
     if isinstance(result, dict):
         out.update(result)
     return msgtext.safe(out)  # type: ignore[no-any-return]
+
+
+# -- kept approvals (gate/approvals.py) -----------------------------------------------------
+
+
+def _conversation_id(core: Core) -> str | None:
+    conv = core.session.conversation
+    return conv.id if conv else None
+
+
+@method("approvals.list", workspace=WORKSPACE)
+def _approvals_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    rules = core.session.approvals.rules(_workspace(core, params), _conversation_id(core))
+    return {"lines": approvals.listing(rules)}
+
+
+@method("approvals.revoke", number=Int(required=True, min=1), workspace=WORKSPACE)
+def _approvals_revoke(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    rule = core.session.approvals.revoke(
+        _workspace(core, params), _conversation_id(core), params["number"]
+    )
+    return {"message": f"sightline: revoked: {rule.effect} {rule.shown}"}

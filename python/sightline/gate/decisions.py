@@ -12,6 +12,15 @@ from typing import Any
 from sightline.domain.errors import Refused
 
 DECISIONS = ("accept", "reject")
+# A reason that is one of these words keeps the decision (gate/approvals.py): the question
+# offers them in data["remember"] (with data["remember_why"] saying why it offers none).
+SCOPES = ("conversation", "always")
+
+
+def scope_of(reason: str) -> str:
+    """The scope a decision's reason names: `always`, `conversation`, or `once`."""
+    word = reason.strip().lower()
+    return word if word in SCOPES else "once"
 
 
 @dataclass
@@ -22,6 +31,7 @@ class Pending:
     data: dict[str, Any]
     decision: str | None = None
     reason: str = ""
+    scope: str = "once"  # "conversation" or "always": the decision is to be kept
     done: threading.Event = field(default_factory=threading.Event)
     # An edit decided hunk by hunk: how many it has, and each one's (decision, note) so far.
     hunk_count: int = 0
@@ -160,33 +170,48 @@ class Gate:
             if not item.done.is_set():
                 item.hunk_count = hunks
 
-    def _answer(self, item: Pending, decision: str, reason: str) -> bool:
+    def _answer(self, item: Pending, decision: str, reason: str, scope: str = "once") -> bool:
         with self._lock:
             if item.done.is_set() or item.decision is not None:
                 return False
             item._settle(decision, reason)
+            item.scope = scope
         item.done.set()
         return True
 
     def decide(self, decision: str, reason: str = "") -> Pending:
         if decision not in DECISIONS:
             raise Refused(f"decision must be one of: {', '.join(DECISIONS)} (got {decision!r})")
+        scope = scope_of(reason)
         with self._lock:
             item = next(iter(self._undecided()), None)
             if item is None:
                 raise Refused("nothing is waiting for a decision")
+            if scope != "once":
+                offered = item.data.get("remember", ())
+                if scope not in offered:
+                    why = item.data.get("remember_why") or "only a command or a tool is kept"
+                    raise Refused(
+                        f"this cannot be kept ({why}): decide it once "
+                        f"(:Sightline {decision} with no {scope})"
+                    )
+                item.scope, reason = scope, ""
             item._settle(decision, reason)
         item.done.set()
         return item
 
     def decide_where(
-        self, covered: Callable[[Pending], bool], decision: str, reason: str = ""
+        self,
+        covered: Callable[[Pending], bool],
+        decision: str,
+        reason: str = "",
+        scope: str = "once",
     ) -> int:
         """Decide every waiting question `covered` says a decision already made covers (an
-        "always" given to one of them); returns how many."""
+        "always" given to one of them, whose `scope` they take); returns how many."""
         with self._lock:
             items = [i for i in self._queue if i.decision is None and covered(i)]
-        return sum(self._answer(i, decision, reason) for i in items)
+        return sum(self._answer(i, decision, reason, scope) for i in items)
 
     def decide_hunk(
         self, proposal: int, hunk: int | None, decision: str, reason: str = ""

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from sightline.domain.history import Conversation
     from sightline.domain.scope import Selection
     from sightline.editor.port import Editor
+    from sightline.gate.approvals import Approvals
     from sightline.gate.decisions import Gate
     from sightline.ui.push import Ui
     from sightline.ui.transcript import Transcript
@@ -50,6 +51,8 @@ class Session(Protocol):
     def cfg(self) -> CoreConfig: ...
     @property
     def gate(self) -> Gate: ...
+    @property
+    def approvals(self) -> Approvals: ...
     @property
     def transcript(self) -> Transcript: ...
     @property

@@ -115,8 +115,14 @@ def _one_line(text: str, limit: int = 300) -> str:
 class Connection:
     """One running server: its SDK client, kept open by a task of the loop until stop()."""
 
-    def __init__(self, cfg: ServerConfig, on_death: Callable[[Connection, str], None]):
+    def __init__(
+        self,
+        cfg: ServerConfig,
+        on_death: Callable[[Connection, str], None],
+        wrap: Callable[[list[str]], list[str]] | None = None,
+    ):
         self.cfg = cfg
+        self._wrap = wrap  # the sandbox a server that opted in runs in (domain/sandbox.py)
         self.client: Any = None
         self.listing: Listing | None = None
         self._on_death = on_death
@@ -172,7 +178,8 @@ class Connection:
             # died (domain/spawn.py).
             lifeline = self._lifeline = spawn.Lifeline(spawn.STDERR)
             lifeline.read_lines(self._stderr.append)
-            shell, *args = lifeline.argv([cfg.command, *cfg.args])
+            argv = [cfg.command, *cfg.args]
+            shell, *args = lifeline.argv(self._wrap(argv) if self._wrap else argv)
             params = StdioServerParameters(command=shell, args=args, env=resolved_env(cfg))
             transport = stdio_client(params, errlog=lifeline.child)  # type: ignore[arg-type]
             stack.callback(lifeline.cut)
@@ -302,10 +309,13 @@ async def _close(stack: contextlib.AsyncExitStack) -> None:
 
 
 def start(
-    cfg: ServerConfig, on_death: Callable[[Connection, str], None]
+    cfg: ServerConfig,
+    on_death: Callable[[Connection, str], None],
+    wrap: Callable[[list[str]], list[str]] | None = None,
 ) -> tuple[Connection, concurrent.futures.Future[Listing]]:
-    """Start a server in the background; the future says when its tools are listed."""
-    conn = Connection(cfg, on_death)
+    """Start a server in the background (its argv passed through `wrap`, the sandbox, when
+    given); the future says when its tools are listed."""
+    conn = Connection(cfg, on_death, wrap)
     started: concurrent.futures.Future[Listing] = concurrent.futures.Future()
     conn._future = event_loop().submit(conn.serve(started))
     return conn, started

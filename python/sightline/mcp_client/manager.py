@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sightline.domain import narrator
+from sightline.domain import narrator, sandbox
 from sightline.domain.mcp_config import (
     ServerConfig,
     ServerConfigError,
@@ -46,6 +47,7 @@ Notify = Callable[[narrator.Note], None]
 @dataclass
 class Server:
     cfg: ServerConfig
+    workspace: str = ""  # where it started: a sandboxed server may write there only
     state: str = "stopped"  # stopped | starting | running | failed
     error: str | None = None
     conn: mcp.Connection | None = None
@@ -63,14 +65,20 @@ class Manager:
         self._said_changed: set[ServerConfig] = set()
         self.start_timeout_s = 30.0
         self.call_timeout_s = 120.0
+        self.sandbox = sandbox.SandboxConfig()
 
     # -- configuration -----------------------------------------------------------------
 
     def configure(
-        self, servers: tuple[ServerConfig, ...], start_timeout_ms: int, call_timeout_ms: int
+        self,
+        servers: tuple[ServerConfig, ...],
+        start_timeout_ms: int,
+        call_timeout_ms: int,
+        box: sandbox.SandboxConfig | None = None,
     ) -> None:
         with self._lock:
             self._configs = servers
+            self.sandbox = box or sandbox.SandboxConfig()
             self.start_timeout_s = start_timeout_ms / 1000
             self.call_timeout_s = call_timeout_ms / 1000
 
@@ -83,7 +91,7 @@ class Manager:
         configs += [c for c in carried.servers if c.name not in names]
         return configs
 
-    def _server(self, cfg: ServerConfig) -> Server:
+    def _server(self, cfg: ServerConfig, workspace: Path | str) -> Server:
         """The server of this name; a changed configuration replaces (and stops) it."""
         with self._lock:
             found = self._servers.get(cfg.name)
@@ -91,7 +99,7 @@ class Manager:
                 return found
             if found is not None:
                 self._stop(found)
-            server = Server(cfg)
+            server = Server(cfg, str(workspace))
             self._servers[cfg.name] = server
             return server
 
@@ -102,7 +110,7 @@ class Manager:
         for cfg in entries:
             if cfg not in wanted and (parts := changed_since_enabled(cfg, workspace)):
                 self._say_changed(cfg, parts)
-        servers = [self._server(c) for c in wanted]
+        servers = [self._server(c, workspace) for c in wanted]
         names = {s.cfg.name for s in servers}
         with self._lock:
             for name, server in list(self._servers.items()):
@@ -129,7 +137,7 @@ class Manager:
             if server.state == "starting":
                 return server.started
             server.state, server.error = "starting", None
-            conn, started = mcp.start(server.cfg, self._died)
+            conn, started = mcp.start(server.cfg, self._died, self._sandboxed(server))
             server.conn, server.started = conn, started
         started.add_done_callback(lambda f: self._started(server, conn, f))
         return started
@@ -177,6 +185,24 @@ class Manager:
             found = [s for s in self._servers.values() if s.conn is conn]
         for server in found:
             self._fail(server, conn, f"stopped: {how}")
+
+    def _sandboxed(self, server: Server) -> Callable[[list[str]], list[str]] | None:
+        """The sandbox of a stdio server that opted in (mcp.servers.{name}.sandbox)."""
+        cfg = server.cfg
+        if not cfg.sandbox or cfg.command is None:
+            return None
+        box = self.sandbox
+        status = sandbox.probe(box)
+        if not status.sandboxed and box.required:
+
+            def refuse(argv: list[str]) -> list[str]:
+                raise RuntimeError(f"no sandbox here ({status.why}; tools.sandbox.required)")
+
+            return refuse
+        if not status.sandboxed:
+            self._notify(narrator.mcp_unsandboxed(cfg.name, status.why))
+            return None
+        return lambda argv: sandbox.wrap(argv, server.workspace or os.getcwd(), box, status)
 
     def ensure_started(self, servers: list[Server], deadline_s: float) -> None:
         """Start what is not running and wait (on a worker thread) until each is up or

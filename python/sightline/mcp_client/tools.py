@@ -28,7 +28,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sightline.domain import narrator, secrets
+from sightline.domain.errors import Refused
 from sightline.domain.mcp_config import ServerConfig
+from sightline.gate import approvals
+from sightline.gate.decisions import SCOPES
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import next_id
 from sightline.gate.turn_contract import ToolResult
@@ -185,9 +188,35 @@ def run(
     return format_result(result)
 
 
+def approval_key(cfg: ServerConfig, listed: Listed) -> list[str]:
+    """What a kept approval of this tool names: the server and the tool, and a digest of the
+    server's whole definition and of the tool as listed (a change asks again). The digest
+    only: env and header values may be secrets."""
+    server = {
+        "source": cfg.source,
+        "command": cfg.command,
+        "args": list(cfg.args),
+        "env": sorted(cfg.env),
+        "url": cfg.url,
+        "headers": sorted(cfg.headers),
+    }
+    tool = {"description": listed.description, "schema": listed.schema, "hints": listed.hints}
+    return [cfg.name, listed.name, approvals.digest({"server": server, "tool": tool})]
+
+
 def _ask(turn: Turn, cfg: ServerConfig, listed: Listed, args: dict[str, Any]) -> ToolResult | None:
     session = turn.session
     summary = f"MCP {cfg.name}/{listed.name}"
+    key = approval_key(cfg, listed)
+    conversation = session.conversation.id if session.conversation else None
+    kept = session.approvals.check(session.workspace, conversation, "mcp", key)
+    if kept is not None:
+        session.transcript.add_note(*narrator.kept_rule_decided(kept.effect, kept.shown()))
+        if kept.effect == "allow":
+            return None
+        return ToolResult(
+            "denied by the user (a rule they kept for this tool); it did not run.", True
+        )
     shown_args = json.dumps(args, ensure_ascii=False, indent=1, sort_keys=True)
     lines = shown_args.splitlines()
     if len(lines) > SHOWN_ARG_LINES:
@@ -195,7 +224,12 @@ def _ask(turn: Turn, cfg: ServerConfig, listed: Listed, args: dict[str, Any]) ->
     trusted = f"mcp.servers.{cfg.name}.trust_annotations" if cfg.trust_annotations else None
     hints = hints_text(listed.hints) if listed.hints else ""
     clipped = [clip_line(line, 200) for line in lines]
-    session.transcript.add_lines(narrator.mcp_ask(summary, clipped, hints, trusted))
+    session.transcript.add_lines(
+        [
+            *narrator.mcp_ask(summary, clipped, hints, trusted),
+            narrator.keeps([f"{cfg.name}/{listed.name} (any arguments, this server as it is)"], ""),
+        ]
+    )
     session.ui.event(
         "SightlineProposal",
         {
@@ -206,7 +240,18 @@ def _ask(turn: Turn, cfg: ServerConfig, listed: Listed, args: dict[str, Any]) ->
             "autoaccept": False,
         },
     )
-    item = turn.gate.ask("command", summary, {"mcp": cfg.name, "tool": listed.name, "args": args})
+    offered = tuple(s for s in SCOPES if conversation or s == "always")
+    data = {"mcp": cfg.name, "tool": listed.name, "args": args, "remember": offered}
+    item = turn.gate.ask("command", summary, data)
+    if item.scope != "once" and item.decision is not None:
+        effect = "allow" if item.decision == "accept" else "deny"
+        shown = f"{cfg.name}/{listed.name}"
+        rule = approvals.Rule(effect, "mcp", key, shown)
+        try:
+            session.approvals.remember(session.workspace, conversation, item.scope, [rule])
+            session.transcript.add_note(*narrator.kept(effect, item.scope, [shown]))
+        except Refused as err:
+            session.transcript.add_note(*narrator.refused("keeping the decision", err.message))
     if item.decision == "accept" and not turn.cancelled():
         return None
     told = "denied by the user" + (f": {item.reason}" if item.reason else "")

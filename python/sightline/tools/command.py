@@ -16,8 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sightline.domain import narrator, secrets, spawn
+from sightline.domain import narrator, sandbox, secrets, shellparse, spawn
 from sightline.domain.errors import Refused
+from sightline.gate import approvals
+from sightline.gate.decisions import SCOPES
 from sightline.gate.policy import Kind
 from sightline.gate.proposals import next_id
 from sightline.gate.turn_contract import ToolResult
@@ -54,13 +56,18 @@ def execute(
     timeout_s: float,
     turn: Turn | None = None,
     on_stop: Callable[[Ran], None] | None = None,
+    box: tuple[sandbox.SandboxConfig, sandbox.Status] | None = None,
 ) -> Ran:
-    """Run `command`; a stopped turn kills it with everything it started. `on_stop` is
-    called on the stopping thread, while the turn stops, with what the command did until
-    then: the command's own lines then come before the turn's stop line."""
+    """Run `command` (in the sandbox `box`, when it is one); a stopped turn kills it with
+    everything it started. `on_stop` is called on the stopping thread, while the turn stops,
+    with what the command did until then: the command's own lines then come before the
+    turn's stop line."""
     started = time.monotonic()
+    argv = ["/bin/sh", "-c", command]
+    if box is not None:
+        argv = sandbox.wrap(argv, cwd, *box)
     proc, group = spawn.popen(
-        ["/bin/sh", "-c", command],
+        argv,
         cwd=cwd,
         env=command_env(),
         stdout=subprocess.PIPE,
@@ -126,25 +133,27 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
     if not isinstance(command, str) or not command.strip():
         raise Refused("command: required, a non-empty string")
     session = turn.session
-    one_line = command.strip().replace("\n", " ⏎ ")
-    summary = "run: " + (one_line if len(one_line) <= 120 else one_line[:119] + "…")
-    # Shown verbatim, every line, before the user decides.
-    session.transcript.add_lines(narrator.command_shown(command))
-    session.ui.event(
-        "SightlineProposal",
-        {
-            "id": next_id(),
-            "kind": "command",
-            "summary": summary,
-            "command": command,
-            "autoaccept": False,
-        },
-    )
-    item = turn.gate.ask("command", summary, {"command": command})
-    if item.decision != "accept" or turn.cancelled():
-        told = "denied by the user" + (f": {item.reason}" if item.reason else "")
-        session.transcript.add_note(*narrator.rejected(item.reason))
-        return ToolResult(told + "; the command did not run.", True)
+    box = (session.cfg.sandbox, sandbox.probe(session.cfg.sandbox))
+    if box[0].required and not box[1].sandboxed:
+        session.transcript.add_lines(narrator.command_shown(command))
+        why = f"{box[1].why}, and tools.sandbox.required is set"
+        session.transcript.add_note(*narrator.refused("the command", why))
+        return ToolResult(f"refused by sightline: no sandbox here ({why}); it did not run.", True)
+    parsed = shellparse.parse(command)
+    conversation = session.conversation.id if session.conversation else None
+    kept = session.approvals.check_command(session.workspace, conversation, parsed)
+    if kept is not None:
+        session.transcript.add_lines(narrator.command_shown(command))
+        session.transcript.add_note(*narrator.kept_rule_decided(kept.effect, kept.shown()))
+        if kept.effect == "deny":
+            return ToolResult(
+                "denied by the user (a rule they kept for this command); the command did not run.",
+                True,
+            )
+    else:
+        denied = _ask(turn, command, parsed, conversation, sandbox.described(*box))
+        if denied is not None:
+            return denied
     timeout_s = session.cfg.command_timeout_ms / 1000
     said = threading.Lock()
 
@@ -159,11 +168,61 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
             if ran.output:
                 session.transcript.add_output(ran.output)
 
-    ran = execute(command, turn.workspace, timeout_s, turn, on_stop=say)
+    ran = execute(command, turn.workspace, timeout_s, turn, on_stop=say, box=box)
     say(ran)
     status = _status(ran, timeout_s)
     body = ran.output if ran.output else "(no output)"
-    return ToolResult(f"{status}\n{body}", ran.timed_out or ran.stopped or ran.code != 0)
+    failed = ran.timed_out or ran.stopped or ran.code != 0
+    rules = sandbox.refused_by(ran.output, box[0]) if failed and box[1].sandboxed else []
+    if rules:
+        # As far as the output tells: which of the sandbox's rules refused it.
+        session.transcript.add_note(*narrator.sandbox_refused(rules))
+        body += "\n[sightline: this may be the sandbox: " + "; ".join(rules) + "]"
+    return ToolResult(f"{status}\n{body}", failed)
+
+
+def _ask(
+    turn: Turn, command: str, parsed: shellparse.Parsed, conversation: str | None, how: str
+) -> ToolResult | None:
+    """Ask the user; keep the decision when they chose to. None: allowed."""
+    session = turn.session
+    one_line = command.strip().replace("\n", " ⏎ ")
+    summary = "run: " + (one_line if len(one_line) <= 120 else one_line[:119] + "…")
+    # Shown verbatim, every line, before the user decides, with what keeping it would keep.
+    rules = approvals.command_rules("allow", parsed)
+    session.transcript.add_lines(
+        [
+            *narrator.command_shown(command),
+            narrator.how_it_runs(how),
+            narrator.keeps([r.shown for r in rules], parsed.unknown),
+        ]
+    )
+    session.ui.event(
+        "SightlineProposal",
+        {
+            "id": next_id(),
+            "kind": "command",
+            "summary": summary,
+            "command": command,
+            "autoaccept": False,
+        },
+    )
+    offered = tuple(s for s in SCOPES if rules and (conversation or s == "always"))
+    data = {"command": command, "remember": offered, "remember_why": parsed.unknown}
+    item = turn.gate.ask("command", summary, data)
+    effect = "allow" if item.decision == "accept" else "deny"
+    if item.scope != "once" and item.decision is not None:
+        keep = approvals.command_rules(effect, parsed)
+        try:
+            session.approvals.remember(session.workspace, conversation, item.scope, keep)
+            session.transcript.add_note(*narrator.kept(effect, item.scope, [r.shown for r in keep]))
+        except Refused as err:
+            session.transcript.add_note(*narrator.refused("keeping the decision", err.message))
+    if item.decision != "accept" or turn.cancelled():
+        told = "denied by the user" + (f": {item.reason}" if item.reason else "")
+        session.transcript.add_note(*narrator.rejected(item.reason))
+        return ToolResult(told + "; the command did not run.", True)
+    return None
 
 
 def _status(ran: Ran, timeout_s: float) -> str:

@@ -38,11 +38,40 @@ local function review_keys(status)
   if not command and keys.compare then
     table.insert(words, keys.compare .. ' compare')
   end
-  local own = { table.concat(words, '  ') }
-  if #words > 2 then
-    table.insert(own, table.concat(words, '  ', 1, 2)) -- compare goes first; accept and reject stay
+  -- The kept decisions the question offers (:help sightline-approvals): allow once, for
+  -- this chat, always; deny the same. Shorter: the keys alone in that order; then once only.
+  local scopes = type(status.pending_scopes) == 'table' and status.pending_scopes or {}
+  local allow, deny = { words[1] }, { words[2] }
+  local allow_keys, deny_keys = { keys.accept }, { keys.reject }
+  for _, scope in ipairs({ 'conversation', 'always' }) do
+    local word = scope == 'always' and ' always' or ' chat'
+    local a = scope == 'always' and keys.accept_always or keys.accept_conversation
+    local d = scope == 'always' and keys.reject_always or keys.reject_conversation
+    if vim.tbl_contains(scopes, scope) then
+      if a then
+        table.insert(allow, a .. ' allow' .. word)
+        table.insert(allow_keys, a)
+      end
+      if d then
+        table.insert(deny, d .. ' deny' .. word)
+        table.insert(deny_keys, d)
+      end
+    end
   end
-  return table.concat(words, SEP), own
+  if #allow + #deny == 2 then
+    local own = { table.concat(words, '  ') }
+    if #words > 2 then
+      table.insert(own, table.concat(words, '  ', 1, 2)) -- compare goes first; accept and reject stay
+    end
+    return table.concat(words, SEP), own
+  end
+  local all = vim.list_extend(allow, deny)
+  local own = {
+    table.concat(all, '  '),
+    ('allow %s  deny %s'):format(table.concat(allow_keys, '/'), table.concat(deny_keys, '/')),
+    table.concat(words, '  ', 1, 2),
+  }
+  return table.concat(all, SEP), own
 end
 
 ---@class sightline.BarView

@@ -36,6 +36,23 @@ function M.set(buf)
   map(buf, { 'n', 'i' }, keys.stop, stop, 'sightline: stop the turn')
   map(buf, 'n', keys.accept, sl('decide', 'accept'), 'sightline: accept the proposal')
   map(buf, 'n', keys.reject, sl('decide', 'reject'), 'sightline: reject the proposal')
+  -- Kept decisions (:help sightline-approvals): the core refuses what cannot be kept.
+  map(
+    buf,
+    'n',
+    keys.accept_conversation,
+    sl('decide', 'accept', 'conversation'),
+    'sightline: allow for this conversation'
+  )
+  map(buf, 'n', keys.accept_always, sl('decide', 'accept', 'always'), 'sightline: allow always in this workspace')
+  map(
+    buf,
+    'n',
+    keys.reject_conversation,
+    sl('decide', 'reject', 'conversation'),
+    'sightline: deny for this conversation'
+  )
+  map(buf, 'n', keys.reject_always, sl('decide', 'reject', 'always'), 'sightline: deny always in this workspace')
   map(buf, 'n', keys.compare, sl('compare'), 'sightline: compare the proposal side by side')
   if buf == S.tbuf then
     local chips = function(how)

@@ -49,7 +49,8 @@ from sightline.domain import diff, disk, narrator, workspace
 from sightline.domain.errors import Refused
 from sightline.domain.narrator import checklist
 from sightline.editor.port import FlatRange
-from sightline.gate import selection
+from sightline.gate import approvals, selection
+from sightline.gate.decisions import SCOPES
 from sightline.gate.policy import Kind, allowed_kinds
 from sightline.gate.proposals import Proposal, review
 from sightline.gate.selection import BYTES, lost, offset
@@ -519,24 +520,52 @@ class SightlineClient:
                 return pick("allow_once", "allow_always")
         proposal = _permission_proposal(session.workspace, call)
         gate_kind = "edit" if kind in WRITING else "command"
-        # What an "always" given to this request covers: the same call asked again.
+        # What an "always" given to this request covers: the same call asked again; kept
+        # (gate/approvals.py) when the agent offers an "always" option of its own.
         covers = (kind, title)
-        data: dict[str, Any] = {"permission": [o.name for o in options], "covers": covers}
+        key = [approvals.digest(session.cfg.provider.agent), kind, title]
+        conversation = session.conversation.id if session.conversation else None
+        kept = session.approvals.check(session.workspace, conversation, "acp", key)
+        if kept is not None:
+            session.transcript.add_note(*narrator.kept_rule_decided(kept.effect, kept.shown()))
+            if kept.effect == "allow":
+                return pick("allow_once", "allow_always")
+            return pick("reject_once", "reject_always")
+        keeps = any(o.kind in ("allow_always", "reject_always") for o in options)
+        offered = tuple(s for s in SCOPES if keeps and (conversation or s == "always"))
+        data: dict[str, Any] = {
+            "permission": [o.name for o in options],
+            "covers": covers,
+            "remember": offered,
+            "remember_why": "" if keeps else "the agent offers no “always” for it",
+        }
         if proposal is not None:
             data["proposal"] = proposal
         session.transcript.add_note(*narrator.asked_permission(title))
         item = turn.gate.ask(gate_kind, f"allow {title}", data, cancelled=ctx.over)
         if turn.cancelled():
             return None  # the protocol's answer to a permission the user stopped: cancelled
+        effect = "allow" if item.decision == "accept" else "deny"
+        if item.scope != "once":
+            rule = approvals.Rule(effect, "acp", key, title)
+            try:
+                session.approvals.remember(session.workspace, conversation, item.scope, [rule])
+                session.transcript.add_note(*narrator.kept(effect, item.scope, [title]))
+            except Refused as err:
+                session.transcript.add_note(*narrator.refused("keeping the decision", err.message))
+            # The same request waiting behind this one is decided by the same answer.
+            turn.gate.decide_where(
+                lambda other: other.data.get("covers") == covers,
+                item.decision or "reject",
+                scope=item.scope,
+            )
         if item.decision != "accept":
             session.transcript.add_note(*narrator.rejected(item.reason))
+            if item.scope == "always":
+                return pick("reject_always", "reject_once")
             return pick("reject_once", "reject_always")
         session.transcript.add_note(*narrator.allowed(title))
-        if item.reason.strip().lower() == "always":
-            # The same request waiting behind this one is allowed by the same answer.
-            turn.gate.decide_where(
-                lambda other: other.data.get("covers") == covers, "accept", "always"
-            )
+        if item.scope == "always":
             return pick("allow_always", "allow_once")
         return pick("allow_once", "allow_always")
 

@@ -181,3 +181,34 @@ def test_regenerate_sends_the_same_messages_again_and_replaces_the_reply(
     shown = transcript(nv)
     assert "second try" in shown and "first try" not in shown
     assert shown.count("tell me a joke") == 1
+
+
+def test_the_history_list_shows_turns_provider_and_branches_and_filters_by_text(
+    nvim_factory: Any, fake_api: FakeAnthropic
+) -> None:
+    nv = claude(nvim_factory, fake_api)
+    fake_api.script(fa.text("a1"), fa.text("a2"), fa.text("a2 again"), fa.text("b1"))
+    typed(nv, "apples first")
+    idle(nv)
+    typed(nv, "apples second")
+    idle(nv)
+    nv.input("<Esc>")
+    nv.command("Sightline regenerate")
+    accepted(fake_api, 3)
+    idle(nv)
+    nv.command("Sightline rename fruit talk")
+    nv.command("Sightline reset")
+    typed(nv, "bananas")
+    idle(nv)
+    nv.input("<Esc>")
+    nv.exec_lua(
+        "_G.shown = nil; vim.ui.select = function(items, opts, cb)"
+        " _G.shown = vim.tbl_map(opts.format_item, items) end"
+    )
+    nv.command("Sightline history")
+    labels = nv.exec_lua("return _G.shown")
+    assert len(labels) == 2
+    assert labels[0].endswith("bananas  (1 turn · anthropic)"), labels
+    assert labels[1].endswith("fruit talk  (2 turns · anthropic · 2 branches)"), labels
+    nv.command("Sightline history FRUIT")
+    assert [label.split("  ")[1] for label in nv.exec_lua("return _G.shown")] == ["fruit talk"]

@@ -10,7 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from tests import fakeapi as fa
-from tests.agent_util import TURN_TIMEOUT_S, accepted, claude, core_status, idle, texts
+from tests.agent_util import (
+    TURN_TIMEOUT_S,
+    accepted,
+    claude,
+    core_status,
+    idle,
+    texts,
+    wait_pending,
+)
 from tests.conftest import transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api
 from tests.screen import Screen
@@ -212,3 +220,28 @@ def test_the_history_list_shows_turns_provider_and_branches_and_filters_by_text(
     assert labels[1].endswith("fruit talk  (2 turns · anthropic · 2 branches)"), labels
     nv.command("Sightline history FRUIT")
     assert [label.split("  ")[1] for label in nv.exec_lua("return _G.shown")] == ["fruit talk"]
+
+
+def test_regenerate_withdraws_the_replaced_answers_waiting_proposal_silently(
+    nvim_factory: Any, fake_api: FakeAnthropic, screen_factory: Any, isolated_env: Any
+) -> None:
+    path = isolated_env / "app.py"
+    source = "def total(xs):\n    return sum(xs)\n"
+    path.write_text(source)
+    nv = claude(nvim_factory, fake_api)
+    screen: Screen = screen_factory(nv, 200, 40)
+    edit = {"path": "app.py", "old_string": "sum(xs)", "new_string": "0"}
+    fake_api.script(fa.tool_use("propose_edit", edit), fa.text("a plain answer"))
+    typed(nv, "fix total")
+    wait_pending(nv)
+    nv.input("<Esc>")
+    to_transcript_line(nv, "fix total")
+    nv.input("r")
+    bodies = accepted(fake_api, 2)
+    idle(nv)
+    assert bodies[1]["messages"] == bodies[0]["messages"]  # the replaced branch is not sent
+    screen.wait_text("a plain answer")
+    assert path.read_text() == source
+    shown = transcript(nv)
+    assert REGENERATED_NOTE in shown
+    assert not any("rejected" in line or "stopped" in line for line in shown), shown

@@ -245,3 +245,37 @@ def test_regenerate_withdraws_the_replaced_answers_waiting_proposal_silently(
     shown = transcript(nv)
     assert REGENERATED_NOTE in shown
     assert not any("rejected" in line or "stopped" in line for line in shown), shown
+
+
+def test_fork_at_a_message_starts_a_new_conversation_and_both_continue(
+    nvim_factory: Any, fake_api: FakeAnthropic, screen_factory: Any
+) -> None:
+    nv = claude(nvim_factory, fake_api)
+    screen: Screen = screen_factory(nv, 200, 40)
+    fake_api.script(fa.text("answer one"), fa.text("answer two"), fa.text("forked answer"))
+    typed(nv, "first question")
+    idle(nv)
+    typed(nv, "second question")
+    idle(nv)
+    before = core_status(nv)["conversation_path"]
+    to_transcript_line(nv, "second question")
+    nv.command("Sightline fork")
+    wait_for(lambda: composer_text(nv) == ["second question"], what="the message in the composer")
+    screen.wait_text("forked from “first question”")
+    after = core_status(nv)["conversation_path"]
+    assert after != before
+    shown = transcript(nv)
+    assert "answer one" in shown and "second question" not in shown
+    nv.input("A, in the fork<C-s>")
+    bodies = accepted(fake_api, 3)
+    idle(nv)
+    asked = [texts(m) for m in bodies[2]["messages"]]
+    assert asked == [["first question"], ["answer one"], ["second question, in the fork"]]
+    # The other one is still in the history, whole.
+    nv.input("<Esc>")
+    nv.exec_lua(
+        "_G.shown = nil; vim.ui.select = function(items, opts, cb)"
+        " _G.shown = vim.tbl_map(function(c) return c.path end, items) end"
+    )
+    nv.command("Sightline history")
+    assert sorted(nv.exec_lua("return _G.shown")) == sorted([before, after])

@@ -207,7 +207,8 @@ class SessionState:
             return []
         return [
             {"id": qid, "text": text, "steer": qid in self._steer}
-            for qid, text in conv.tree.queued.items()
+            # A copy first (one C call): a worker may take one meanwhile.
+            for qid, text in list(conv.tree.queued.items())
         ]
 
     def give_back_queued(self) -> None:

@@ -24,6 +24,7 @@ EFFECTIVE: dict[str, Any] = {
     "rules": True,
     # mcp.servers: an empty table by default (not compared: Lua sends it as a list)
     "mcp": {"start_timeout_ms": 30000, "call_timeout_ms": 120000},
+    "checkpoints": {"max_mb": 256},
 }
 
 

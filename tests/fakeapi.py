@@ -82,7 +82,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, TypeAlias
+from typing import Any, Self, TypeAlias
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -860,7 +860,7 @@ class FakeAnthropic:
                 conn.shutdown(socket.SHUT_RDWR)
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> FakeAnthropic:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

@@ -107,6 +107,12 @@ M.subcommands = {
       return require('sightline.ui.history').rename_current(table.concat(args, ' '))
     end,
   },
+  rewind = {
+    run = function(args)
+      return require('sightline.ui.rewind').command(args)
+    end,
+    max_args = 1,
+  },
   accept = {
     run = function(args)
       return sl().decide('accept', table.concat(args, ' '))

@@ -16,6 +16,16 @@ M.PROVIDERS = {
   openrouter = { thinking = 'effort' },
   acp = {},
   echo = {},
+  -- OpenAI-compatible presets (python/sightline/domain/presets.py).
+  mistral = { thinking = 'effort' },
+  deepseek = { thinking = 'effort' },
+  xai = { thinking = 'effort' },
+  lmstudio = { thinking = 'effort' },
+  vllm = { thinking = 'effort' },
+  llamacpp = { thinking = 'effort' },
+  azure = { thinking = 'effort' },
+  bedrock = { thinking = 'budget' },
+  vertex = { thinking = 'budget' },
 }
 local PROVIDER_NAMES = vim.tbl_keys(M.PROVIDERS)
 table.sort(PROVIDER_NAMES)
@@ -24,7 +34,7 @@ table.sort(PROVIDER_NAMES)
 local defaults = {
   python = nil, ---@type string?
   provider = {
-    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"acp"|"echo"|nil
+    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"acp"|"echo"|"mistral"|"deepseek"|"xai"|"lmstudio"|"vllm"|"llamacpp"|"azure"|"bedrock"|"vertex"|nil
     model = nil, ---@type string? nil = the provider's default model (the core knows them)
     max_tokens = 8192,
     base_url = nil, ---@type string?
@@ -36,6 +46,11 @@ local defaults = {
     thinking = nil, ---@type integer|"low"|"medium"|"high"|false|nil token budget (anthropic) or reasoning effort
     context_window = nil, ---@type integer? nil = the model's known context size
     agent_mode = nil, ---@type string? acp: the agent's mode by id (the only way to one that never asks)
+    deployment = nil, ---@type string? azure: the deployment (it names the model)
+    api_version = nil, ---@type string? azure: the data-plane API version (nil = $OPENAI_API_VERSION or 2024-10-21)
+    entra_token_cmd = nil, ---@type string|string[]|nil azure: prints a Microsoft Entra ID token instead of a key
+    region = nil, ---@type string? bedrock, vertex: the cloud region (nil = the SDK's: $AWS_REGION, $CLOUD_ML_REGION)
+    project = nil, ---@type string? vertex: the Google Cloud project (nil = the credentials' or $ANTHROPIC_VERTEX_PROJECT_ID)
   },
   rules = true,
   pane = {
@@ -69,6 +84,7 @@ local defaults = {
   tools = { max_iterations = 25, command_timeout_ms = 120000 },
   completion = { engine = 'auto' }, ---@type { engine: "auto"|"blink"|"cmp"|"native" }
   mcp = { servers = {}, start_timeout_ms = 30000, call_timeout_ms = 120000 },
+  checkpoints = { max_mb = 256 },
 }
 
 -- How a bad value is named in a message: short, and never a huge string or a table's address.
@@ -235,6 +251,11 @@ local schema = {
     },
     context_window = { count(1024, 2 ^ 31 - 1), true },
     agent_mode = { 'string', true },
+    deployment = { text, true },
+    api_version = { text, true },
+    entra_token_cmd = { command, true },
+    region = { text, true },
+    project = { text, true },
   },
   rules = { 'boolean' },
   pane = {
@@ -271,6 +292,7 @@ local schema = {
   tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
   completion = { engine = { one_of({ 'auto', 'blink', 'cmp', 'native' }) } },
   mcp = { servers = { map_of = mcp_server }, start_timeout_ms = { positive }, call_timeout_ms = { positive } },
+  checkpoints = { max_mb = { positive } },
 }
 
 ---@alias sightline.Validator string|fun(v: any): boolean, string a type name, or (ok, expected)

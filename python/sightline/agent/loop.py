@@ -7,7 +7,7 @@ import logging
 import traceback
 from typing import Any
 
-from sightline.agent import compacting, compaction, steering
+from sightline.agent import checkpointing, compacting, compaction, steering
 from sightline.agent.prompt import RULES_MAX_FILE_BYTES, load_rules, system_prompt
 from sightline.agent.replay import show_outcome
 from sightline.agent.state import SessionState
@@ -80,6 +80,7 @@ def run(session: SessionState, turn: Turn) -> None:
             text = note.text.removeprefix(narrator.error("").text)
             session.record({"type": "event", "event": "error", "text": text})
     finally:
+        checkpointing.finish(session, turn)  # before idle: a rewind right after sees it
         session.finish(turn, status)
 
 
@@ -105,8 +106,9 @@ def _loop(session: SessionState, turn: Turn) -> str:
         session.ui.schedule()
     system = system_prompt(session.workspace, mode, turn.scope is not None, rules)
     for iteration in range(cfg.max_iterations + 1):
-        # Each request asks again: an MCP server that died since is left out.
-        offered = tools(session, turn, mode)
+        # Each request asks again: an MCP server that died since is left out. A model
+        # without tools (its capabilities) is offered none: it chats.
+        offered = tools(session, turn, mode) if session.provider.capabilities.tools else []
         by_name = {tool.name: tool for tool in offered}
         assert session.conversation is not None
         if accounts.last_context >= compaction.TRIGGER * accounts.context_window():

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sightline.agent import compacting, compaction, loop, steering
+from sightline.agent import checkpointing, compacting, compaction, loop, steering
 from sightline.agent.state import MODES, SessionState
 from sightline.agent.turn import Turn
 from sightline.domain.errors import Refused
@@ -64,6 +64,7 @@ class Session(SessionState):
                 user.update(note=note, chip=chip)
             self._turn_ids += 1
             turn = Turn(self._turn_ids, self, scope=scope, user=user, late=late)
+            checkpointing.begin(self, turn, text)
             self._begin(turn)
         self.transcript.add_user(text, note, chip, key=user)
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})

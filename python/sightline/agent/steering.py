@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from sightline.agent import checkpointing
 from sightline.agent.state import SessionState
 from sightline.agent.turn import Turn
 from sightline.domain import history, narrator
@@ -164,6 +165,9 @@ def _branch_when_free(
                 raise Refused("nothing to regenerate: no message of yours")
             conv.fork(at + 1, "regenerate")
             session.show_branch()
+            # Its checkpoint (agent/checkpointing.py) belongs to the message it answers again.
+            checkpointing.begin(session, turn, str(conv.records[at]["visible"]))
+            turn.files.message = session.transcript.users()
         session.ui.flush()
 
     return prelude

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain.scope import Selection
 from sightline.editor.port import Editor
 from sightline.gate import turn_contract as turn_view
+from sightline.gate.checkpoint import TurnFiles
 from sightline.gate.decisions import Gate
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ class Turn:
     prelude: Callable[[], None] | None = None
     thread: threading.Thread | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    files: TurnFiles = field(default_factory=TurnFiles)  # what it changed: its checkpoint
     _cancelled: threading.Event = field(default_factory=threading.Event)
     _on_cancel: list[Callable[[], None]] = field(default_factory=list)
 

@@ -67,6 +67,14 @@ class ProviderConfig:
     # acp: the agent's mode for normal turns, by its id; the only way a mode that does not
     # ask before it writes or runs commands is used (providers/acp/modes.py).
     agent_mode: str | None = None
+    # azure: the deployment (it names the model) and the API version of the endpoint.
+    deployment: str | None = None
+    api_version: str | None = None
+    # azure: a command printing a Microsoft Entra ID token (instead of a key).
+    entra_token_cmd: str | list[str] | None = None
+    # bedrock and vertex: the cloud region; vertex: the Google Cloud project.
+    region: str | None = None
+    project: str | None = None
 
     @classmethod
     def from_table(cls, prov: _Table) -> ProviderConfig:
@@ -84,6 +92,11 @@ class ProviderConfig:
             thinking=prov.thinking("thinking"),
             context_window=prov.optional_count("context_window"),
             agent_mode=prov.optional_text("agent_mode"),
+            deployment=prov.optional_text("deployment"),
+            api_version=prov.optional_text("api_version"),
+            entra_token_cmd=prov.command("entra_token_cmd"),
+            region=prov.optional_text("region"),
+            project=prov.optional_text("project"),
         )
 
     @classmethod
@@ -104,6 +117,7 @@ class CoreConfig:
     mcp_servers: tuple[ServerConfig, ...]
     mcp_start_timeout_ms: int
     mcp_call_timeout_ms: int
+    checkpoints_max_bytes: int = 256 << 20  # checkpoints.max_mb
 
     @classmethod
     def before_init(cls) -> CoreConfig:
@@ -133,6 +147,7 @@ class CoreConfig:
             mcp_servers=_mcp_servers(mcp.raw.get("servers")),
             mcp_start_timeout_ms=mcp.ms("start_timeout_ms"),
             mcp_call_timeout_ms=mcp.ms("call_timeout_ms"),
+            checkpoints_max_bytes=root.table("checkpoints").count("max_mb") << 20,
         )
 
 

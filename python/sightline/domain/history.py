@@ -443,9 +443,10 @@ class Conversation:
             self.append({"type": "unqueued", "id": qid, "how": how})
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        with self._lock:  # never under a record being written (a stopped turn's worker)
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
 
 
 def _dumps(record: dict[str, Any]) -> str:

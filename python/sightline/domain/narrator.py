@@ -455,3 +455,61 @@ def turn_footer(seconds: float, used: pricing.Tokens, dollars: float | None) -> 
         if dollars is not None:
             out += f" · {format_cost(dollars)}"
     return Note(out)
+
+
+# -- checkpoints and rewinds -------------------------------------------------------------------
+
+
+def checkpoints_dropped(count: int, cap_mb: int) -> Note:
+    """The checkpoint store passed its cap (checkpoints.max_mb): the oldest were dropped."""
+    what = "checkpoint was" if count == 1 else f"{count} checkpoints were"
+    return Note(
+        f"the oldest {what} dropped to keep the checkpoint store under {cap_mb} MB "
+        "(checkpoints.max_mb): those turns can no longer be rewound",
+        WARNING,
+    )
+
+
+def rewind_started(seq: int, label: str) -> Note:
+    return Note(f"⟲ rewinding to before #{seq} ({label}): the files it and later turns changed")
+
+
+def rewind_conflict(rel: str) -> Note:
+    """A file the user changed after the undone turns: its way back is proposed hunk by hunk."""
+    return Note(
+        f"{rel} changed since (your edits): take the hunks that go back to the checkpoint; "
+        "those you reject keep your text",
+        WARNING,
+    )
+
+
+def rewind_delete_question(names: Sequence[str]) -> str:
+    """The gate's question before a rewind deletes the files the undone turns created."""
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return f"delete {shown} (created by the undone turns)?"
+
+
+def rewind_label(seq: int, label: str) -> str:
+    return f"rewind to before #{seq} ({label})"
+
+
+def rewound(
+    restored: Sequence[str], kept: Sequence[str], deleted: Sequence[str], left: Sequence[str]
+) -> list[Line]:
+    """What a rewind did, file by file."""
+
+    def names(paths: Sequence[str]) -> str:
+        return ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+
+    lines: list[Line] = []
+    if restored:
+        lines.append((f"⟲ restored: {names(restored)}", NOTE))
+    if deleted:
+        lines.append((f"⟲ deleted: {names(deleted)}", NOTE))
+    if kept:
+        lines.append((f"⟲ kept as you left them: {names(kept)}", WARNING))
+    if left:
+        lines.append((f"⟲ not restored (their earlier text was not kept): {names(left)}", WARNING))
+    if not lines:
+        lines.append(("⟲ nothing to rewind: every file already holds that checkpoint", NOTE))
+    return lines

@@ -10,7 +10,8 @@ local SPINNER = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇',
 local SEP = ' · '
 
 ---The name of the provider and its model, the longest first: once when they are the same
----(`echo`), the provider alone while the model is not known yet.
+---(`echo`), the provider alone while the model is not known yet; `(chat only)` after a
+---model that calls no tools (its capabilities: the core offers it none).
 local function names(status)
   local provider = type(status.provider) == 'string' and status.provider or ''
   local model = type(status.model) == 'string' and status.model or ''
@@ -18,6 +19,10 @@ local function names(status)
     return { provider }
   elseif provider == '' then
     return { model }
+  end
+  local caps = status.capabilities
+  if type(caps) == 'table' and caps.tools == false then
+    return { provider .. ' ' .. model .. ' (chat only)', model .. ' (chat only)', model }
   end
   return { provider .. ' ' .. model, model }
 end

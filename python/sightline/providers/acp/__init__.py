@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain import narrator
 from sightline.domain.config import ProviderConfig
 from sightline.editor.port import EditorError
+from sightline.gate import checkpoint
 from sightline.providers.acp import modes, presets, snapshot
 from sightline.providers.acp.client import (
     MCP_SERVER,
@@ -143,7 +144,9 @@ class AcpProvider(ProviderBase):
         session = turn.session
         loop = self._loop or LoopThread()
         self._loop = loop
-        before = snapshot.take(session.workspace)
+        files = checkpoint.files_of(turn)  # the turn's checkpoint keeps what the scan hashes
+        keep = files.keep if files is not None else None
+        before = snapshot.take(session.workspace, keep=keep)
         ctx = TurnContext(turn, self.spec.client_writes)
         self.client.ctx = ctx
         try:
@@ -254,7 +257,8 @@ class AcpProvider(ProviderBase):
     ) -> None:
         """Name the files that changed on disk during the turn without going through the gate."""
         try:
-            after = snapshot.take(session.workspace)
+            files = checkpoint.files_of(turn)
+            after = snapshot.take(session.workspace, keep=files.keep if files else None)
         except Exception:
             log.exception("workspace snapshot failed")
             return
@@ -264,6 +268,13 @@ class AcpProvider(ProviderBase):
             session.transcript.add_note(*narrator.bypass_unchecked())
         if not paths:
             return
+        if files is not None:
+            ws = os.path.realpath(session.workspace)
+            for p in paths:
+                old, new = before.files.get(p), after.files.get(p)
+                was = old[1] or checkpoint.MISSING if old else None
+                now = new[1] or checkpoint.MISSING if new else None
+                files.wrote_itself(os.path.join(ws, p), p, was, now)
         lines = narrator.bypassed(paths)
         kept = self._sync_buffers(turn, paths)
         if kept:

@@ -193,8 +193,8 @@ class Core:
             qid = steering.queue(self.session, text, bool(params.get("steer")))
             if qid is not None:
                 return {"queued": qid, "status": self.session.status()}
-        if self.session.turn is not None:
-            steering.idle_or_refuse(self.session)
+        if self.session.turn is not None:  # a Change with Agent or an edit waits for it
+            raise Refused("a turn is already running: wait for it or :Sightline stop")
         if isinstance(params.get("workspace"), str):
             self.set_workspace(params["workspace"])
         extra: list[str] = []

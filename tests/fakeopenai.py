@@ -318,12 +318,54 @@ def _check(body: Any) -> None:
                 waiting.append(call_id)
         elif not isinstance(content, str | list):
             raise _Invalid(f"messages.[{i}].content: expected a string or an array of parts")
+        elif isinstance(content, list):
+            _check_parts(i, role, content)
     if waiting:
         raise _Invalid(
             "An assistant message with 'tool_calls' must be followed by tool messages "
             f"responding to each 'tool_call_id'. The following tool_call_ids did not have "
             f"response messages: {', '.join(waiting)}"
         )
+
+
+# Chat Completions' image input: an `image_url` part of a user message whose url is an
+# http(s) URL or a data URL `data:image/{png,jpeg,gif,webp};base64,<base64>`, at most 20 MB.
+_DATA_URL = re.compile(r"data:(image/(?:png|jpeg|gif|webp));base64,([A-Za-z0-9+/]*={0,2})")
+IMAGE_MAX_BYTES = 20 * 1024 * 1024
+
+
+def _check_parts(i: int, role: str, parts: list[Any]) -> None:
+    for j, part in enumerate(parts):
+        kind = part.get("type") if isinstance(part, dict) else None
+        where = f"messages.[{i}].content.[{j}]"
+        if kind == "text":
+            if not isinstance(part.get("text"), str):
+                raise _Invalid(f"{where}.text: expected a string")
+        elif kind == "image_url":
+            if role != "user":
+                raise _Invalid(f"{where}: image_url is only supported in user messages")
+            url = (part.get("image_url") or {}).get("url")
+            if not isinstance(url, str):
+                raise _Invalid(f"{where}.image_url.url: expected a string")
+            if url.startswith(("http://", "https://")):
+                continue
+            m = _DATA_URL.fullmatch(url)
+            if m is None:
+                raise _Invalid(
+                    "Invalid image URL: expected a base64-encoded data URL with an image MIME "
+                    f"type (e.g. 'data:image/png;base64,...'). ('{where}.image_url.url')"
+                )
+            import base64
+            import binascii
+
+            try:
+                raw = base64.b64decode(m.group(2), validate=True)
+            except (binascii.Error, ValueError):
+                raise _Invalid(f"{where}: invalid base64 image data") from None
+            if len(raw) > IMAGE_MAX_BYTES:
+                raise _Invalid(f"{where}: image exceeds the 20 MB limit")
+        else:
+            raise _Invalid(f"Invalid value: '{kind}'. ('{where}.type')")
 
 
 def _check_tools(tools: Any) -> None:

@@ -77,6 +77,12 @@ M.subcommands = {
     end,
     max_args = 0,
   },
+  paste = {
+    run = function()
+      return require('sightline.ui.paste').paste()
+    end,
+    max_args = 0,
+  },
   history = {
     run = function(args)
       return require('sightline.ui.history').command(args)

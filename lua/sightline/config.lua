@@ -68,6 +68,7 @@ local defaults = {
       block_prev = '[b',
       block_yank = 'gy',
       line_yank = 'gY',
+      paste = '<M-v>', -- the clipboard's image into the composer (<Plug>(sightline-paste))
       edit = 'e',
       regenerate = 'r',
       unqueue = 'dq',
@@ -81,7 +82,17 @@ local defaults = {
   reveal = { duration_ms = M.REVEAL_DURATION_MS.default, open = 'peek' },
   attachments = { navigate = 'reveal' },
   mentions = { max_file_bytes = 65536, max_total_bytes = 262144 },
-  tools = { max_iterations = 25, command_timeout_ms = 120000 },
+  tools = {
+    max_iterations = 25,
+    command_timeout_ms = 120000,
+    -- fetch_url and web_search (`:help sightline-web`)
+    network = {
+      allow_hosts = {}, ---@type string[] fetched without asking; the only way to private addresses
+      timeout_ms = 15000,
+      max_bytes = 2097152, -- body bytes read at most; more is cut (and said so)
+      search = nil, ---@type {backend: "searxng"|"brave"|"tavily", url: string?, api_key_cmd: string|string[]|nil}?
+    },
+  },
   completion = { engine = 'auto' }, ---@type { engine: "auto"|"blink"|"cmp"|"native" }
   mcp = { servers = {}, start_timeout_ms = 30000, call_timeout_ms = 120000 },
   checkpoints = { max_mb = 256 },
@@ -200,6 +211,39 @@ local function url(v)
   return text(v) and v:find('^https?://') ~= nil, 'http:// or https:// URL'
 end
 
+-- tools.network.allow_hosts: host names or addresses, `*.example.org` for its subdomains.
+local function hosts(v)
+  local ok = type(v) == 'table' and (next(v) == nil or vim.islist(v))
+  for _, h in ipairs(ok and v or {}) do
+    ok = ok and type(h) == 'string' and h:find('^[%w%.%-%*:%[%]_]+$') ~= nil and not h:find('/')
+  end
+  return ok, "list of host names ('docs.python.org', '*.python.org', '127.0.0.1')"
+end
+
+-- tools.network.search: which search service web_search asks (`:help sightline-web-search`).
+local SEARCH_BACKENDS = { 'searxng', 'brave', 'tavily' }
+local function search_backend(v)
+  local expected = "{ backend = 'searxng', url = 'https://…' } or { backend = 'brave' | 'tavily', api_key_cmd = … }"
+  if type(v) ~= 'table' or vim.islist(v) or not vim.tbl_contains(SEARCH_BACKENDS, v.backend) then
+    return false, expected
+  end
+  for key in pairs(v) do
+    if key ~= 'backend' and key ~= 'url' and key ~= 'api_key_cmd' then
+      return false, expected .. ' (unknown key ' .. describe(key) .. ')'
+    end
+  end
+  if v.url ~= nil and not url(v.url) then
+    return false, expected .. ' (url: an http:// or https:// URL)'
+  end
+  if v.backend == 'searxng' and v.url == nil then
+    return false, expected .. ' (searxng needs the url of your instance)'
+  end
+  if v.api_key_cmd ~= nil and not command(v.api_key_cmd) then
+    return false, expected .. ' (api_key_cmd: a command string or list of strings)'
+  end
+  return true
+end
+
 local mcp_server = {
   command = { text, true },
   args = { strings, true },
@@ -273,6 +317,7 @@ local schema = {
       block_prev = { key_or_false },
       block_yank = { key_or_false },
       line_yank = { key_or_false },
+      paste = { key_or_false },
       edit = { key_or_false },
       regenerate = { key_or_false },
       unqueue = { key_or_false },
@@ -289,7 +334,16 @@ local schema = {
   },
   attachments = { navigate = { one_of({ 'reveal', 'select' }) } },
   mentions = { max_file_bytes = { positive }, max_total_bytes = { positive } },
-  tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
+  tools = {
+    max_iterations = { positive },
+    command_timeout_ms = { positive },
+    network = {
+      allow_hosts = { hosts },
+      timeout_ms = { positive },
+      max_bytes = { count(1024, 2 ^ 30) },
+      search = { search_backend, true, 'secret' },
+    },
+  },
   completion = { engine = { one_of({ 'auto', 'blink', 'cmp', 'native' }) } },
   mcp = { servers = { map_of = mcp_server }, start_timeout_ms = { positive }, call_timeout_ms = { positive } },
   checkpoints = { max_mb = { positive } },

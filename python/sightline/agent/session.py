@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sightline.agent import checkpointing, compacting, compaction, loop, steering
+from sightline.agent.replay import show_images
 from sightline.agent.state import MODES, SessionState
 from sightline.agent.turn import Turn
 from sightline.domain.errors import Refused
@@ -36,6 +37,7 @@ class Session(SessionState):
         note: str | None = None,
         chip: dict[str, Any] | None = None,
         late: Callable[[int], list[str]] | None = None,
+        images: list[dict[str, Any]] | None = None,
         edit_at: int | None = None,
     ) -> Turn:
         """Start a turn; returns once it is accepted (the worker runs on its own thread).
@@ -54,6 +56,8 @@ class Session(SessionState):
                 steering.edit(self, edit_at)
             parts = [text, *(extra_parts or [])]
             content = [{"type": "text", "text": part} for part in parts]
+            # Image references (domain/images.py): the bytes are kept once, by hash.
+            content += images or []
             user: dict[str, Any] = {
                 "type": "message",
                 "role": "user",
@@ -67,6 +71,7 @@ class Session(SessionState):
             checkpointing.begin(self, turn, text)
             self._begin(turn)
         self.transcript.add_user(text, note, chip, key=user)
+        show_images(self.transcript, images or [])
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})
         self.start(turn)
         return turn

@@ -105,6 +105,44 @@ class ProviderConfig:
         return cls.from_table(_Table(raw, "provider"))
 
 
+SEARCH_BACKENDS = ("searxng", "brave", "tavily")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """tools.network.search: the service web_search asks."""
+
+    backend: str
+    url: str | None
+    api_key_cmd: str | list[str] | None = field(compare=False)
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """tools.network: what fetch_url, web_search and `@url:` may reach, and their bounds."""
+
+    allow_hosts: tuple[str, ...]
+    timeout_ms: int
+    max_bytes: int
+    search: SearchConfig | None
+
+    @classmethod
+    def from_table(cls, net: _Table) -> NetworkConfig:
+        hosts = net.raw.get("allow_hosts")
+        if hosts is None or (isinstance(hosts, Mapping) and not hosts):
+            hosts = []
+        if not isinstance(hosts, list | tuple) or not all(isinstance(h, str) for h in hosts):
+            raise net._fail("allow_hosts", "a list of host names", hosts)
+        search = None
+        if net.raw.get("search") is not None:
+            sub = net.table("search")
+            backend = sub.text("backend")
+            if backend not in SEARCH_BACKENDS:
+                raise sub._fail("backend", "one of " + ", ".join(SEARCH_BACKENDS), backend)
+            search = SearchConfig(backend, sub.optional_text("url"), sub.command("api_key_cmd"))
+        return cls(tuple(hosts), net.ms("timeout_ms"), net.count("max_bytes"), search)
+
+
 @dataclass(frozen=True)
 class CoreConfig:
     provider: ProviderConfig
@@ -118,6 +156,7 @@ class CoreConfig:
     mcp_start_timeout_ms: int
     mcp_call_timeout_ms: int
     checkpoints_max_bytes: int = 256 << 20  # checkpoints.max_mb
+    network: NetworkConfig = NetworkConfig((), 1, 1, None)
 
     @classmethod
     def before_init(cls) -> CoreConfig:
@@ -148,6 +187,7 @@ class CoreConfig:
             mcp_start_timeout_ms=mcp.ms("start_timeout_ms"),
             mcp_call_timeout_ms=mcp.ms("call_timeout_ms"),
             checkpoints_max_bytes=root.table("checkpoints").count("max_mb") << 20,
+            network=NetworkConfig.from_table(tools.table("network")),
         )
 
 

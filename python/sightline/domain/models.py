@@ -20,6 +20,7 @@ AS_OF. Pure data and lookups: no I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -175,7 +176,9 @@ def find(table: Mapping[str, object], model: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
 def lookup(model: str) -> Model:
-    """What the table knows of `model` (UNKNOWN when nothing)."""
+    """What the table knows of `model` (UNKNOWN when nothing); cached, as each status the
+    pane is sent asks it."""
     found = find(MODELS, model)
     return MODELS[found] if found is not None else UNKNOWN

@@ -240,6 +240,42 @@ def command_ran(status: str, seconds: float, lines: int) -> Note:
     return Note(f"⏵ {status} · {seconds:.1f} s · {lines} lines of output")
 
 
+def size(n: int) -> str:
+    """`512 B`, `12.3 kB`, `4.0 MB`: a size as the transcript shows it."""
+    if n < 1000:
+        return f"{n} B"
+    if n < 1_000_000:
+        return f"{n / 1000:.1f} kB"
+    return f"{n / 1_000_000:.1f} MB"
+
+
+def fetched(url: str, status: int, reason: str, nbytes: int, cut: bool) -> Note:
+    """fetch_url or `@url:` got a page: where from, its status and size (its excerpt is
+    folded below)."""
+    said = f"{status} {reason}".rstrip()
+    tail = " (cut at tools.network.max_bytes)" if cut else ""
+    return Note(f"⇣ {url} · {said} · {size(nbytes)}{tail}", WARNING if status >= 400 else NOTE)
+
+
+def image_attached(name: str, width: int, height: int, nbytes: int, scaled_from: Any) -> Note:
+    """An image the message carries (`@image:`, a paste, a dropped path), as its chip:
+    name, pixel size, bytes, and the size it had when it was scaled down to be sent."""
+    scaled = ""
+    if isinstance(scaled_from, list | tuple) and len(scaled_from) == 2:
+        scaled = f" (scaled from {scaled_from[0]}×{scaled_from[1]})"
+    return Note(f"▣ {name} · {width}×{height}{scaled} · {size(nbytes)}")
+
+
+def url_not_fetched(url: str, why: str) -> Note:
+    """An `@url:` the message mentions could not be fetched (the model is told too)."""
+    return Note(f"✗ @url:{url} not fetched — {why}", ERROR)
+
+
+def searched(backend: str, query: str, results: int) -> Note:
+    """web_search answered (its results are folded below)."""
+    return Note(f"⌕ {backend}: {query} · {results} result{'' if results == 1 else 's'}")
+
+
 def moved_to(where: str) -> Note:
     """go_to_position moved the cursor (the focus stayed in the pane)."""
     return Note("↳ " + where)

@@ -25,6 +25,9 @@ KEY_ENV_VARS = (
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
     "AWS_BEARER_TOKEN_BEDROCK",
+    # web_search's services (tools/search.py)
+    "BRAVE_API_KEY",
+    "TAVILY_API_KEY",
 )
 REDACTED = "[REDACTED]"
 

@@ -56,6 +56,10 @@ PACKAGES: tuple[Package, ...] = (
     Package("requests", "requests", "the vertex provider", ("vertex",), "vertex"),
     Package("acp", "agent-client-protocol", "the acp provider", ("acp",)),
     Package("mcp", "mcp", "MCP servers and sightline-mcp", ("mcp",)),
+    # The tools' own: found, not imported (no provider kind names them).
+    Package("markdownify", "markdownify", "fetch_url and @url (pages as Markdown)", ("web",)),
+    Package("bs4", "beautifulsoup4", "fetch_url and @url (pages as Markdown)", ("web",)),
+    Package("PIL", "pillow", "images in the conversation", ("images",)),
 )
 
 
@@ -219,7 +223,13 @@ def report(provider: str, mcp: bool, cfg: dict[str, Any] | None = None) -> dict[
     kind = provider_kind(provider)
     needs = [(p, not p.kinds or kind in p.kinds or (mcp and "mcp" in p.kinds)) for p in PACKAGES]
     # An optional extra is checked only for its provider: others never install it.
-    packages = [check_package(p, need) for p, need in needs if need or p.extra is None]
+    # An extra's modules are only found, not imported: boto3 and google-auth would add
+    # seconds to a check that already imports the provider's SDK.
+    packages = [
+        {**check_package(p, need and p.extra is None), "needed": need}
+        for p, need in needs
+        if need or p.extra is None
+    ]
     url = endpoint(provider, cfg)
     return {
         "python": sys.version.split()[0],

@@ -169,6 +169,11 @@ def _compact(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"turn": turn.id, "status": core.session.status()}
 
 
+@method("images.paste")
+def _paste(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return core.paste()
+
+
 @method("agent.status")
 def _status(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.session.status()}

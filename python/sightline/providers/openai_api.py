@@ -134,9 +134,24 @@ def _assistant(blocks: list[dict[str, Any]], tools_on: bool) -> dict[str, Any]:
     return out
 
 
+def _data_url(block: dict[str, Any]) -> dict[str, Any] | None:
+    """A Messages API base64 image block as Chat Completions' `image_url` data URL part."""
+    source = block.get("source")
+    if block.get("type") != "image" or not isinstance(source, dict):
+        return None
+    url = f"data:{source.get('media_type')};base64,{source.get('data')}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
 def _user(blocks: list[dict[str, Any]], tools_on: bool) -> list[dict[str, Any]]:
     results = [b for b in blocks if b.get("type") == "tool_result"]
     texts = [str(b["text"]) for b in blocks if b.get("type") == "text"]
+    pictures = [p for b in blocks if (p := _data_url(b)) is not None]
+    # A tool message carries text only: a tool result's images follow in the user message.
+    for r in results:
+        content = r.get("content")
+        if isinstance(content, list):
+            pictures += [p for b in content if isinstance(b, dict) and (p := _data_url(b))]
     out: list[dict[str, Any]] = []
     if tools_on:
         out += [
@@ -145,7 +160,10 @@ def _user(blocks: list[dict[str, Any]], tools_on: bool) -> list[dict[str, Any]]:
         ]
     else:
         texts = [f"[result of a tool call] {_result_text(r)}" for r in results] + texts
-    if texts:
+    if pictures:
+        parts: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+        out.append({"role": "user", "content": [*parts, *pictures]})
+    elif texts:
         out.append({"role": "user", "content": "\n\n".join(texts)})
     return out
 

@@ -30,7 +30,7 @@ end
 ---The review keys, as the top bar shows them (one form) and as the composer's bar does.
 local function review_keys(status)
   local keys = require('sightline.config').get().pane.keys
-  local command = status.pending_kind == 'command'
+  local command = status.pending_kind == 'command' or status.pending_kind == 'network'
   local words = {
     keys.accept .. (command and ' allow' or ' accept'),
     keys.reject .. (command and ' deny' or ' reject'),

@@ -34,7 +34,7 @@ from sightline.providers.acp.client import (
     TurnContext,
     _lines_record,
 )
-from sightline.providers.acp.prompt import prompt_blocks
+from sightline.providers.acp.prompt import has_images, prompt_blocks
 from sightline.providers.acp.runtime import AgentProcess, LoopThread
 from sightline.providers.acp.transport import CheckedTransport
 from sightline.providers.base import (
@@ -154,13 +154,20 @@ class AcpProvider(ProviderBase):
             loop.call(self._ready(session, servername), self._timeout())
             if turn.cancelled():
                 return "stopped"
-            embedded = bool(
-                self.init
-                and self.init.agent_capabilities
-                and self.init.agent_capabilities.prompt_capabilities
-                and self.init.agent_capabilities.prompt_capabilities.embedded_context
+            prompt_caps = (
+                self.init.agent_capabilities.prompt_capabilities
+                if self.init and self.init.agent_capabilities
+                else None
             )
-            blocks = prompt_blocks(user, session.workspace, embedded)
+            embedded = bool(prompt_caps and prompt_caps.embedded_context)
+            takes_images = bool(prompt_caps and prompt_caps.image)
+            if has_images(user) and not takes_images:
+                # Known only once the agent has started: refused before the prompt is sent.
+                raise ProviderError(
+                    f"the ACP agent {self.spec.name!r} does not take images "
+                    "(its promptCapabilities.image is off); nothing was sent to it"
+                )
+            blocks = prompt_blocks(user, session.workspace, embedded, takes_images)
             assert self._conn is not None and self.session_id is not None
             future = loop.submit(self._conn.prompt(session_id=self.session_id, prompt=blocks))
             response = self._wait(turn, future)

@@ -75,6 +75,33 @@ for name, fn in pairs({
   vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
 end
 
+-- Steering the conversation (sightline.ui.pane.steer); pane.keys maps them in the pane.
+local function steer_key(fn, ...)
+  local args = { ... }
+  return function()
+    local ok, err = require('sightline.ui.pane.steer')[fn](unpack(args))
+    if not ok and err then
+      require('sightline.ui.pane').notice(err, vim.log.levels.WARN)
+    end
+  end
+end
+for name, fn in pairs({
+  edit = steer_key('edit'),
+  regenerate = steer_key('regenerate'),
+  unqueue = steer_key('unqueue', 'cancel'),
+  ['queue-edit'] = steer_key('unqueue', 'edit'),
+}) do
+  vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
+end
+for _, mode in ipairs({ 'n', 'i' }) do
+  vim.api.nvim_set_keymap(mode, '<Plug>(sightline-steer)', '', {
+    desc = 'sightline: send, steering a running turn',
+    callback = function()
+      require('sightline.ui.pane').submit({ steer = true })
+    end,
+  })
+end
+
 -- The transcript's code blocks (sightline.ui.pane.blocks); pane.keys maps them there.
 for name, fn in pairs({
   ['block-next'] = function()

@@ -88,7 +88,30 @@ M.subcommands = {
       return require('sightline.ui.history').command(args)
     end,
     complete = fixed({ 'rename', 'delete' }),
-    max_args = 1,
+  },
+  -- Steering (agent/steering.py, sightline.ui.pane.steer).
+  regenerate = {
+    run = function()
+      return require('sightline.ui.pane.steer').regenerate()
+    end,
+    max_args = 0,
+  },
+  fork = {
+    run = function()
+      return require('sightline.ui.pane.steer').fork(true)
+    end,
+    max_args = 0,
+  },
+  steer = {
+    run = function()
+      return require('sightline.ui.pane.steer').steer()
+    end,
+    max_args = 0,
+  },
+  rename = {
+    run = function(args)
+      return require('sightline.ui.history').rename_current(table.concat(args, ' '))
+    end,
   },
   rewind = {
     run = function(args)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sightline import providers
+from sightline.agent import steering
 from sightline.agent.session import Session
 from sightline.domain import history, history_admin, images, narrator, paths, scope
 from sightline.domain import mentions as grammar
@@ -40,6 +41,13 @@ log = logging.getLogger(__name__)
 _MODEL = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
 
 
+def _same_file(a: Path, b: str) -> bool:
+    try:
+        return a.resolve() == Path(b).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
 class Core:
     def __init__(self, editor: Editor):
         self.editor = editor
@@ -48,6 +56,7 @@ class Core:
         # The user's MCP servers: their tools join a turn's, their resources `@` mentions.
         self.mcp = Manager(self._mcp_note)
         self.session.extra_tools = self.mcp.turn_tools
+        self.session.dispatch = lambda text: self.send({"text": text})
         self.completion = ComposerCompletion(
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
         )
@@ -225,7 +234,13 @@ class Core:
         text = params.get("text")
         if not isinstance(text, str):
             raise Refused("send: text must be a string")
-        if self.session.turn is not None:
+        edit_at = params.get("edit_at")
+        if self.session.turn is not None and not scope.has_range(params) and edit_at is None:
+            # Typed while a turn runs: kept, sent when it ends (or steered in).
+            qid = steering.queue(self.session, text, bool(params.get("steer")))
+            if qid is not None:
+                return {"queued": qid, "status": self.session.status()}
+        if self.session.turn is not None:  # a Change with Agent or an edit waits for it
             raise Refused("a turn is already running: wait for it or :Sightline stop")
         if isinstance(params.get("workspace"), str):
             self.set_workspace(params["workspace"])
@@ -251,6 +266,7 @@ class Core:
             chip=chip,
             late=self._mcp_parts(found),
             images=[p.block() for p in pictures],
+            edit_at=edit_at if isinstance(edit_at, int) else None,
         )
         return {"turn": turn.id, "status": self.session.status()}
 
@@ -317,6 +333,12 @@ class Core:
         history_admin.delete(paths.history_dir(), path)
         self.session.checkpoints.forget(Path(path).stem)  # its checkpoints go with it
 
-    def history_open(self, path: str) -> dict[str, Any]:
-        self.session.open(Path(path))
+    def history_open(self, path: str, branch: str | None = None) -> dict[str, Any]:
+        """Open a conversation of the history (at its last active branch, or `branch`)."""
+        current = self.session.conversation
+        same = current is not None and _same_file(current.path, path)
+        if not same:
+            self.session.open(Path(path))
+        if branch is not None:
+            steering.switch(self.session, branch)
         return self.session.status()

@@ -28,7 +28,7 @@ def test_the_picker_previews_the_last_exchange_and_opens_the_pick(
     converse(nvim, "another talk")
     screen = screen_factory(nvim, 120, 30)
     nvim.input(":Sightline history<CR>")
-    screen.wait_text("another talk  (2 messages)")
+    screen.wait_text("another talk  (1 turn · echo)")  # its turns and provider (issue 22)
     screen.wait_text("Agent:")
     screen.wait_text("echo: another talk")  # the newest first, its last exchange beside it
     nvim.input("j")

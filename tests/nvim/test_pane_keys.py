@@ -279,23 +279,23 @@ def test_an_empty_send_from_insert_mode_is_refused_in_the_pane(nvim: Any, screen
     screen.wait_for(lambda s: s.find("nothing to send") is None, what="the note cleared")
 
 
-def test_a_send_while_a_turn_runs_is_refused_in_the_pane(
+def test_a_send_while_a_turn_runs_is_queued_in_the_pane(
     nvim_factory: Any, screen_factory: Any, fake_api: FakeAnthropic
 ) -> None:
+    """Issue 22 turned the refusal into a queue (tests/nvim/test_steer.py has the rest)."""
     nv = claude(nvim_factory, fake_api)
     screen = screen_factory(nv, 120, 30)
-    fake_api.script(hold(after_events=4, of=text("slow reply")))
+    fake_api.script(hold(after_events=4, of=text("slow reply")), text("second reply"))
     nv.input(":Sightline chat<CR>")
     screen.wait_for(lambda s: s.mode == "insert")
     nv.input("first<C-s>")
     wait_for(lambda: fake_api.holding, TURN_TIMEOUT_S, "the held stream")
     nv.input("second<C-s>")
-    screen.wait_text("a turn is already running")
-    assert composer_lines(nv) == ["second"]  # kept, not lost
+    screen.wait_text("◌ queued (sent when the turn ends): second")
+    assert composer_lines(nv) == [""]  # taken: it is kept as queued
     assert nv.api.get_mode()["mode"] == "i"
-    # The refusal shows in the bar (the live tokens while a turn streams: test_pane_bar.py).
-    assert wait_for(lambda: "a turn is already running" in bars(nv), what="the note in the bar")
     fake_api.release()
+    screen.wait_text("second reply")
     idle(nv)
 
 

@@ -17,6 +17,7 @@ local links = {
   SightlineHunkDelete = 'DiffDelete',
   SightlineHunkChange = 'DiffText',
   SightlineHint = 'NonText',
+  SightlineQueued = 'Comment', -- messages waiting for the turn to end (sightline-pane-steer)
   SightlineOutput = 'Comment',
   SightlineCompareHint = 'WarningMsg',
 }

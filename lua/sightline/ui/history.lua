@@ -12,7 +12,11 @@ end
 ---@field path string
 ---@field title string
 ---@field created number
+---@field used number? when it was last written (the list's order)
 ---@field messages integer
+---@field turns integer?
+---@field provider string?
+---@field branches {id: string, why: string?, turns: integer, first: string, active: boolean}[]?
 
 ---@param n integer
 ---@return string
@@ -20,10 +24,32 @@ local function messages(n)
   return n == 1 and '1 message' or ('%d messages'):format(n)
 end
 
+---@param n integer
+---@return string
+local function turns(n)
+  return n == 1 and '1 turn' or ('%d turns'):format(n)
+end
+
 ---@param c sightline.HistoryItem
 ---@return string
 local function label(c)
-  return ('%s  %s  (%s)'):format(os.date('%Y-%m-%d %H:%M', c.created), c.title, messages(c.messages))
+  local facts = { type(c.turns) == 'number' and turns(c.turns) or messages(c.messages) }
+  if type(c.provider) == 'string' then
+    table.insert(facts, c.provider)
+  end
+  if type(c.branches) == 'table' and #c.branches > 1 then
+    table.insert(facts, ('%d branches'):format(#c.branches))
+  end
+  local when = type(c.used) == 'number' and c.used or c.created
+  return ('%s  %s  (%s)'):format(os.date('%Y-%m-%d %H:%M', when), c.title, table.concat(facts, ' · '))
+end
+
+---@param b {id: string, why: string?, turns: integer, first: string, active: boolean}
+---@return string
+local function branch_label(b)
+  local how = ({ edit = 'edited', regenerate = 'regenerated' })[b.why] or 'first'
+  local first = b.first ~= '' and ('  “%s”'):format(b.first) or ''
+  return ('branch %s (%s, %s)%s%s'):format(b.id, how, turns(b.turns), first, b.active and '  · last used' or '')
 end
 
 ---Whether vim.ui.select is still Neovim's own (inputlist: no preview).
@@ -123,7 +149,8 @@ end
 ---@param prompt string
 ---@param on_choice fun(item: sightline.HistoryItem)
 ---@return boolean? ok, string? err
-function M.pick(prompt, on_choice)
+---@param filter string? only the conversations whose title holds it (any case)
+function M.pick(prompt, on_choice, filter)
   local res, err = host().request('history.list')
   if not res then
     return nil, err
@@ -131,6 +158,15 @@ function M.pick(prompt, on_choice)
   local items = res.conversations
   if #items == 0 then
     return nil, 'sightline: no conversations in this workspace yet'
+  end
+  if filter and filter ~= '' then
+    local want = filter:lower()
+    items = vim.tbl_filter(function(c)
+      return c.title:lower():find(want, 1, true) ~= nil
+    end, items)
+    if #items == 0 then
+      return nil, ('sightline: no conversation of this workspace has "%s" in its title'):format(filter)
+    end
   end
   -- Acted on once the picker is gone: the default picker (inputlist) calls back from inside
   -- its prompt, where the pane's windows and Insert mode would not be drawn for seconds.
@@ -156,13 +192,62 @@ local function warn(msg)
   end
 end
 
----Pick a conversation and reopen it in the pane.
+---Open a conversation at one of its branches.
+---@param c sightline.HistoryItem
+---@param branch string
+local function open_branch(c, branch)
+  local res, err = host().request('history.open', { path = c.path, branch = branch })
+  if res then
+    require('sightline.ui.pane').open()
+  end
+  warn(err)
+end
+
+---Pick a conversation and reopen it in the pane (at its last used branch; one with several
+---branches asks which, the last used first).
+---@param filter string? only the conversations whose title holds it
 ---@return boolean? ok, string? err
-function M.open()
+function M.open(filter)
   return M.pick('sightline conversations', function(c)
+    if type(c.branches) == 'table' and #c.branches > 1 then
+      vim.ui.select(c.branches, { prompt = c.title, format_item = branch_label, kind = 'sightline.branch' }, function(b)
+        if b then
+          vim.schedule(function()
+            open_branch(c, b.id)
+          end)
+        end
+      end)
+      return
+    end
     local _, err = require('sightline').open_conversation(c.path)
     warn(err)
-  end)
+  end, filter)
+end
+
+---:Sightline rename {title}: give the open conversation a title (asked when none is given).
+---@param title string
+---@return boolean? ok, string? err
+function M.rename_current(title)
+  local path = host().status().conversation_path
+  if type(path) ~= 'string' then
+    return nil, 'sightline: no conversation yet: send a message first (or :Sightline history rename)'
+  end
+  local function save(t)
+    if not t or vim.trim(t) == '' then
+      return
+    end
+    local res, err = host().request('history.rename', { path = path, title = t })
+    if res then
+      require('sightline.ui.message').notify(('sightline: renamed to "%s"'):format(res.title), vim.log.levels.INFO)
+    end
+    warn(err)
+  end
+  if vim.trim(title) ~= '' then
+    save(title)
+  else
+    vim.ui.input({ prompt = 'New title: ' }, save)
+  end
+  return true
 end
 
 ---Pick a conversation and give it a title (asked with vim.ui.input).
@@ -206,16 +291,16 @@ end
 
 M.actions = { rename = M.rename, delete = M.delete }
 
----:Sightline history [rename|delete]
+---:Sightline history [rename|delete|{text}]
 ---@param args string[]
 ---@return boolean? ok, string? err
 function M.command(args)
   if not args[1] then
     return M.open()
   end
-  local action = M.actions[args[1]]
+  local action = #args == 1 and M.actions[args[1]]
   if not action then
-    return nil, ('sightline: history: expected rename or delete, got %q'):format(args[1])
+    return M.open(table.concat(args, ' ')) -- :Sightline history {text} filters
   end
   return action()
 end

@@ -14,6 +14,9 @@ local function apply(payload)
   if payload.status then
     require('sightline.host').set_status(payload.status)
   end
+  if payload.composer then
+    require('sightline.ui.pane.steer').restore(payload.composer)
+  end
   for _, ev in ipairs(payload.events or {}) do
     if ev.name == 'SightlineTurnEnd' then
       require('sightline.port.scope').unwatch_all()

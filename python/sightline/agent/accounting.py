@@ -72,14 +72,17 @@ class Accounts:
                 )
             )
 
-    def replay(self, records: list[dict[str, Any]]) -> None:
-        """The counts of a conversation reopened from history (any record shape)."""
+    def replay(
+        self, records: list[dict[str, Any]], branch: list[dict[str, Any]] | None = None
+    ) -> None:
+        """The counts of a conversation reopened from history (any record shape): what
+        `records` (the whole file) used, and the context of `branch` (the active one)."""
         self.reset()
         for record in records:
             if record.get("type") == "message" and isinstance(record.get("usage"), dict):
                 self.account(_recorded_usage(record["usage"]))
         self.turn_tokens, self.turn_spent = pricing.Tokens(), 0.0
-        for record in records:
+        for record in records if branch is None else branch:
             if record.get("type") == "compaction":
                 self.last_context = 0
             elif record.get("type") == "message" and isinstance(record.get("usage"), dict):

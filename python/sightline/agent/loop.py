@@ -7,7 +7,7 @@ import logging
 import traceback
 from typing import Any
 
-from sightline.agent import checkpointing, compacting, compaction
+from sightline.agent import checkpointing, compacting, compaction, steering
 from sightline.agent.prompt import RULES_MAX_FILE_BYTES, load_rules, system_prompt
 from sightline.agent.replay import show_images, show_outcome
 from sightline.agent.state import SessionState
@@ -38,6 +38,8 @@ def run(session: SessionState, turn: Turn) -> None:
     """A turn's worker thread, from the credentials to its end."""
     status = "done"
     try:
+        if turn.prelude is not None:
+            turn.prelude()  # a regenerate's branch, once the turn it replaces let go
         try:
             # Credentials first (api_key_cmd): the key must be known to the redactor
             # before the user's message is written to history.
@@ -55,16 +57,16 @@ def run(session: SessionState, turn: Turn) -> None:
                 user, turn.user = turn.user, None
                 if user is not None:
                     session.record(user)
-        if turn.cancelled() or user is None:
+        if turn.cancelled() or (user is None and not turn.regenerate):
             return  # stopped while the key was fetched: nothing is sent
         # An ACP agent runs the whole turn itself (Provider.run_turn).
         provider = session.provider
         status = (
             provider.run_turn(turn, user)
-            if provider.capabilities.runs_turns
+            if provider.capabilities.runs_turns and user is not None
             else _loop(session, turn)
         )
-    except ProviderError as err:
+    except (ProviderError, Refused) as err:
         status = "error"
         if not turn.cancelled():
             _say(session, turn, narrator.error(err.message))
@@ -115,15 +117,17 @@ def _loop(session: SessionState, turn: Turn) -> str:
             compacting.auto(session, turn)
             if turn.cancelled():
                 return "stopped"
+        with turn.lock:
+            if turn.cancelled():
+                return "stopped"
+            messages = wire_messages(
+                session.conversation.records,
+                signatures=session.provider.capabilities.signed_parts,
+            )
         request = Request(
             # The workspace path may hold bytes that are not UTF-8 (surrogate escapes).
             system=clean_text(system),
-            messages=images.inline(
-                wire_messages(
-                    session.conversation.records,
-                    signatures=session.provider.capabilities.signed_parts,
-                )
-            ),
+            messages=images.inline(messages),
             tools=[tool.spec() for tool in offered],
         )
         reply = _stream(session, turn, request)
@@ -163,7 +167,19 @@ def _loop(session: SessionState, turn: Turn) -> str:
         with turn.lock:
             if turn.cancelled():
                 return "stopped"
-            session.record({"type": "message", "role": "user", "content": results})
+            answer: dict[str, Any] = {"type": "message", "role": "user", "content": results}
+            # Steered messages go after the results, in the same user turn: the model reads
+            # them before it goes on (the results must come first on the wire).
+            steered = steering.take_steered(session)
+            if steered:
+                text = "\n\n".join(t for _, t in steered)
+                answer["content"] = [*results, {"type": "text", "text": text}]
+                answer["visible"] = text
+            session.record(answer)
+        if steered:
+            session.transcript.add_user(answer["visible"], key=answer)
+            session.transcript.add_note(*narrator.steered())
+            session.ui.schedule()
     return "done"
 
 

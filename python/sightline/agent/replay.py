@@ -51,6 +51,7 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
                     record["visible"],
                     note if isinstance(note, str) else None,
                     chip if isinstance(chip, dict) else None,
+                    key=record,
                 )
                 show_images(transcript, _blocks(record.get("content")))
         elif kind == "message" and record.get("role") == "assistant":
@@ -82,6 +83,13 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
                     transcript.add_lines([(line[0], group)])
                 else:
                     transcript.set_line(at, line[0], group)
+        elif kind in ("branch", "branched") and (kind == "branched" or "parent" in record):
+            why = record.get("why")
+            transcript.end_reply()
+            transcript.add_note(*narrator.branched(why if isinstance(why, str) else None))
+        elif kind == "forked":
+            title = record.get("title")
+            transcript.add_note(*narrator.forked(title if isinstance(title, str) else "?"))
         elif kind == "event" and record.get("event") == "error":
             transcript.add_note(*narrator.error(str(record.get("text", ""))))
         elif is_compaction(record):

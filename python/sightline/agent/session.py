@@ -7,6 +7,7 @@ reset, reopen. The rooms behind it:
 * agent/compacting.py  compaction as it runs (what it asks: agent/compaction.py)
 * agent/accounting.py  tokens, cost and the context window
 * agent/replay.py      a reopened conversation shown again
+* agent/steering.py    edit, regenerate, fork, and messages queued while a turn runs
 * domain/narrator.py   every sentence the transcript says of its own
 """
 
@@ -16,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sightline.agent import checkpointing, compacting, compaction, loop
+from sightline.agent import checkpointing, compacting, compaction, loop, steering
 from sightline.agent.replay import show_images
 from sightline.agent.state import MODES, SessionState
 from sightline.agent.turn import Turn
@@ -37,9 +38,12 @@ class Session(SessionState):
         chip: dict[str, Any] | None = None,
         late: Callable[[int], list[str]] | None = None,
         images: list[dict[str, Any]] | None = None,
+        edit_at: int | None = None,
     ) -> Turn:
         """Start a turn; returns once it is accepted (the worker runs on its own thread).
-        `late` adds the parts that must wait on the worker (see Turn.late)."""
+        `late` adds the parts that must wait on the worker (see Turn.late). With `edit_at`
+        (a record index of the active branch: one of the user's messages), the message
+        replaces that one on a new branch (steering.edit)."""
         with self._lock:
             if self.turn is not None:
                 raise Refused("a turn is already running: wait for it or :Sightline stop")
@@ -48,6 +52,8 @@ class Session(SessionState):
             conv = self._conversation()
             if conv.read_only:
                 raise Refused("this conversation is open in another Neovim (read-only)")
+            if edit_at is not None:
+                steering.edit(self, edit_at)
             parts = [text, *(extra_parts or [])]
             content = [{"type": "text", "text": part} for part in parts]
             # Image references (domain/images.py): the bytes are kept once, by hash.
@@ -64,13 +70,28 @@ class Session(SessionState):
             turn = Turn(self._turn_ids, self, scope=scope, user=user, late=late)
             checkpointing.begin(self, turn, text)
             self._begin(turn)
-        self.transcript.add_user(text, note, chip)
+        self.transcript.add_user(text, note, chip, key=user)
         show_images(self.transcript, images or [])
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})
-        threading.Thread(
-            target=loop.run, args=(self, turn), name=f"turn-{turn.id}", daemon=True
-        ).start()
+        self.start(turn)
         return turn
+
+    def start(self, turn: Turn) -> None:
+        """Run `turn` (made the running one already) on its worker thread."""
+        turn.thread = threading.Thread(
+            target=loop.run, args=(self, turn), name=f"turn-{turn.id}", daemon=True
+        )
+        turn.thread.start()
+
+    def send_text(self, text: str) -> None:
+        if self.dispatch is not None:
+            self.dispatch(text)
+        else:
+            self.send(text)
+
+    def finish(self, turn: Turn, status: str) -> None:
+        super().finish(turn, status)
+        steering.drain(self, status)
 
     def compact(self) -> Turn:
         """`:Sightline compact`: summarise the whole conversation so far, on a worker thread

@@ -65,11 +65,16 @@ class SessionState:
         )
         self._provider: Provider | None = None
         self._turn_ids = 0
+        self.draining = False  # a queued message is being sent as the turn before it ended
+        self._steer: set[int] = set()  # queued messages to deliver at the next tool boundary
         self._status_seq = itertools.count(1)  # lets the Lua mirror drop out-of-order statuses
         self._lock = threading.RLock()
         # Tools and mention parts from outside the registry (the MCP client; Core sets them).
         # Asked on the turn's worker thread, the one place that may wait on a server.
         self.extra_tools: Callable[[str, frozenset[Kind]], list[Tool]] = lambda ws, kinds: []
+        # How a queued message is sent when the turn ends (Core sets it: the same path as
+        # the composer's, mentions included); None: Session.send with the text alone.
+        self.dispatch: Callable[[str], Any] | None = None
 
     # -- the provider -------------------------------------------------------------------------
 
@@ -92,7 +97,7 @@ class SessionState:
 
     def state(self) -> str:
         if self.turn is None:
-            return "idle"
+            return "working" if self.draining else "idle"
         return "awaiting_decision" if self.gate.pending else "working"
 
     def status(self) -> dict[str, Any]:
@@ -116,6 +121,8 @@ class SessionState:
             "conversation": self.conversation.id if self.conversation else None,
             "conversation_path": str(self.conversation.path) if self.conversation else None,
             "read_only": bool(self.conversation and self.conversation.read_only),
+            "queued": self.queued(),
+            "branch": self.conversation.branch if self.conversation else None,
             **self.accounts.usage(),
         }
 
@@ -165,6 +172,16 @@ class SessionState:
             self.answer_unrun(calls, why if why.startswith("not ") else f"not completed: {why}")
         return bool(calls)
 
+    # -- starting turns (agent/session.py) ----------------------------------------------------
+
+    def start(self, turn: Turn) -> None:
+        """Run `turn`, made the running one already, on its worker thread."""
+        raise NotImplementedError
+
+    def send_text(self, text: str) -> None:
+        """Send a message as the composer does (a queued one, when the turn ends)."""
+        raise NotImplementedError
+
     # -- the ends of a turn -------------------------------------------------------------------
 
     def _begin(self, turn: Turn) -> None:
@@ -190,15 +207,48 @@ class SessionState:
         self.ui.event("SightlineTurnEnd", {"turn": turn.id, "status": status})
         self.ui.flush()
 
-    def stop(self, why: str = "stopped by the user") -> bool:
-        """End the turn at once: later output is discarded, pending decisions rejected."""
+    # -- queued messages (typed while a turn ran; domain/branches.py) --------------------------
+
+    def queued(self) -> list[dict[str, Any]]:
+        """The messages waiting for the turn to end, oldest first (status().queued)."""
+        conv = self.conversation
+        if conv is None:
+            return []
+        return [
+            {"id": qid, "text": text, "steer": qid in self._steer}
+            # A copy first (one C call): a worker may take one meanwhile.
+            for qid, text in list(conv.tree.queued.items())
+        ]
+
+    def give_back_queued(self) -> None:
+        """Every queued message back into the composer (a stop, a failed turn, a reopen):
+        recorded as given back, so nothing typed is lost and nothing is sent twice."""
+        conv = self.conversation
+        if conv is None or not conv.tree.queued:
+            return
+        texts = list(conv.tree.queued.values())
+        if not conv.read_only:
+            for qid in list(conv.tree.queued):
+                conv.unqueue(qid, "returned")
+        else:
+            conv.tree.queued.clear()
+        self._steer.clear()
+        self.ui.to_composer(texts)
+        self.ui.flush()  # at once: recorded as given back, it must reach the composer
+
+    def stop(self, why: str = "stopped by the user", *, quiet: bool = False) -> bool:
+        """End the turn at once: later output is discarded, pending decisions rejected.
+        `quiet` (a regenerate replaces the turn): nothing is said in the transcript, which
+        is rebuilt from the new branch, and queued messages stay queued."""
         with self._lock:
             turn = self.turn
             if turn is None:
                 return False
             self.turn = None
-        with turn.lock:
+            # Cancelled before another fork can start (an edit once this lock is free): the
+            # worker then builds no further request from a branch that is not its own.
             turn.cancel()
+        with turn.lock:
             partial = turn.partial
             user, turn.user = turn.user, None
         self.provider.cancel()
@@ -217,7 +267,9 @@ class SessionState:
         self._answer_dangling(why)
         self.record({"type": "event", "event": "stopped"})
         self.transcript.end_reply()
-        self.transcript.add_note(*narrator.stopped())
+        if not quiet:
+            self.transcript.add_note(*narrator.stopped())
+            self.give_back_queued()
         self.ui.event("SightlineTurnEnd", {"turn": turn.id, "status": "stopped"})
         self.ui.flush()
         return True
@@ -254,11 +306,21 @@ class SessionState:
         # interrupted (the next request then keeps it apart from the next prompt).
         if not self._answer_dangling(ABANDONED) and not conv.read_only and cut_off(conv.records):
             self.record({"type": "event", "event": "interrupted"})
-        self.transcript.clear()
-        render_records(self.transcript, conv.records)
+        self.show_branch()
         if conv.skipped:
             self.transcript.add_note(*narrator.damaged(conv.skipped))
-        self.accounts.replay(conv.records)
+        # Typed while a turn ran that never ended here: back into the composer.
+        self.give_back_queued()
+        self.ui.flush()
+
+    def show_branch(self) -> None:
+        """The transcript, accounts and plan of the active branch, rebuilt from its records
+        (a reopen, an edit, a regenerate, a switch of branch)."""
+        conv = self.conversation
+        assert conv is not None
+        self.transcript.clear()
+        render_records(self.transcript, conv.records)
+        # Spent is spent: the totals count every branch; the context is this branch's.
+        self.accounts.replay(conv.log, conv.records)
         plans = [r for r in conv.records if r.get("type") == "plan"]
         self.plan = list(plans[-1]["steps"]) if plans else []
-        self.ui.flush()

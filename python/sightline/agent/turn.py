@@ -34,6 +34,11 @@ class Turn:
     # hold, the parts to add after them.
     late: Callable[[int], list[str]] | None = None
     retry_row: int | None = None  # the transcript row saying a request is being retried
+    # A regenerated reply: the turn sends the branch's history again, with no new message.
+    regenerate: bool = False
+    # Runs first on the worker (a regenerate waits there for the turn it replaced to end).
+    prelude: Callable[[], None] | None = None
+    thread: threading.Thread | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     files: TurnFiles = field(default_factory=TurnFiles)  # what it changed: its checkpoint
     _cancelled: threading.Event = field(default_factory=threading.Event)

@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import stat
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from sightline.domain import secrets
+from sightline.domain import branches, secrets
 from sightline.domain.wire import is_compaction
 
 log = logging.getLogger(__name__)
@@ -114,6 +115,10 @@ def check_record(record: Any) -> str | None:
         return "a proposal whose lines are not [text, highlight] pairs"
     elif kind == "compaction" and not is_compaction(record):
         return "a compaction without a summary or a whole number of kept records"
+    elif kind == "branch":
+        return branches.check_branch(record)
+    elif kind in ("queued", "unqueued"):
+        return branches.check_queued(record)
     return None
 
 
@@ -193,16 +198,55 @@ class Summary:
     title: str
     messages: int
     unreadable: str | None = None
+    turns: int = 0  # the user's prompts on the active branch
+    provider: str | None = None
+    branches: list[dict[str, Any]] = field(default_factory=list)  # last used first
+    used: float = 0.0  # when its file was last written
 
     def to_wire(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "path": str(self.path),
             "created": self.created,
+            "used": self.used or self.created,
             "title": self.title,
             "messages": self.messages,
+            "turns": self.turns,
+            "provider": self.provider,
+            "branches": self.branches,
             "unreadable": self.unreadable,
         }
+
+
+def branch_list(tree: branches.Tree) -> list[dict[str, Any]]:
+    """The branches of a conversation for the picker, the one last used first: each with
+    the prompt it starts with (where it differs from its parent) and its turn count."""
+    out = []
+    for branch in branches.by_use(tree):
+        prompts = branch.prompts()
+        shared = sum(
+            1
+            for r in branch.records[: branch.keep]
+            if r.get("type") == "message" and isinstance(r.get("visible"), str)
+        )
+        own = prompts[shared:]
+        first = own[0].strip().splitlines()[0][:60] if own and own[0].strip() else ""
+        out.append(
+            {
+                "id": branch.id,
+                "parent": branch.parent,
+                "why": branch.why,
+                "turns": len(prompts),
+                "first": first,
+                "active": branch.id == tree.active,
+            }
+        )
+    return out
+
+
+def title_of(records: list[dict[str, Any]]) -> str:
+    """A conversation's title: the first line of its first message."""
+    return _title(records)
 
 
 def _title(records: list[dict[str, Any]]) -> str:
@@ -262,12 +306,26 @@ def _summary(path: Path, workspace: str) -> Summary | None:
     count = sum(1 for r in got.records if r["type"] == "message")
     if not count:
         return None
-    return Summary(meta["id"], path, float(meta["created"]), _title(got.records), count)
+    tree = branches.Tree.of(got.records)
+    provider = meta.get("provider")
+    return Summary(
+        meta["id"],
+        path,
+        float(meta["created"]),
+        _title(tree.records),
+        count,
+        turns=len(tree.branches[tree.active].prompts()),
+        provider=provider if isinstance(provider, str) else None,
+        branches=branch_list(tree) if len(tree.branches) > 1 else [],
+        used=path.stat().st_mtime,
+    )
 
 
 @dataclass
 class Conversation:
-    """One conversation's file. Records are appended and flushed as they happen."""
+    """One conversation's file. Records are appended and flushed as they happen.
+
+    `records` are the active branch's (domain/branches.py); `log` is the whole file."""
 
     path: Path
     id: str
@@ -275,7 +333,18 @@ class Conversation:
     read_only: bool = False
     records: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    log: list[dict[str, Any]] = field(default_factory=list)
+    tree: branches.Tree = field(default_factory=branches.Tree)
     _fh: TextIO | None = None
+    # A turn's worker and Neovim's requests (a queued message) append at once: the file
+    # and the branches must see the records in one order.
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        if self.records and not self.log:  # made from records (tests, a fork's copy)
+            self.log = list(self.records)
+            self.tree = branches.Tree.of(self.log)
+        self.records = self.tree.records
 
     @classmethod
     def create(cls, directory: Path, workspace: str, **meta: Any) -> Conversation:
@@ -296,8 +365,9 @@ class Conversation:
         if got.error or meta is None:
             why = got.error or (got.skipped[0] if got.skipped else "no header")
             raise ValueError(f"the conversation file is unreadable ({why})")
-        conv = cls(path, meta["id"], meta["workspace"])
-        conv.records = got.records
+        conv = cls(path, meta["id"], meta["workspace"], log=got.records)
+        conv.tree = branches.Tree.of(got.records)
+        conv.records = conv.tree.records
         conv.skipped = got.skipped
         conv._open()
         return conv
@@ -318,21 +388,65 @@ class Conversation:
             fh.flush()
 
     def append(self, record: dict[str, Any]) -> None:
-        self.records.append(record)
-        if self._fh is None:
-            return
-        line = secrets.redact(_dumps(record))
-        self._fh.write(line + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        with self._lock:
+            self.log.append(record)
+            self.tree.add(record)
+            self.records = self.tree.records  # a branch record makes another one active
+            if self._fh is None:
+                return
+            line = secrets.redact(_dumps(record))
+            self._fh.write(line + "\n")
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
 
     def messages(self) -> list[dict[str, Any]]:
         return [r for r in self.records if r.get("type") == "message"]
 
+    # -- branches (domain/branches.py) ----------------------------------------------------
+
+    @property
+    def branch(self) -> str:
+        """The active branch's id."""
+        return self.tree.active
+
+    def fork(self, keep: int, why: str) -> str:
+        """Start a branch holding the active branch's first `keep` records; it becomes the
+        active one (the earlier branch stays in the file as it was). Returns its id."""
+        keep = max(0, min(keep, len(self.records)))
+        bid = self.tree.next_id()
+        record = {
+            "type": "branch",
+            "id": bid,
+            "parent": self.tree.active,
+            "keep": keep,
+            "why": why,
+            "created": time.time(),
+        }
+        self.append(record)
+        return bid
+
+    def switch(self, bid: str) -> None:
+        """Make an existing branch the active one (what follows is appended to it)."""
+        if bid not in self.tree.branches:
+            raise ValueError(f"no branch {bid!r} in this conversation")
+        if bid != self.tree.active:
+            self.append({"type": "branch", "id": bid})
+
+    def queue(self, text: str) -> int:
+        """Record a message typed while a turn ran ("queued, not sent"); returns its id."""
+        qid = self.tree.next_queued()
+        self.append({"type": "queued", "id": qid, "text": text})
+        return qid
+
+    def unqueue(self, qid: int, how: str) -> None:
+        if qid in self.tree.queued:
+            self.append({"type": "unqueued", "id": qid, "how": how})
+
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        with self._lock:  # never under a record being written (a stopped turn's worker)
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
 
 
 def _dumps(record: dict[str, Any]) -> str:

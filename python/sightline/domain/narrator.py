@@ -31,6 +31,26 @@ class Note(NamedTuple):
     group: str = NOTE
 
 
+# -- steering: branches, forks and queued messages -----------------------------------------------
+
+
+def branched(why: str | None) -> Note:
+    """A branch starts here (an edited message, a regenerated reply)."""
+    if why == "regenerate":
+        return Note("regenerated — the earlier answer is kept, :Sightline history shows it")
+    return Note("edited — the earlier version is kept, :Sightline history shows it")
+
+
+def forked(title: str) -> Note:
+    """The first line of a conversation forked from another."""
+    return Note(f"forked from “{title}” — both can be continued, :Sightline history shows it")
+
+
+def steered() -> Note:
+    """A queued message delivered after the tool results, in the same turn."""
+    return Note("↳ steered: sent with the tool results, the agent reads it before it goes on")
+
+
 # -- the model's reply and the turn ------------------------------------------------------------
 
 REDACTED_THINKING = "(redacted by the API)"  # a thinking block the API sent encrypted

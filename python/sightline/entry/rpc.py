@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from sightline.agent import changes, rewind
+from sightline.agent import changes, rewind, steering
 from sightline.agent.session import MODES
 from sightline.core import Core
 from sightline.domain import extensions, scope, secrets
@@ -110,10 +110,46 @@ def _configure(core: Core, params: dict[str, Any]) -> dict[str, Any]:
 
 
 @method(
-    "agent.send", text=Text(required=True, max_chars=MAX_PROMPT_CHARS), workspace=WORKSPACE, **RANGE
+    "agent.send",
+    text=Text(required=True, max_chars=MAX_PROMPT_CHARS),
+    workspace=WORKSPACE,
+    edit_at=Int(min=0),
+    steer=Flag(),
+    **RANGE,
 )
 def _send(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return core.send(params)
+
+
+# -- steering: edit, regenerate, fork, queued messages (agent/steering.py) -------------------
+
+
+@method("agent.message_at", row=Int(min=0, required=True))
+def _message_at(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return steering.message_at(core.session, params["row"])
+
+
+@method("agent.regenerate")
+def _regenerate(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    turn = steering.regenerate(core.session)
+    return {"turn": turn.id, "status": core.session.status()}
+
+
+@method("agent.fork", at=Int(min=0))
+def _fork(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    forked = steering.fork(core.session, params.get("at"))
+    return {**forked, "status": core.session.status()}
+
+
+@method("agent.steer")
+def _steer(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"count": steering.steer(core.session), "status": core.session.status()}
+
+
+@method("agent.unqueue", id=Int(min=0), how=Choice(values=("cancel", "edit"), required=True))
+def _unqueue(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    text = steering.unqueue(core.session, params.get("id"), params["how"])
+    return {"text": text, "status": core.session.status()}
 
 
 @method("agent.stop")
@@ -241,9 +277,9 @@ def _history_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"conversations": core.history_list()}
 
 
-@method("history.open", path=FilePath(required=True))
+@method("history.open", path=FilePath(required=True), branch=Text(max_chars=20, non_empty=True))
 def _history_open(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    return {"status": core.history_open(params["path"])}
+    return {"status": core.history_open(params["path"], params.get("branch"))}
 
 
 @method("history.preview", path=FilePath(required=True))

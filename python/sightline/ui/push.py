@@ -36,6 +36,7 @@ class Ui:
         self._status = status
         self._lock = threading.Lock()
         self._events: list[dict[str, Any]] = []
+        self._composer: list[str] = []  # texts given back to the composer, not yet pushed
         self._unapplied = 0  # pushes sent that Neovim has not applied yet
         self._pending = False  # something changed since the last push was built
         self._sent_at = float("-inf")  # time.monotonic() of the last push
@@ -44,6 +45,12 @@ class Ui:
     def event(self, name: str, data: dict[str, Any] | None = None) -> None:
         with self._lock:
             self._events.append({"name": name, "data": data or {}})
+        self.schedule()
+
+    def to_composer(self, texts: list[str]) -> None:
+        """Put `texts` back into the composer (queued messages that were not sent)."""
+        with self._lock:
+            self._composer.extend(texts)
         self.schedule()
 
     def schedule(self) -> None:
@@ -138,4 +145,8 @@ class Ui:
         payload["status"] = self._status()
         if events:
             payload["events"] = events
+        with self._lock:
+            composer, self._composer = self._composer, []
+        if composer:
+            payload["composer"] = composer
         return payload

@@ -83,6 +83,9 @@ class Transcript:
     _cuts: dict[int, Cut] = field(default_factory=dict)  # lines of several rows: their rows
     _extra: dict[int, int] = field(default_factory=dict)  # drawn so: line -> rows beyond 1
     _redacted_as: int = field(default_factory=secrets.version)  # what drawn rows were redacted with
+    # The user's messages: (first line, end line, key) — the key (the history record) is
+    # what `user_at` answers for a row of the pane (edit and fork at a message).
+    _users: list[tuple[int, int, Any]] = field(default_factory=list)
 
     @property
     def lines(self) -> list[str]:
@@ -123,14 +126,22 @@ class Transcript:
             self._in_reply = False
             self._section = None
             self._dirty_from, self._dirty_sub = 0, 0
+            self._users = []
 
     def add_user(
-        self, text: str, note: str | None = None, chip: dict[str, Any] | None = None
+        self,
+        text: str,
+        note: str | None = None,
+        chip: dict[str, Any] | None = None,
+        key: Any = None,
     ) -> None:
-        """A user message; `note` is a muted line under it, a chip when `chip` is its target."""
+        """A user message; `note` is a muted line under it, a chip when `chip` is its target;
+        `key` is what `user_at` answers for its rows."""
         with self._lock:
             self._in_reply = False
             self._separate()
+            header = len(self._lines)
+            self._users.append((header, header + 1 + text.count("\n") + 1, key))
             self._push(USER_HEADER, "SightlineUser")
             first = len(self._lines)
             for line in text.split("\n"):
@@ -300,6 +311,14 @@ class Transcript:
                 return [shown][first:], 1
             cut = self._cuts[i] = Cut()
         return cut.rows(line, first)
+
+    def user_at(self, row: int) -> Any:
+        """The key of the user's message drawn at pane row `row` (0-based), else None."""
+        with self._lock:
+            for first, end, key in reversed(self._users):
+                if self._row_of(first) <= row < self._row_of(end):
+                    return key
+            return None
 
     def users_through(self, row: int) -> int:
         """How many user messages start at or above buffer row `row` (cut lines counted as

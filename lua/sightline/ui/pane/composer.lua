@@ -7,8 +7,29 @@ local S = state.S
 
 local hint_ns = api.nvim_create_namespace('sightline.hint')
 
----Send the composer's text (refused, with a note, when it is empty).
-function M.submit()
+---The composer's send: `sightline.send()`, or the same request with what only the pane
+---knows (the earlier message an edit replaces, a steer).
+---@param text string
+---@param opts {steer: boolean?}?
+---@return boolean? ok, string? err
+local function send(text, opts)
+  local steer = opts and opts.steer or nil
+  if S.editing == nil and not steer then
+    return require('sightline').send(text)
+  end
+  local params = { text = text, workspace = vim.fn.getcwd(-1, -1), edit_at = S.editing, steer = steer }
+  local res, err = require('sightline.host').request('agent.send', params)
+  if not res then
+    return nil, err
+  end
+  return true
+end
+
+---Send the composer's text (refused, with a note, when it is empty). While a turn runs it
+---is queued (`steer`: delivered at the agent's next tool boundary); after `e` on an earlier
+---message it is sent in that message's place (sightline.ui.pane.steer).
+---@param opts {steer: boolean?}?
+function M.submit(opts)
   if not state.valid_buf(S.cbuf) then
     return
   end
@@ -17,7 +38,8 @@ function M.submit()
     notice.notice('sightline: nothing to send: type a message first')
     return
   end
-  if notice.refused(require('sightline').send(text)) then
+  if notice.refused(send(text, opts)) then
+    require('sightline.ui.pane.steer').edit_done()
     notice.clear()
     table.insert(S.prompts, text)
     S.prompt_index, S.draft = nil, nil
@@ -76,6 +98,16 @@ local function hint_parts()
   table.insert(parts, { forms = { '@ mentions a file', '@ mentions' } })
   if keys.send then
     table.insert(parts, { forms = { keys.send .. ' sends in Normal mode' } })
+  end
+  -- Steering (sightline-pane-steer), after the basics.
+  if keys.steer then
+    table.insert(parts, { forms = { keys.steer .. ' steers a running turn' } })
+  end
+  if keys.edit then
+    table.insert(parts, { forms = { keys.edit .. ' on your message edits it' } })
+  end
+  if keys.regenerate then
+    table.insert(parts, { forms = { keys.regenerate .. ' regenerates' } })
   end
   return parts
 end

@@ -12,6 +12,7 @@
 ---   bar         the winbar and the spinner
 ---   fit         parts laid out whole in display cells (the bar, the hint)
 ---   notice      refusals at the end of the transcript and in the bar
+---   steer       edit, regenerate, fork, the queued messages
 ---   state       what they share
 local M = {}
 local api = vim.api
@@ -46,7 +47,15 @@ M.close = layout.close
 M.toggle = layout.toggle
 M.buffers = layout.buffers
 M.apply = transcript.apply
-M.on_state = bar.on_state
+---The core's status changed: the bar, and the queued messages under the transcript.
+---@param status table
+---@param before string?
+function M.on_state(status, before)
+  bar.on_state(status, before)
+  if status.queued ~= nil then
+    require('sightline.ui.pane.steer').draw_queued(status.queued)
+  end
+end
 
 ---The core ended on its own: say so in the pane (the host also notifies).
 ---@param msg string? what the host reported

@@ -7,7 +7,9 @@ local S = state.S
 
 local function map(buf, modes, lhs, rhs, desc)
   if lhs and lhs ~= false and lhs ~= '' then
-    vim.keymap.set(modes, lhs, rhs, { buffer = buf, nowait = true, silent = true, desc = desc })
+    -- A <Plug> name is a mapping to follow (remap); a function is called.
+    local remap = type(rhs) == 'string'
+    vim.keymap.set(modes, lhs, rhs, { buffer = buf, nowait = true, silent = true, desc = desc, remap = remap })
   end
 end
 
@@ -74,7 +76,11 @@ function M.set(buf)
     end, 'sightline: previous code block')
     map(buf, 'n', keys.block_yank, blocks.yank, 'sightline: yank the code block')
     map(buf, 'n', keys.line_yank, require('sightline.ui.pane.cuts').yank, 'sightline: yank the whole line')
+    map(buf, 'n', keys.edit, '<Plug>(sightline-edit)', 'sightline: edit your message and resend it')
+    map(buf, 'n', keys.regenerate, '<Plug>(sightline-regenerate)', 'sightline: regenerate the last reply')
   end
+  map(buf, 'n', keys.unqueue, '<Plug>(sightline-unqueue)', 'sightline: cancel the queued message')
+  map(buf, 'n', keys.queue_edit, '<Plug>(sightline-queue-edit)', 'sightline: edit the queued message')
   if buf == S.cbuf then
     map(buf, 'n', keys.send, composer.submit, 'sightline: send')
     map(buf, { 'n', 'i' }, keys.submit, composer.submit, 'sightline: send')
@@ -83,6 +89,15 @@ function M.set(buf)
     end, "sightline: paste the clipboard's image")
     map(buf, 'n', '<Up>', composer.recall_key(-1), 'sightline: previous prompt')
     map(buf, 'n', '<Down>', composer.recall_key(1), 'sightline: next prompt')
+    map(buf, { 'n', 'i' }, keys.steer, '<Plug>(sightline-steer)', 'sightline: send, steering a running turn')
+    vim.api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, {
+      buffer = buf,
+      group = vim.api.nvim_create_augroup('sightline.composer_edit', { clear = true }),
+      callback = function()
+        require('sightline.ui.pane.steer').on_composer_change()
+      end,
+      desc = 'sightline: an emptied composer is no longer an edit',
+    })
   end
 end
 

@@ -86,6 +86,7 @@ function M.apply(delta)
   markdown.take(buf, delta.start, delta.md, kept)
   require('sightline.ui.chips').apply(buf, delta.start, delta.chips)
   notice.render()
+  require('sightline.ui.pane.steer').redraw() -- the queued messages stay under the last line
   if follow then
     local last = api.nvim_buf_line_count(buf)
     local at = api.nvim_win_get_cursor(S.twin)

@@ -5,13 +5,17 @@
 in the log, so an agent restarted after a crash goes on with the next one). Every request
 the client sends and every answer it gives is appended to the log as one JSON line.
 
-caps: load, embedded, modes (ids, the first current), hang_init (initialize never answers).
+caps: load, embedded, modes (ids, the first current), hang_init (initialize never answers),
+auth (advertised methods, as the protocol's JSON; session/new answers auth_required until one
+of them was sent in `authenticate`).
 Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"tool": {id, title, kind?, status?, locations?, diff?}}, {"update": {id, status, diff?}},
 {"plan": [[text, status], ...]},
 {"read": path, "line"?, "limit"?}, {"write": path, "content": text},
 {"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text, "keep_mtime"?},
 {"crash": code}, {"wait_cancel": true}, {"terminal": command},
+{"mode_update": id} (current_mode_update), {"usage": {inputTokens, outputTokens, ...}} (the
+turn's PromptResponse.usage),
 {"together": [step, ...]} (sent at once),
 {"detach": step} (not waited for), {"raw": line} (written as is),
 {"stream": n, "size": k, "pause_ms": t?, "prose": bool?} (bench).
@@ -46,6 +50,7 @@ from acp.helpers import (
 from acp.schema import (
     AgentCapabilities,
     ContentToolCallContent,
+    CurrentModeUpdate,
     FileEditToolCallContent,
     Implementation,
     InitializeResponse,
@@ -87,6 +92,8 @@ class ScriptedAgent:
         self.writer: asyncio.StreamWriter | None = None
         self.detached: set[asyncio.Task[Any]] = set()
         self.cancelled = asyncio.Event()
+        self.authenticated: str | None = None
+        self.usage: dict[str, Any] | None = None
 
     def log(self, kind: str, **data: Any) -> None:
         with self.log_path.open("a", encoding="utf-8") as fh:
@@ -130,6 +137,7 @@ class ScriptedAgent:
                 ),
             ),
             agent_info=Implementation(name="scripted-agent", version="9.9.9"),
+            auth_methods=self.caps.get("auth", []),
         )
 
     def _modes(self) -> SessionModeState | None:
@@ -143,6 +151,8 @@ class ScriptedAgent:
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kw: Any) -> NewSessionResponse:
         self.log("new_session", cwd=cwd, mcp_servers=mcp_servers)
+        if self.caps.get("auth") and self.authenticated is None:
+            raise RequestError.auth_required()
         return NewSessionResponse(session_id=f"s-{os.getpid()}", modes=self._modes())
 
     async def load_session(
@@ -164,19 +174,29 @@ class ScriptedAgent:
         self.cancelled.set()
 
     async def authenticate(self, method_id: str, **kw: Any) -> None:
-        return None
+        known = [m["id"] for m in self.caps.get("auth", [])]
+        method: dict[str, Any] = next(
+            (m for m in self.caps.get("auth", []) if m["id"] == method_id), {}
+        )
+        # What an env_var method reads: whether each of its variables is set (never a value).
+        seen = {v["name"]: bool(os.environ.get(v["name"])) for v in method.get("vars", [])}
+        self.log("authenticate", method_id=method_id, vars=seen)
+        if method_id not in known:
+            raise RequestError.invalid_params({"methodId": method_id})
+        self.authenticated = method_id
 
     async def prompt(self, session_id: str, prompt: list[Any], **kw: Any) -> PromptResponse:
         index = self.prompts_so_far()
         self.log("prompt", blocks=prompt)
         self.cancelled.clear()
+        self.usage = None
         turns = self.script.get("turns", [])
         steps = turns[index] if index < len(turns) else [{"say": "(no more script)"}]
         for step in steps:
             stop = await self._step(session_id, step)
             if stop:
-                return PromptResponse(stop_reason=stop)
-        return PromptResponse(stop_reason="end_turn")
+                return PromptResponse(stop_reason=stop, usage=self.usage)
+        return PromptResponse(stop_reason="end_turn", usage=self.usage)
 
     async def conn_write(self, line: str) -> None:
         assert self.writer is not None
@@ -295,6 +315,15 @@ class ScriptedAgent:
             except RequestError as err:
                 self.log("terminal_result", ok=False, code=err.code, message=str(err))
             await self.say(sid, "[terminal answered]")
+        elif "mode_update" in step:
+            await conn.session_update(
+                sid,
+                CurrentModeUpdate(
+                    session_update="current_mode_update", current_mode_id=step["mode_update"]
+                ),
+            )
+        elif "usage" in step:
+            self.usage = step["usage"]
         elif "crash" in step:
             os._exit(int(step["crash"]))
         elif "wait_cancel" in step:

@@ -74,8 +74,8 @@ class Accounts:
         """The counts of a conversation reopened from history (any record shape)."""
         self.reset()
         for record in records:
-            if record.get("type") == "message" and isinstance(record.get("usage"), dict):
-                self.account(_recorded_usage(record["usage"]))
+            if record.get("type") in ("message", "acp") and isinstance(record.get("usage"), dict):
+                self.account(_recorded_usage(record["usage"]))  # an ACP turn's: type acp
         self.turn_tokens, self.turn_spent = pricing.Tokens(), 0.0
         for record in records:
             if record.get("type") == "compaction":

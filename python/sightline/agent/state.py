@@ -22,7 +22,7 @@ from sightline.editor.port import Editor
 from sightline.gate.decisions import Gate
 from sightline.gate.policy import Kind
 from sightline.providers import make_provider
-from sightline.providers.base import Provider
+from sightline.providers.base import Provider, Reply
 from sightline.tools.base import Tool
 from sightline.ui.chips import reference_finder
 from sightline.ui.push import Ui
@@ -98,6 +98,7 @@ class SessionState:
             "state": self.state(),
             "provider": self.cfg.provider.name,
             "model": self._model_name(),
+            "agent_mode": getattr(self.provider, "agent_mode", None),  # an ACP agent's own
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
@@ -137,6 +138,9 @@ class SessionState:
 
     def record(self, record: dict[str, Any]) -> None:
         self._conversation().append(record)
+
+    def account(self, reply: Reply) -> None:
+        self.accounts.account(reply)
 
     def answer_unrun(self, calls: list[dict[str, Any]], why: str) -> None:
         results = [

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from sightline.domain.scope import Selection
     from sightline.editor.port import Editor
     from sightline.gate.decisions import Gate
+    from sightline.providers.base import Reply
     from sightline.ui.push import Ui
     from sightline.ui.transcript import Transcript
 
@@ -57,6 +58,8 @@ class Session(Protocol):
     def conversation(self) -> Conversation | None: ...
 
     def record(self, record: dict[str, Any]) -> None: ...
+    def account(self, reply: Reply) -> None:
+        """Count the tokens of a reply the provider ran itself (an ACP agent's turn)."""
 
 
 class Turn(Protocol):

@@ -40,6 +40,19 @@ local function review_keys(status)
   return table.concat(words, SEP), own
 end
 
+---An ACP agent's own mode (its name, `mode X` unless the name says mode), warned when it
+---runs writes and commands without asking.
+---@param mode any status.agent_mode: {id, name, bypasses} or nil
+---@return sightline.FitPart?
+local function agent_mode_part(mode)
+  if type(mode) ~= 'table' or type(mode.name) ~= 'string' or mode.name == '' then
+    return nil
+  end
+  local name = mode.name:gsub('%s+', ' ')
+  local form = name:lower():find('mode', 1, true) and name or ('mode ' .. name)
+  return { forms = { form }, group = mode.bypasses == true and 'SightlineWarning' or nil }
+end
+
 ---@class sightline.BarView
 ---@field elapsed? number seconds the running turn has taken
 ---@field frame? integer the spinner's frame
@@ -76,6 +89,10 @@ local function parts(status, view)
   end
   if status.autoaccept == true then
     table.insert(out, { forms = { 'autoaccept' } })
+  end
+  local agent_mode = agent_mode_part(status.agent_mode)
+  if agent_mode then
+    table.insert(out, agent_mode)
   end
   table.insert(out, { forms = names(status) })
   local usage = type(status.usage_parts) == 'table' and status.usage_parts or {}

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain import narrator
 from sightline.domain.config import ProviderConfig
 from sightline.editor.port import EditorError
-from sightline.providers.acp import modes, presets, snapshot
+from sightline.providers.acp import auth, modes, presets, snapshot
 from sightline.providers.acp.client import (
     MCP_SERVER,
     SightlineClient,
@@ -40,6 +40,7 @@ from sightline.providers.base import (
     Capabilities,
     ProviderBase,
     ProviderError,
+    Reply,
     Request,
     StreamEvent,
 )
@@ -89,6 +90,7 @@ class AcpProvider(ProviderBase):
         self._mode_refusal: str | None = None  # why no normal turn can run in its modes
         self._mcp_checked = False  # whether this agent session's MCP server was looked for
         self._step = "initialize"  # what the agent was last asked while getting ready
+        self.authenticated: str | None = None  # the auth method sightline logged it in with
 
     @property
     def agent_name(self) -> str:
@@ -99,6 +101,19 @@ class AcpProvider(ProviderBase):
         if info is not None and info.name:
             return info.name
         return "" if self.cfg.agent is not None and self.cfg.agent.cmd else self.spec.name
+
+    @property
+    def agent_mode(self) -> dict[str, Any] | None:
+        """The agent's current mode as the bar shows it: its name, and whether it runs
+        writes and commands without asking (then only because the user named it)."""
+        current = self.client.current_mode
+        if not current:
+            return None
+        name = current
+        for mode in self._modes.available_modes if self._modes else []:
+            if mode.id == current:
+                name = mode.name or current
+        return {"id": current, "name": name, "bypasses": modes.bypasses(current, name)}
 
     # -- the Provider protocol -------------------------------------------------------------
 
@@ -165,6 +180,7 @@ class AcpProvider(ProviderBase):
                 return "stopped"
             self.client.flush_thought(ctx)
             self.client.flush_text(ctx)
+            self._account(session, response)
             if response.stop_reason == "max_tokens":
                 session.transcript.add_note(*narrator.token_limit(None))
             elif response.stop_reason == "refusal":
@@ -196,6 +212,32 @@ class AcpProvider(ProviderBase):
                 self.client.flush_thought(ctx)
                 self.client.flush_text(ctx)
             self._bypassed(session, turn, before, ctx)
+
+    def _account(self, session: Session, response: Any) -> None:
+        """The turn's tokens, where the agent reports them (PromptResponse.usage): in the bar,
+        the footer and the history, as a built-in reply's are."""
+        usage = getattr(response, "usage", None)
+        if usage is None:
+            return
+        reply = Reply(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cached_read_tokens or 0,
+            cache_write_tokens=usage.cached_write_tokens or 0,
+        )
+        session.account(reply)
+        session.record(
+            {
+                "type": "acp",
+                "event": "usage",
+                "usage": {
+                    "input": reply.input_tokens,
+                    "output": reply.output_tokens,
+                    "cache_read": reply.cache_read_tokens,
+                    "cache_write": reply.cache_write_tokens,
+                },
+            }
+        )
 
     def _timeout(self) -> float:
         return max(5.0, self.cfg.timeout_ms / 1000)
@@ -359,7 +401,7 @@ class AcpProvider(ProviderBase):
                 log.info("session/load of %s failed: %s", old, err)
             finally:
                 self.client.loading = False
-        created = await self._conn.new_session(cwd=session.workspace, mcp_servers=servers)
+        created = await self._new_session(session.workspace, servers)
         self.session_id = created.session_id
         self._remember_modes(created.modes)
         if old or _has_history(session):
@@ -372,6 +414,28 @@ class AcpProvider(ProviderBase):
                 "session_id": created.session_id,
             }
         )
+
+    async def _new_session(self, cwd: str, servers: list[Any]) -> Any:
+        """`session/new`; an agent that answers it needs a login is authenticated with the
+        first of its advertised env_var methods whose keys its process has, then asked again
+        (providers/acp/auth.py); one that needs the user at a terminal is refused with how."""
+        from acp import RequestError
+
+        assert self._conn is not None
+        try:
+            return await self._conn.new_session(cwd=cwd, mcp_servers=servers)
+        except RequestError as err:
+            if err.code != auth.AUTH_REQUIRED:
+                raise
+        methods = auth.methods_of(self.init.auth_methods if self.init else None)
+        method = auth.usable(methods, {**os.environ, **self.spec.environment()})
+        if method is None:
+            raise ProviderError(auth.needed_words(self.spec.name, self.spec.cmd, methods))
+        self._step = f"authenticate ({method.id})"
+        await self._conn.authenticate(method_id=method.id)
+        self.authenticated = method.name
+        self._step = "session/new"
+        return await self._conn.new_session(cwd=cwd, mcp_servers=servers)
 
     def _recorded_session(self, session: Session) -> str | None:
         conv = session.conversation

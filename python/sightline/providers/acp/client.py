@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import threading
 import time
 import traceback
@@ -42,6 +43,7 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    UsageUpdate,
     WriteTextFileResponse,
 )
 
@@ -145,17 +147,24 @@ class SightlineClient:
         self.loading = False  # session/load replays history: not shown twice
         self.current_mode: str | None = None
         self.chosen_mode: str | None = None  # provider.agent_mode, the user's by name
+        self.context_used: tuple[int, int] | None = None  # usage_update: (used, size) tokens
 
     # -- the stream ------------------------------------------------------------------------
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         ctx = self.ctx
+        mode = side_mode(update)
         if isinstance(update, CurrentModeUpdate):
-            self.current_mode = update.current_mode_id
             mode = update.current_mode_id
-            if ctx is not None and modes.bypasses(mode) and mode != self.chosen_mode:
-                ctx.session.transcript.add_note(*narrator.agent_switched_mode(mode))
-                ctx.session.ui.schedule()
+        if mode is not None:
+            self.current_mode = mode
+            if ctx is not None:
+                if modes.bypasses(mode) and mode != self.chosen_mode:
+                    ctx.session.transcript.add_note(*narrator.agent_switched_mode(mode))
+                ctx.session.ui.schedule()  # the bar shows the agent's mode
+            return
+        if isinstance(update, UsageUpdate):
+            self.context_used = (update.used, update.size)
             return
         if ctx is None or self.loading or ctx.turn.cancelled():
             return
@@ -492,12 +501,15 @@ class SightlineClient:
             if OWN_TOOLS[own] in allowed_kinds(session.mode, turn.scope is not None):
                 return pick("allow_once", "allow_always")
             return reject("it moves your cursor, which this turn may not")
+        paths = _call_paths(session.workspace, call)
         if kind not in LOOKING:
             if session.mode == "plan":
                 return reject("plan mode: nothing may change")
             if turn.scope is not None:
+                if kind == "edit" and ctx.client_writes and _in_scope_file(ctx, paths):
+                    # Its write comes as fs/write_text_file, held there to the selection.
+                    return pick("allow_once", "allow_always")
                 return reject("Change with Agent may change only the selection")
-        paths = _call_paths(session.workspace, call)
         # Only an edit's change comes back as fs/write_text_file, to be reviewed there: a
         # delete or a move is done by the agent itself, so it is asked here whatever the agent.
         reviewed_later = kind == "edit" and ctx.client_writes
@@ -566,6 +578,20 @@ class SightlineClient:
         return ctx
 
 
+# Gemini CLI tells its approval-mode changes as a whole message chunk of this form (its
+# handleApprovalModeChanged): a side message, not part of the reply.
+_MODE_UPDATE = re.compile(r"\[MODE_UPDATE\] ?(\S+)\s*")
+
+
+def side_mode(update: Any) -> str | None:
+    """The mode a message chunk that is an agent's side message names, else None."""
+    if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContentBlock):
+        found = _MODE_UPDATE.fullmatch(update.content.text)
+        if found:
+            return found.group(1)
+    return None
+
+
 def own_tool(title: str) -> str | None:
     """Which of sightline's own MCP tools a permission request is for, or None. Only the
     exact titles agents are known to give them: Gemini CLI's `NAME (SERVER MCP Server)` and
@@ -604,6 +630,18 @@ def _call_paths(ws: str, call: ToolCallUpdate) -> list[Any]:
         except Refused:
             continue
     return out
+
+
+def _in_scope_file(ctx: TurnContext, paths: list[Any]) -> bool:
+    """Whether a permission names only the file of the turn's selection (and names one)."""
+    sel = ctx.turn.scope
+    if sel is None or not paths:
+        return False
+    try:
+        target = workspace.resolve(ctx.session.workspace, sel.name)
+    except Refused:
+        return False  # a selection in a buffer without a workspace file
+    return all(p == target for p in paths)
 
 
 def _modified(turn: Turn, path: Any) -> bool:

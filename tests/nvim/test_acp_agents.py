@@ -1,0 +1,156 @@
+"""What the published ACP agents need of a client (issue 25 item 1), against the scripted agent
+(tests/acp_agent.py): `authenticate` with an advertised method, the agent's mode in the bar,
+side messages kept out of the reply, the tokens an agent reports, an edit permission in a
+Change with Agent turn."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from tests.acp_util import acp_nvim, agent_cmd
+from tests.agent_util import core_status, decide, edit, idle, lines, send, wait_pending
+from tests.conftest import transcript, wait_for
+from tests.screen import Screen
+
+OPENAI_KEY = "sk-openai-test-fedcba9876543210"
+CODEX_METHODS = [
+    {"id": "chatgpt", "name": "Login with ChatGPT"},
+    {
+        "type": "env_var",
+        "id": "openai-api-key",
+        "name": "Use OPENAI_API_KEY",
+        "vars": [{"name": "OPENAI_API_KEY"}],
+    },
+]
+
+
+def preset_on_path(tmp_path: Path, command: str, cmd: list[str]) -> str:
+    """The scripted agent as a preset's command on PATH, as npm would put it; the new PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    wrapper = bin_dir / command
+    wrapper.write_text("#!/bin/sh\nexec " + " ".join(shlex.quote(c) for c in cmd) + "\n")
+    wrapper.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+
+def bar(nv: Any, screen: Screen) -> str:
+    """The pane's top bar as drawn: the first row of the transcript window (its winbar)."""
+    win = nv.exec_lua("return vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)")
+    row, col = nv.call("win_screenpos", win)
+    width = nv.api.win_get_width(win)
+    return str(screen.lines()[row - 1][col - 1 : col - 1 + width])
+
+
+def test_an_agent_that_needs_a_login_is_authenticated_with_the_key_it_advertises(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    cmd, log = agent_cmd(tmp_path, [[{"say": "logged in"}]], caps={"auth": CODEX_METHODS})
+    path = preset_on_path(tmp_path, "codex-acp", cmd)
+    nv = nvim_factory(
+        {"provider": {"name": "acp", "agent": "codex"}},
+        env={"PATH": path, "OPENAI_API_KEY": OPENAI_KEY},
+    )
+    send(nv, "hi")
+    idle(nv)
+    (auth,) = log.entries("authenticate")
+    assert auth["method_id"] == "openai-api-key" and auth["vars"] == {"OPENAI_API_KEY": True}
+    assert len(log.entries("new_session")) == 2  # refused, then accepted once logged in
+    text = "\n".join(transcript(nv))
+    assert "logged in" in text
+    assert OPENAI_KEY not in text
+
+
+def test_an_agent_that_needs_a_terminal_login_says_which_command_to_run(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    methods = [
+        {"type": "terminal", "id": "claude-login", "name": "Log in with Claude", "args": ["--cli"]},
+        {"type": "env_var", "id": "key", "name": "Use a key", "vars": [{"name": "ACME_KEY"}]},
+    ]
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[{"say": "never"}]], caps={"auth": methods})
+    send(nv, "hi")
+    idle(nv)
+    text = " ".join(" ".join(transcript(nv)).split())
+    assert "needs you to log in" in text
+    assert "set ACME_KEY" in text
+    assert "acp_agent.py --script" in text and "--cli` (Log in with Claude)" in text
+    assert log.entries("authenticate") == [] and log.entries("prompt") == []
+
+
+def test_the_bar_shows_the_agents_mode_and_follows_its_changes(
+    nvim_factory: Any, screen_factory: Any, tmp_path: Path
+) -> None:
+    turns: list[list[dict[str, Any]]] = [[{"say": "one"}], [{"mode_update": "plan"}]]
+    caps = {"modes": ["auto", "default", "plan"]}
+    nv, log = acp_nvim(nvim_factory, tmp_path, turns, caps=caps)
+    screen = screen_factory(nv, 120, 24)
+    nv.input(":Sightline chat<CR>")
+    send(nv, "hi")
+    idle(nv)
+    # It started in `auto`, which never asks: the first turn ran in `default`, and says so.
+    assert [r["mode_id"] for r in log.entries("set_mode")] == ["default"]
+    assert core_status(nv)["agent_mode"] == {"id": "default", "name": "Default", "bypasses": False}
+    wait_for(lambda: "mode Default" in bar(nv, screen), 10, "the agent's mode in the bar")
+    send(nv, "plan")
+    idle(nv)
+    wait_for(lambda: "mode Plan" in bar(nv, screen), 10, "the mode the agent switched to")
+
+
+def test_a_side_message_of_the_agent_is_not_glued_to_the_reply(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    turn = [{"say": "[MODE_UPDATE] plan"}, {"say": "The answer."}]
+    nv, _ = acp_nvim(nvim_factory, tmp_path, [turn], caps={"modes": ["default", "plan"]})
+    send(nv, "hi")
+    idle(nv)
+    shown = transcript(nv)
+    assert not any("MODE_UPDATE" in line for line in shown)
+    assert any(line.strip() == "The answer." for line in shown)
+    assert core_status(nv)["agent_mode"]["id"] == "plan"
+
+
+def test_the_tokens_an_agent_reports_reach_the_bar_and_the_footer(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    usage = {"inputTokens": 1200, "outputTokens": 34, "cachedReadTokens": 10, "totalTokens": 1244}
+    nv, _ = acp_nvim(nvim_factory, tmp_path, [[{"say": "hi"}, {"usage": usage}]])
+    send(nv, "hi")
+    idle(nv)
+    st = core_status(nv)
+    assert st["tokens"]["input"] == 1200 and st["tokens"]["output"] == 34
+    assert st["usage_parts"]["tokens"][:2] == ["1200 in", "34 out"]
+    assert any("1200 in · 34 out · 10 from cache" in line for line in transcript(nv))
+
+
+SCOPED = "header\ndef f():\n    return 1\nfooter\n"
+
+
+def test_change_with_agent_allows_an_edit_permission_for_the_selections_file(
+    nvim_factory: Any, tmp_path: Path, isolated_env: Path
+) -> None:
+    path = isolated_env / "app.py"
+    path.write_text(SCOPED)
+    (isolated_env / "other.py").write_text("x\n")
+
+    def ask(pid: str, name: str) -> dict[str, Any]:
+        return {"permission": {"id": pid, "title": f"Edit {name}", "kind": "edit", "paths": [name]}}
+
+    turn: list[dict[str, Any]] = [
+        ask("p1", "app.py"),  # Gemini CLI asks before it writes: allowed, the write is held
+        {"write": "app.py", "content": "header\ndef f():\n    return 2\nfooter\n"},
+        ask("p2", "other.py"),  # another file: refused, as before
+    ]
+    nv, log = acp_nvim(nvim_factory, tmp_path, [turn])
+    buf = edit(nv, path)
+    rng = {"buffer": buf, "start_row": 1, "start_col": 0, "end_row": 2, "end_col": 12}
+    assert nv.exec_lua("return {require('sightline').send(...)}", "fix", rng) == [True]
+    wait_pending(nv)
+    decide(nv, "accept")
+    idle(nv)
+    assert [r["chosen"] for r in log.entries("permission_result")] == ["yes", "no"]
+    assert lines(nv, buf) == ["header", "def f():", "    return 2", "footer"]
+    assert (isolated_env / "other.py").read_text() == "x\n"

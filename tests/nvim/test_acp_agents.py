@@ -154,3 +154,84 @@ def test_change_with_agent_allows_an_edit_permission_for_the_selections_file(
     assert [r["chosen"] for r in log.entries("permission_result")] == ["yes", "no"]
     assert lines(nv, buf) == ["header", "def f():", "    return 2", "footer"]
     assert (isolated_env / "other.py").read_text() == "x\n"
+
+
+SOURCE = "".join(f"line {i}\n" for i in range(1, 13))
+WRITTEN = SOURCE.replace("line 2\n", "line 2 CHANGED\n").replace("line 10\n", "line 10\nadded\n")
+
+
+def test_an_acp_write_is_reviewed_hunk_by_hunk_in_its_buffer_and_the_agent_told_which(
+    nvim_factory: Any, tmp_path: Path, isolated_env: Path
+) -> None:
+    path = isolated_env / "f.txt"
+    path.write_text(SOURCE)
+    turns: list[list[dict[str, Any]]] = [[{"write": "f.txt", "content": WRITTEN}], [{"say": "ok"}]]
+    nv, log = acp_nvim(nvim_factory, tmp_path, turns)
+    buf = edit(nv, path)
+    send(nv, "edit")
+    wait_pending(nv)
+    shown = "return require('sightline.ui.inline').shown()"
+    wait_for(lambda: nv.exec_lua(shown), 10, "the write drawn in its buffer")
+    keys = {m["lhs"] for m in nv.api.buf_get_keymap(buf, "n")}
+    assert {"]h", "\\ha", "\\hw"} <= keys
+    nv.exec_lua("vim.ui.input = function(_, cb) cb('keep it short') end")
+    nv.api.win_set_cursor(0, [2, 0])
+    nv.input("\\ha")
+    wait_for(lambda: nv.exec_lua(shown)["hunks"][0].get("decided") == "accept")
+    nv.api.win_set_cursor(0, [10, 0])
+    nv.input("\\hw")  # the last hunk: rejected with a note, which decides the write
+    idle(nv)
+    assert lines(nv, buf) == SOURCE.replace("line 2\n", "line 2 CHANGED\n").splitlines()
+    send(nv, "next")
+    idle(nv)
+    told = log.entries("prompt")[1]["blocks"][0]["text"]
+    assert "partly accepted" in told and "hunk 1" in told and "keep it short" in told
+
+
+EDIT_APP = {
+    "permission": {
+        "id": "e1",
+        "title": "Edit app.py",
+        "kind": "edit",
+        "paths": ["app.py"],
+        "diff": {"path": "app.py", "old": "x\n", "new": "y\n"},
+    }
+}
+
+
+def test_an_allowed_edit_of_a_direct_writer_closes_its_view_and_is_not_called_a_bypass(
+    nvim_factory: Any, tmp_path: Path, isolated_env: Path
+) -> None:
+    app = isolated_env / "app.py"
+    app.write_text("x\n")
+    turn: list[dict[str, Any]] = [EDIT_APP, {"disk_write": str(app), "content": "y\n"}]
+    nv, _ = acp_nvim(nvim_factory, tmp_path, [turn], client_writes=False)
+    buf = edit(nv, app)
+    send(nv, "edit")
+    wait_pending(nv)
+    tabs = len(nv.api.list_tabpages())
+    assert nv.exec_lua("return require('sightline').compare()") is True
+    assert len(nv.api.list_tabpages()) == tabs + 1
+    decide(nv, "accept")
+    idle(nv)
+    assert len(nv.api.list_tabpages()) == tabs  # no view left saying "edit it, then accept"
+    assert lines(nv, buf) == ["y"]  # the buffer shows what the agent wrote
+    text = "\n".join(transcript(nv))
+    assert "review gate" not in text, text
+
+
+def test_a_rejections_note_reaches_the_agents_model_with_the_next_message(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    run = {"permission": {"id": "p1", "title": "Run make", "kind": "execute"}}
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[run], [{"say": "ok"}]])
+    send(nv, "build")
+    wait_pending(nv)
+    decide(nv, "reject", "use ninja, not make")
+    idle(nv)
+    assert [r["chosen"] for r in log.entries("permission_result")] == ["no"]
+    send(nv, "go on")
+    idle(nv)
+    first = log.entries("prompt")[1]["blocks"][0]["text"]
+    assert "rejected Run make: use ninja, not make" in first
+    assert "[object Object]" not in first

@@ -33,7 +33,7 @@ from sightline.providers.acp.client import (
     TurnContext,
     _lines_record,
 )
-from sightline.providers.acp.prompt import prompt_blocks
+from sightline.providers.acp.prompt import decisions_block, prompt_blocks
 from sightline.providers.acp.runtime import AgentProcess, LoopThread
 from sightline.providers.acp.transport import CheckedTransport
 from sightline.providers.base import (
@@ -173,6 +173,9 @@ class AcpProvider(ProviderBase):
                 and self.init.agent_capabilities.prompt_capabilities.embedded_context
             )
             blocks = prompt_blocks(user, session.workspace, embedded)
+            told, self.client.decisions = self.client.decisions, []
+            if told:
+                blocks.insert(0, decisions_block(told))
             assert self._conn is not None and self.session_id is not None
             future = loop.submit(self._conn.prompt(session_id=self.session_id, prompt=blocks))
             response = self._wait(turn, future)
@@ -301,9 +304,15 @@ class AcpProvider(ProviderBase):
             log.exception("workspace snapshot failed")
             return
         written = {workspace_rel(session.workspace, p) for p in ctx.written}
-        paths = [p for p in snapshot.changed(before, after) if p not in written]
+        permitted = {workspace_rel(session.workspace, p) for p in ctx.permitted}
+        changed = [p for p in snapshot.changed(before, after) if p not in written]
+        paths = [p for p in changed if p not in permitted]
         if not (before.complete and after.complete):
             session.transcript.add_note(*narrator.bypass_unchecked())
+        allowed = [p for p in changed if p in permitted]
+        if allowed:
+            # Written by the agent after the user allowed it: its buffers show it now.
+            self._sync_buffers(turn, allowed)
         if not paths:
             return
         lines = narrator.bypassed(paths)

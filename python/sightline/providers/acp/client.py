@@ -90,6 +90,7 @@ class TurnContext:
     turn: Turn
     client_writes: bool
     written: set[str] = field(default_factory=set)  # real paths the gate wrote
+    permitted: set[str] = field(default_factory=set)  # real paths the user let the agent write
     thought: str = ""
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     asked: set[str] = field(default_factory=set)  # tool calls a permission was asked for
@@ -148,6 +149,9 @@ class SightlineClient:
         self.current_mode: str | None = None
         self.chosen_mode: str | None = None  # provider.agent_mode, the user's by name
         self.context_used: tuple[int, int] | None = None  # usage_update: (used, size) tokens
+        # The user's decisions the agent's model was not told in words (a rejection's note, the
+        # hunks taken): sent with the next prompt (prompt.decisions_block), then cleared.
+        self.decisions: list[str] = []
 
     # -- the stream ------------------------------------------------------------------------
 
@@ -402,7 +406,15 @@ class SightlineClient:
         if after == before:
             return None  # nothing to change, nothing to review
         start, end = unique_region(before, after)
-        return review(turn, Proposal("edit", rel, str(real), before, after, start, end))
+        proposal = Proposal("edit", rel, str(real), before, after, start, end)
+        proposal.buffer = int(target.get("buffer") or 0)  # its hunks reviewed in the buffer
+        result = review(turn, proposal)
+        if result.is_error or result.content.startswith("partly accepted"):
+            # What was taken (and why the rest was not) reaches the model with the next
+            # message: ACP's write answer has no text, and Gemini CLI shows a refusal's
+            # error object as "[object Object]".
+            self.decisions.append(f"your write to {rel}: {result.content}")
+        return result
 
     def _scoped_write(self, ctx: TurnContext, real: Any, rel: str, content: str) -> Any:
         """Change with Agent: only a write whose change lies inside the selection is taken,
@@ -530,11 +542,19 @@ class SightlineClient:
             data["proposal"] = proposal
         session.transcript.add_note(*narrator.asked_permission(title))
         item = turn.gate.ask(gate_kind, f"allow {title}", data, cancelled=ctx.over)
+        if proposal is not None and proposal.compared:
+            # The view showed what the agent would write; nothing there is applied.
+            turn.editor.close_compare(proposal.id)
         if turn.cancelled():
             return None  # the protocol's answer to a permission the user stopped: cancelled
         if item.decision != "accept":
             session.transcript.add_note(*narrator.rejected(item.reason))
+            if item.reason.strip():
+                self.decisions.append(f"rejected {title}: {item.reason.strip()}")
             return pick("reject_once", "reject_always")
+        if kind in WRITING:
+            # Allowed here, written by the agent itself: not a write past the gate.
+            ctx.permitted.update(str(p) for p in paths)
         session.transcript.add_note(*narrator.allowed(title))
         if item.reason.strip().lower() == "always":
             # The same request waiting behind this one is allowed by the same answer.

@@ -646,7 +646,8 @@ def _check_thinking(body: JSON) -> None:
                 raise _Invalid(
                     f"messages.{i}.content.{j}: Invalid `signature` in `{block.get('type')}` block"
                 )
-    if not enabled or len(messages) < 2 or messages[-1]["role"] != "user":
+    # With adaptive thinking the model may answer without thinking: no block is required.
+    if not enabled or adaptive or len(messages) < 2 or messages[-1]["role"] != "user":
         return
     if not _ids(messages[-1], "tool_result", "tool_use_id"):
         return

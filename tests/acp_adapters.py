@@ -67,14 +67,27 @@ def claude_env(root: Path, base_url: str, key: str) -> dict[str, str]:
 
 def codex_env(root: Path, base_url: str, key: str) -> dict[str, str]:
     """The `codex` preset's user: `codex-acp` on PATH, OPENAI_API_KEY, a fresh CODEX_HOME whose
-    config points the OpenAI provider at the loopback Responses fake."""
+    config.toml points the model provider at the loopback Responses fake. TMPDIR is moved off
+    /tmp: Codex refuses to set up its sandbox helper under the temporary directory, where a
+    test's home would otherwise be."""
     binary = npm_installed(CODEX_PREFIX, CODEX_PACKAGE, CODEX_BIN)
     home = root / "codex-home"
-    (home / ".codex").mkdir(parents=True, exist_ok=True)
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        'model_provider = "fake"\n'
+        "[model_providers.fake]\n"
+        'name = "fake"\n'
+        f'base_url = "{base_url}"\n'
+        'env_key = "OPENAI_API_KEY"\n'
+        'wire_api = "responses"\n'
+    )
+    tmp = root / "tmp"
+    tmp.mkdir(exist_ok=True)
     return {
         "PATH": _path_with(binary),
         "HOME": str(home),
-        "CODEX_HOME": str(home / ".codex"),
+        "CODEX_HOME": str(codex_home),
+        "TMPDIR": str(tmp),
         "OPENAI_API_KEY": key,
-        "OPENAI_BASE_URL": base_url,
     }

@@ -200,13 +200,14 @@ def stream_events(rep: Reply, request: JSON) -> Iterator[JSON]:
             yield {"type": "response.custom_tool_call_input.done", **where, "input": item.text}
         yield {"type": "response.output_item.done", "output_index": index, "item": done}
         output.append(done)
+    used_in, used_out = _tokens(request.get("input")), sum(_tokens(o) for o in output)
     usage = {
-        "input_tokens": _tokens(request.get("input")),
+        "input_tokens": used_in,
         "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-        "output_tokens": sum(_tokens(o) for o in output),
+        "output_tokens": used_out,
         "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": used_in + used_out,
     }
-    usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
     yield {
         "type": "response.completed",
         "response": response_json(resp_id, model, output, usage, "completed"),

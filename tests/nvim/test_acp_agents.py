@@ -235,3 +235,21 @@ def test_a_rejections_note_reaches_the_agents_model_with_the_next_message(
     first = log.entries("prompt")[1]["blocks"][0]["text"]
     assert "rejected Run make: use ninja, not make" in first
     assert "[object Object]" not in first
+
+
+def test_a_call_reported_running_then_asked_for_is_not_called_unasked(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    """codex-acp reports a call in progress, then asks its permission: that is asking."""
+    turn: list[dict[str, Any]] = [
+        {"tool": {"id": "c1", "title": "Run make", "kind": "execute", "status": "in_progress"}},
+        {"permission": {"id": "c1", "title": "Run make", "kind": "execute"}},
+        {"update": {"id": "c1", "status": "completed"}},
+    ]
+    nv, log = acp_nvim(nvim_factory, tmp_path, [turn])
+    send(nv, "build")
+    wait_pending(nv)
+    decide(nv, "accept")
+    idle(nv)
+    assert [r["chosen"] for r in log.entries("permission_result")] == ["yes"]
+    assert not any("without asking" in line for line in transcript(nv))

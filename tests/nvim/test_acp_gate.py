@@ -213,7 +213,9 @@ def test_scoped_write_inside_the_selection_is_accepted_outside_refused(
     assert [r["ok"] for r in results] == [False, False, True]
     assert "outside the selection" in results[0]["message"]
     assert "only the selection" in results[1]["message"]
-    assert chosen(log) == ["no", "no"]
+    # The command is refused; the edit permission names the selection's file: allowed, its
+    # write held to the selection (the last write, inside it, is the one taken).
+    assert chosen(log) == ["no", "yes"]
     assert not (isolated_env / "other.py").exists()
 
 

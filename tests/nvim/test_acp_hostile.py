@@ -361,6 +361,13 @@ def test_a_command_run_without_asking_is_named_while_the_turn_runs(
     nv, _ = acp_nvim(nvim_factory, tmp_path, [turn])
     send(nv, "go")
     pending_is(nv, "allow Run make")
-    assert any("ran 'rm -rf build' without asking" in line for line in transcript(nv))
+    # Named while the turn still waits (a moment after it was reported running, which gives
+    # an agent that reports first and asks next the time to ask).
+    wait_for(
+        lambda: any("ran 'rm -rf build' without asking" in line for line in transcript(nv)),
+        10,
+        "the unasked command named",
+    )
+    assert status(nv)["state"] == "awaiting_decision"
     nv.command("Sightline reject")
     idle(nv)

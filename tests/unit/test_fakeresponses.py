@@ -5,9 +5,9 @@ accumulator builds the final response from them (text, function call, custom too
 from __future__ import annotations
 
 import json
+import urllib.request
 from typing import Any
 
-import urllib.request
 import openai
 import pytest
 from openai.types.responses import ResponseStreamEvent

@@ -183,6 +183,7 @@ class AcpProvider(ProviderBase):
                 return "stopped"
             self.client.flush_thought(ctx)
             self.client.flush_text(ctx)
+            self.client.flush_unasked(ctx)
             self._account(session, response)
             if response.stop_reason == "max_tokens":
                 session.transcript.add_note(*narrator.token_limit(None))
@@ -542,20 +543,34 @@ class AcpProvider(ProviderBase):
 
 
 def mcp_running(agent_pid: int) -> bool | None:
-    """Whether a process of the agent's process group (it runs in its own, see runtime.py)
-    runs sightline's MCP server; None where /proc cannot tell."""
+    """Whether a process the agent started runs sightline's MCP server: one of its process
+    group (it runs in its own, see runtime.py) or a descendant (Codex starts its MCP servers
+    in groups of their own); None where /proc cannot tell."""
     proc = Path("/proc")
     if not (proc / "self" / "stat").exists():
         return None
+    parents: dict[int, int] = {}
+    servers: list[int] = []
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            pgid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2])
-            if pgid == agent_pid and MCP_MAIN.encode() in (entry / "cmdline").read_bytes():
-                return True
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            pid, ppid, pgid = int(entry.name), int(fields[1]), int(fields[2])
+            parents[pid] = ppid
+            if MCP_MAIN.encode() in (entry / "cmdline").read_bytes():
+                if pgid == agent_pid:
+                    return True
+                servers.append(pid)
         except (OSError, ValueError, IndexError):
             continue  # gone meanwhile, or not ours to read
+    for pid in servers:
+        seen: set[int] = set()
+        while pid > 1 and pid not in seen:
+            seen.add(pid)
+            pid = parents.get(pid, 0)
+            if pid == agent_pid:
+                return True
     return False
 
 

@@ -71,6 +71,7 @@ WHOLE = 1 << 30
 LOOKING = frozenset({"read", "search", "think", "fetch"})
 WRITING = frozenset({"edit", "delete", "move"})
 UNASKED_KINDS = WRITING | {"execute"}  # named when they run without a permission request
+UNASKED_GRACE_S = 1.0  # how long a call reported in progress may wait for its permission request
 REFUSED = -32001  # the JSON-RPC error code of a request sightline refused
 # sightline's own MCP server, injected into every session (AcpProvider._mcp_servers).
 MCP_SERVER = "sightline"
@@ -91,6 +92,7 @@ class TurnContext:
     client_writes: bool
     written: set[str] = field(default_factory=set)  # real paths the gate wrote
     permitted: set[str] = field(default_factory=set)  # real paths the user let the agent write
+    deferred: dict[str, dict[str, Any]] = field(default_factory=dict)  # calls judged unasked later
     thought: str = ""
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     asked: set[str] = field(default_factory=set)  # tool calls a permission was asked for
@@ -307,21 +309,46 @@ class SightlineClient:
                 extra["status_row"] = 0  # lines[0] is the status line tool_status rewrites
             ctx.session.record(_lines_record("tool_call", lines, **extra))
 
-    def _unasked(self, ctx: TurnContext, call_id: str, call: dict[str, Any], status: Any) -> None:
-        """A write or a command that runs without a permission request is named at once (an
+    def _unasked(
+        self,
+        ctx: TurnContext,
+        call_id: str,
+        call: dict[str, Any],
+        status: Any,
+        late: bool = False,
+    ) -> None:
+        """A write or a command that runs without a permission request is named while it runs (an
         edit of an agent whose edits come as fs/write_text_file is reviewed there)."""
         kind = call.get("kind")
-        if status not in ("in_progress", "completed") or kind not in UNASKED_KINDS:
+        if status not in ("in_progress", "completed", "failed") or kind not in UNASKED_KINDS:
             return
         if call_id in ctx.asked or call.get("unasked") or own_tool(call["title"]) is not None:
             return
         if kind == "edit" and ctx.client_writes:
+            return
+        if status == "in_progress" and not late:
+            # Some agents (codex-acp) report the call in progress, then ask: judged after a
+            # moment, when it ends, or when the turn does, whichever comes first.
+            ctx.deferred[call_id] = call
+            asyncio.get_running_loop().call_later(
+                UNASKED_GRACE_S, self._unasked, ctx, call_id, call, status, True
+            )
+            return
+        if ctx.deferred.pop(call_id, None) is None and late:
+            return  # judged already: it ended, or the turn did
+        if ctx.turn.cancelled():
             return
         call["unasked"] = True
         self.flush_text(ctx)
         lines = narrator.agent_unasked(call["title"])
         ctx.session.transcript.add_lines(lines)
         ctx.session.record(_lines_record("unasked", lines))
+        ctx.session.ui.schedule()
+
+    def flush_unasked(self, ctx: TurnContext) -> None:
+        """At the end of the turn: a call reported in progress that was never asked for."""
+        for call_id, call in list(ctx.deferred.items()):
+            self._unasked(ctx, call_id, call, "in_progress", True)
 
     # -- files -----------------------------------------------------------------------------
 

@@ -241,5 +241,5 @@ def test_a_missing_agent_command_is_refused_with_how_to_install(
     idle(nv)
     text = "\n".join(transcript(nv))
     assert "'claude-agent-acp', which is not on PATH" in text
-    assert "npm install -g @agentclientprotocol/claude-agent-acp" in text
+    assert "npm install -g @zed-industries/claude-agent-acp@0.23.1" in text
     assert not [n for n in notes() if "Traceback" in n["msg"]]

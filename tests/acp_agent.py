@@ -7,7 +7,8 @@ the client sends and every answer it gives is appended to the log as one JSON li
 
 caps: load, embedded, modes (ids, the first current), hang_init (initialize never answers),
 auth (advertised methods, as the protocol's JSON; session/new answers auth_required until one
-of them was sent in `authenticate`).
+of them was sent in `authenticate`), options (session config options, the protocol's JSON;
+session/set_config_option sets their current value).
 Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"tool": {id, title, kind?, status?, locations?, diff?}}, {"update": {id, status, diff?}},
 {"plan": [[text, status], ...]},
@@ -15,7 +16,7 @@ Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text, "keep_mtime"?},
 {"crash": code}, {"wait_cancel": true}, {"terminal": command},
 {"mode_update": id} (current_mode_update), {"usage": {inputTokens, outputTokens, ...}} (the
-turn's PromptResponse.usage),
+turn's PromptResponse.usage), {"option_update": {id: value}} (config_option_update),
 {"together": [step, ...]} (sent at once),
 {"detach": step} (not waited for), {"raw": line} (written as is),
 {"stream": n, "size": k, "pause_ms": t?, "prose": bool?} (bench).
@@ -49,6 +50,7 @@ from acp.helpers import (
 )
 from acp.schema import (
     AgentCapabilities,
+    ConfigOptionUpdate,
     ContentToolCallContent,
     CurrentModeUpdate,
     FileEditToolCallContent,
@@ -61,6 +63,7 @@ from acp.schema import (
     PromptResponse,
     SessionMode,
     SessionModeState,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     StopReason,
     TerminalToolCallContent,
@@ -94,6 +97,7 @@ class ScriptedAgent:
         self.cancelled = asyncio.Event()
         self.authenticated: str | None = None
         self.usage: dict[str, Any] | None = None
+        self.options: list[dict[str, Any]] = [dict(o) for o in self.caps.get("options", [])]
 
     def log(self, kind: str, **data: Any) -> None:
         with self.log_path.open("a", encoding="utf-8") as fh:
@@ -153,7 +157,11 @@ class ScriptedAgent:
         self.log("new_session", cwd=cwd, mcp_servers=mcp_servers)
         if self.caps.get("auth") and self.authenticated is None:
             raise RequestError.auth_required()
-        return NewSessionResponse(session_id=f"s-{os.getpid()}", modes=self._modes())
+        return NewSessionResponse(
+            session_id=f"s-{os.getpid()}",
+            modes=self._modes(),
+            config_options=self.options or None,  # type: ignore[arg-type]
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, **kw: Any
@@ -161,13 +169,30 @@ class ScriptedAgent:
         self.log("load_session", cwd=cwd, session_id=session_id)
         # A replay of the history, which the client must not show twice.
         await self.conn.session_update(session_id, update_agent_message_text("REPLAYED"))
-        return LoadSessionResponse(modes=self._modes())
+        return LoadSessionResponse(
+            modes=self._modes(),
+            config_options=self.options or None,  # type: ignore[arg-type]
+        )
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kw: Any
     ) -> SetSessionModeResponse:
         self.log("set_mode", mode_id=mode_id)
         return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kw: Any
+    ) -> SetSessionConfigOptionResponse:
+        self.log("set_config_option", config_id=config_id, value=value)
+        self._set_option(config_id, value)
+        return SetSessionConfigOptionResponse(config_options=self.options)  # type: ignore[arg-type]
+
+    def _set_option(self, config_id: str, value: Any) -> None:
+        for opt in self.options:
+            if opt["id"] == config_id:
+                if value not in [o["value"] for o in opt["options"]]:
+                    raise RequestError.invalid_params({"value": value})
+                opt["currentValue"] = value
 
     async def cancel(self, session_id: str, **kw: Any) -> None:
         self.log("cancel")
@@ -322,6 +347,14 @@ class ScriptedAgent:
                     session_update="current_mode_update", current_mode_id=step["mode_update"]
                 ),
             )
+        elif "option_update" in step:
+            for config_id, value in step["option_update"].items():
+                self._set_option(config_id, value)
+            update = ConfigOptionUpdate(
+                session_update="config_option_update",
+                config_options=self.options,  # type: ignore[arg-type]
+            )
+            await conn.session_update(sid, update)
         elif "usage" in step:
             self.usage = step["usage"]
         elif "crash" in step:

@@ -145,6 +145,24 @@ M.subcommands = {
     end,
     max_args = 1,
   },
+  mode = {
+    -- An ACP agent's own modes (the agent lists them once it has started); plan mode is `plan`.
+    run = function(args)
+      local res, err = require('sightline.host').request('agent.agent_mode', { name = args[1] })
+      if not res then
+        return nil, err
+      end
+      local said = args[1] and 'sightline: agent mode %s' or 'sightline: agent mode %s (of %s)'
+      local msg = said:format(tostring(res.mode or '?'), table.concat(res.modes or {}, ', '))
+      require('sightline.ui.message').notify(msg, vim.log.levels.INFO)
+      return true
+    end,
+    complete = function(arglead)
+      local res = require('sightline.host').request('agent.agent_mode', {})
+      return fixed(res and res.modes or {})(arglead)
+    end,
+    max_args = 1,
+  },
   plan = {
     run = function(args)
       local ok, err = sl().plan(args[1] or 'toggle')

@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.acp_util import acp_nvim, agent_cmd
 from tests.agent_util import core_status, decide, edit, idle, lines, send, wait_pending
-from tests.conftest import transcript, wait_for
+from tests.conftest import capture_notify, transcript, wait_for
 from tests.screen import Screen
 
 OPENAI_KEY = "sk-openai-test-fedcba9876543210"
@@ -253,3 +253,59 @@ def test_a_call_reported_running_then_asked_for_is_not_called_unasked(
     idle(nv)
     assert [r["chosen"] for r in log.entries("permission_result")] == ["yes"]
     assert not any("without asking" in line for line in transcript(nv))
+
+
+def _select(oid: str, name: str, category: str, values: list[str], current: str) -> dict[str, Any]:
+    return {
+        "id": oid,
+        "name": name,
+        "category": category,
+        "type": "select",
+        "currentValue": current,
+        "options": [{"value": v, "name": v.title()} for v in values],
+    }
+
+
+OPTIONS = [
+    _select("mode", "Mode", "mode", ["default", "plan"], "default"),
+    _select("model", "Model", "model", ["alpha", "beta"], "alpha"),
+    _select("effort", "Effort", "thought_level", ["low", "high"], "low"),
+]
+
+
+def test_the_agents_options_are_in_the_bar_listed_set_and_followed(
+    nvim_factory: Any, screen_factory: Any, tmp_path: Path
+) -> None:
+    turns: list[list[dict[str, Any]]] = [
+        [{"say": "one"}],
+        [{"option_update": {"effort": "high"}}, {"say": "two"}],
+    ]
+    caps = {"modes": ["default", "plan"], "options": OPTIONS}
+    nv, log = acp_nvim(nvim_factory, tmp_path, turns, caps=caps)
+    screen = screen_factory(nv, 160, 24)
+    nv.input(":Sightline chat<CR>")
+    send(nv, "hi")
+    idle(nv)
+    wait_for(lambda: "Alpha · thought Low" in bar(nv, screen), 10, "the options in the bar")
+    # :Sightline model lists the agent's models and switches at once, in its session
+    assert nv.call("getcompletion", "Sightline model ", "cmdline") == ["alpha", "beta"]
+    nv.command("Sightline model beta")
+    assert log.entries("set_config_option") == [
+        {"kind": "set_config_option", "config_id": "model", "value": "beta"}
+    ]
+    wait_for(lambda: "Beta · thought Low" in bar(nv, screen), 10, "the new model in the bar")
+    # :Sightline mode lists its modes and switches to one by name
+    assert nv.call("getcompletion", "Sightline mode ", "cmdline") == ["default", "plan"]
+    nv.command("Sightline mode plan")
+    assert log.entries("set_config_option")[-1]["config_id"] == "mode"
+    wait_for(lambda: "mode Plan" in bar(nv, screen), 10, "the chosen mode in the bar")
+    # the agent changes an option itself: shown at once
+    send(nv, "again")
+    idle(nv)
+    wait_for(lambda: "thought High" in bar(nv, screen), 10, "the agent's own change")
+    # a value the agent does not offer is refused, nothing changed
+    notes = capture_notify(nv)
+    nv.command("Sightline model gamma")
+    said = wait_for(lambda: notes(), 10, "the refusal")
+    assert "no 'gamma' (it offers: alpha, beta)" in said[-1]["msg"], said
+    assert [r["value"] for r in log.entries("set_config_option")] == ["beta", "plan"]

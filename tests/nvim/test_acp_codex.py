@@ -6,9 +6,9 @@ through CODEX_HOME's config.toml. Nothing reaches the network.
 codex-acp asks the protocol's `authenticate` first (sightline sends its OPENAI_API_KEY
 method), starts in its `read-only` mode, which asks before any edit: its apply_patch is asked
 through the gate with the whole file's diff, allowed, applied by Codex, and the buffer shows
-it; plan mode keeps the read-only mode and refuses the edit (which ends Codex's turn); stop
-cancels; Change with Agent is refused; a conversation reopened by a new core resumes its
-session (session/load).
+it; plan mode keeps the read-only mode and refuses the edit (which ends Codex's turn); its
+model is switched with :Sightline model; stop cancels; Change with Agent is refused; a
+conversation reopened by a new core resumes its session (session/load).
 """
 
 from __future__ import annotations
@@ -123,9 +123,19 @@ def test_codex_plan_mode_stop_scope_and_reopen(
     assert "I would change the sum." in shown and "plan mode: nothing may change" in shown
     assert nv.exec_lua("return {require('sightline').plan('off')}") == [True]
 
+    # its session options: shown, and its model switched at once by :Sightline model
+    got = {o["category"]: o["value_name"] for o in core_status(nv)["agent_options"]}
+    assert got["model"] and got["thought_level"], got
+    models = nv.call("getcompletion", "Sightline model ", "cmdline")
+    assert "gpt-5.4" in models, models
+    nv.command("Sightline model gpt-5.4")
+    got = {o["category"]: o["value"] for o in core_status(nv)["agent_options"]}
+    assert got["model"] == "gpt-5.4", got
+
     # stop: the turn ends at once, the agent is told (session/cancel)
     send(nv, "go on")
     wait_for(lambda: codex_api.holding.is_set(), AGENT_TIMEOUT_S, "the reply streaming")
+    assert codex_api.responses()[-1].body["model"] == "gpt-5.4"  # in the model chosen
     assert nv.exec_lua("return {require('sightline').stop()}") == [True]
     idle_for(nv)
     codex_api.release()

@@ -99,6 +99,7 @@ class SessionState:
             "provider": self.cfg.provider.name,
             "model": self._model_name(),
             "agent_mode": getattr(self.provider, "agent_mode", None),  # an ACP agent's own
+            "agent_options": getattr(self.provider, "agent_options", None),  # its model, ...
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,

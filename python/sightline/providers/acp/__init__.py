@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from sightline.domain import narrator
 from sightline.domain.config import ProviderConfig
+from sightline.domain.errors import Refused
 from sightline.editor.port import EditorError
-from sightline.providers.acp import auth, modes, presets, snapshot
+from sightline.providers.acp import auth, modes, options, presets, snapshot
 from sightline.providers.acp.client import (
     MCP_SERVER,
     SightlineClient,
@@ -91,6 +92,7 @@ class AcpProvider(ProviderBase):
         self._mcp_checked = False  # whether this agent session's MCP server was looked for
         self._step = "initialize"  # what the agent was last asked while getting ready
         self.authenticated: str | None = None  # the auth method sightline logged it in with
+        self._pending_options: dict[str, str] = {}  # chosen before the session opened
 
     @property
     def agent_name(self) -> str:
@@ -114,6 +116,77 @@ class AcpProvider(ProviderBase):
             if mode.id == current:
                 name = mode.name or current
         return {"id": current, "name": name, "bypasses": modes.bypasses(current, name)}
+
+    @property
+    def agent_options(self) -> list[dict[str, str]]:
+        """The agent's session config options but its mode (shown as agent_mode): model,
+        thought level, any other select, each with its current value."""
+        return [o.view() for o in self.client.config_options if o.category != "mode"]
+
+    @property
+    def agent_model(self) -> str | None:
+        """The agent's current model, where it offers a choice of models."""
+        opt = options.find(self.client.config_options, "model")
+        return opt.value_name() if opt is not None else None
+
+    def option_values(self, kind: str) -> list[str] | None:
+        """What `:Sightline model` / `:Sightline mode` list: the agent's values of that
+        option (its modes, for an agent that has modes but no config option for them); None
+        while the agent has not said (it starts on the first message)."""
+        opt = options.find(self.client.config_options, kind)
+        if opt is not None:
+            return [value for value, _ in opt.values]
+        if kind == "mode" and self._modes is not None:
+            return [m.id for m in self._modes.available_modes]
+        return None
+
+    def set_option(self, kind: str, wanted: str) -> str:
+        """Switch the agent's `kind` option (model, mode, thought_level or an option's id) to
+        `wanted`, at once when its session is open (else on the next message); its name.
+        A mode chosen here is the user's by name, as provider.agent_mode is."""
+        opt = options.find(self.client.config_options, kind)
+        if opt is None and kind == "mode" and self._modes is not None:
+            values = tuple((m.id, m.name or m.id) for m in self._modes.available_modes)
+            opt = options.Option("mode", "Mode", "mode", self.client.current_mode or "", values)
+        if opt is None:
+            known = "once the agent has started (send a message first)"
+            if self.session_id is not None:
+                known = f"the agent {self.agent_name!r} offers no choice of {kind}"
+            raise Refused(f"{kind}: {known}")
+        value = options.choose(opt, wanted)
+        if kind == "mode":
+            self._choose_mode(value)
+        if self._loop is not None and self._conn is not None and self.session_id is not None:
+            try:
+                self._loop.call(self._apply_option(opt, value), self._timeout())
+            except Refused:
+                raise
+            except Exception as err:
+                raise Refused(f"{kind}: the agent refused {value!r}: {err}") from None
+        else:
+            self._pending_options[opt.id] = value
+        return dict(opt.values).get(value, value)
+
+    def _choose_mode(self, value: str) -> None:
+        self.client.chosen_mode = value
+        state = self._modes
+        available = [modes.Mode(m.id, m.name) for m in state.available_modes] if state else []
+        if any(m.id == value for m in available):
+            self._normal_mode, self._mode_refusal = value, None
+
+    async def _apply_option(self, opt: options.Option, value: str) -> None:
+        assert self._conn is not None and self.session_id is not None
+        is_config = any(o.id == opt.id for o in self.client.config_options)
+        if is_config:
+            got = await self._conn.set_config_option(
+                config_id=opt.id, session_id=self.session_id, value=value
+            )
+            if got is not None and got.config_options:
+                self.client.config_options = options.of(got.config_options)
+        else:
+            await self._conn.set_session_mode(session_id=self.session_id, mode_id=value)
+        if opt.category == "mode":
+            self.client.current_mode = value
 
     # -- the Provider protocol -------------------------------------------------------------
 
@@ -161,6 +234,7 @@ class AcpProvider(ProviderBase):
         before = snapshot.take(session.workspace)
         ctx = TurnContext(turn, self.spec.client_writes)
         self.client.ctx = ctx
+        self.client.changed = session.ui.schedule
         try:
             servername = turn.editor.servername()
             loop.call(self._ready(session, servername), self._timeout())
@@ -350,6 +424,12 @@ class AcpProvider(ProviderBase):
             self._step = "session/new"
             await self._open_session(session, servername)
             self._bound = conv_id
+        for config_id, value in list(self._pending_options.items()):
+            self._step = "session/set_config_option"
+            opt = next((o for o in self.client.config_options if o.id == config_id), None)
+            if opt is not None:
+                await self._apply_option(opt, value)
+            self._pending_options.pop(config_id, None)
         self._step = "session/set_mode"
         await self._set_mode(session.mode)
 
@@ -405,6 +485,7 @@ class AcpProvider(ProviderBase):
                 )
                 self.session_id = old
                 self._remember_modes(loaded.modes if loaded else None)
+                self.client.config_options = options.of(loaded.config_options if loaded else None)
                 session.transcript.add_note(*narrator.agent_resumed(old))
                 return
             except Exception as err:
@@ -414,6 +495,7 @@ class AcpProvider(ProviderBase):
         created = await self._new_session(session.workspace, servers)
         self.session_id = created.session_id
         self._remember_modes(created.modes)
+        self.client.config_options = options.of(created.config_options)
         if old or _has_history(session):
             session.transcript.add_note(*narrator.agent_new_session())
         session.record(
@@ -464,10 +546,11 @@ class AcpProvider(ProviderBase):
     def _remember_modes(self, state: SessionModeState | None) -> None:
         self._modes = state
         self.client.current_mode = state.current_mode_id if state else None
-        self.client.chosen_mode = self.cfg.agent_mode
+        chosen = self.client.chosen_mode or self.cfg.agent_mode  # :Sightline mode, else config
+        self.client.chosen_mode = chosen
         available = [modes.Mode(m.id, m.name) for m in state.available_modes] if state else []
         self._normal_mode, self._mode_refusal = modes.normal_mode(
-            self.client.current_mode, available, self.cfg.agent_mode, self.read_only_mode()
+            self.client.current_mode, available, chosen, self.read_only_mode()
         )
 
     def read_only_mode(self) -> str | None:

@@ -33,6 +33,7 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
+    ConfigOptionUpdate,
     CurrentModeUpdate,
     DeniedOutcome,
     FileEditToolCallContent,
@@ -56,7 +57,7 @@ from sightline.gate.policy import Kind, allowed_kinds
 from sightline.gate.proposals import Proposal, review
 from sightline.gate.selection import BYTES, lost, offset
 from sightline.mentions.parts import buffer_reader
-from sightline.providers.acp import modes
+from sightline.providers.acp import modes, options
 
 if TYPE_CHECKING:
     from sightline.gate.turn_contract import Session, Turn
@@ -154,6 +155,8 @@ class SightlineClient:
         # The user's decisions the agent's model was not told in words (a rejection's note, the
         # hunks taken): sent with the next prompt (prompt.decisions_block), then cleared.
         self.decisions: list[str] = []
+        self.config_options: list[options.Option] = []  # the agent's, as it last sent them
+        self.changed: Callable[[], None] = lambda: None  # redraw the bar (between turns too)
 
     # -- the stream ------------------------------------------------------------------------
 
@@ -164,13 +167,16 @@ class SightlineClient:
             mode = update.current_mode_id
         if mode is not None:
             self.current_mode = mode
-            if ctx is not None:
-                if modes.bypasses(mode) and mode != self.chosen_mode:
-                    ctx.session.transcript.add_note(*narrator.agent_switched_mode(mode))
-                ctx.session.ui.schedule()  # the bar shows the agent's mode
+            if ctx is not None and modes.bypasses(mode) and mode != self.chosen_mode:
+                ctx.session.transcript.add_note(*narrator.agent_switched_mode(mode))
+            self.changed()  # the bar shows the agent's mode
             return
         if isinstance(update, UsageUpdate):
             self.context_used = (update.used, update.size)
+            return
+        if isinstance(update, ConfigOptionUpdate):
+            self.config_options = options.of(update.config_options)  # the whole set, at once
+            self.changed()
             return
         if ctx is None or self.loading or ctx.turn.cancelled():
             return

@@ -14,7 +14,9 @@ Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"plan": [[text, status], ...]},
 {"read": path, "line"?, "limit"?}, {"write": path, "content": text},
 {"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text, "keep_mtime"?},
-{"crash": code}, {"wait_cancel": true}, {"terminal": command},
+{"crash": code}, {"wait_cancel": true},
+{"terminal": command, "args"?, "limit"?, "wait"?: true (wait, output, release),
+"kill_after_ms"?: n},
 {"mode_update": id} (current_mode_update), {"usage": {inputTokens, outputTokens, ...}} (the
 turn's PromptResponse.usage), {"option_update": {id: value}} (config_option_update),
 {"together": [step, ...]} (sent at once),
@@ -335,11 +337,31 @@ class ScriptedAgent:
             await self.conn_write(step["raw"])
         elif "terminal" in step:
             try:
-                res = await conn.create_terminal(session_id=sid, command=step["terminal"])
+                res = await conn.create_terminal(
+                    session_id=sid,
+                    command=step["terminal"],
+                    args=step.get("args"),
+                    output_byte_limit=step.get("limit"),
+                )
                 self.log("terminal_result", ok=True, result=res)
             except RequestError as err:
                 self.log("terminal_result", ok=False, code=err.code, message=str(err))
-            await self.say(sid, "[terminal answered]")
+                await self.say(sid, "[terminal refused]")
+                return None
+            tid = res.terminal_id
+            if step.get("wait"):
+                done = await conn.wait_for_terminal_exit(session_id=sid, terminal_id=tid)
+                out = await conn.terminal_output(session_id=sid, terminal_id=tid)
+                self.log("terminal_exit", exit=done, output=out)
+                await conn.release_terminal(session_id=sid, terminal_id=tid)
+                await self.say(sid, f"[terminal exit {done.exit_code}]")
+            elif step.get("kill_after_ms") is not None:
+                await asyncio.sleep(step["kill_after_ms"] / 1000)
+                await conn.kill_terminal(session_id=sid, terminal_id=tid)
+                done = await conn.wait_for_terminal_exit(session_id=sid, terminal_id=tid)
+                self.log("terminal_exit", exit=done)
+            else:
+                await self.say(sid, "[terminal answered]")
         elif "mode_update" in step:
             await conn.session_update(
                 sid,

@@ -286,6 +286,7 @@ class AcpProvider(ProviderBase):
         finally:
             self.client.ctx = None
             ctx.finish(_TURN_ENDED)
+            ctx.terminals.close_all(ctx)  # none outlives its turn
             if not turn.cancelled():
                 self.client.flush_thought(ctx)
                 self.client.flush_text(ctx)
@@ -449,7 +450,7 @@ class AcpProvider(ProviderBase):
         transport = CheckedTransport(proc.stdout, proc.stdin)
         self._conn = connect_to_agent(self.client, transport)  # type: ignore[arg-type]
         caps = ClientCapabilities(
-            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False
+            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
         )
         self.init = await self._conn.initialize(
             protocol_version=PROTOCOL_VERSION,

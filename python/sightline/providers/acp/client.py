@@ -9,8 +9,11 @@ The policy lives here, whatever the agent asked for:
 * paths are confined to the workspace (domain/workspace.py);
 * a write is a proposal for the review gate (gate/proposals.py): diff, accept/reject, compare
   view, one undo step, the save rule;
-* plan mode refuses writes and edit/execute permissions; a scoped turn (Change with Agent)
-  accepts only a write that changes the selection, re-anchored as replace_selection is;
+* plan mode refuses writes, edit/execute permissions and terminals; a scoped turn (Change
+  with Agent) accepts only a write that changes the selection, re-anchored as
+  replace_selection is;
+* a terminal runs as run_command does (terminals.py): asked, in the workspace, killed with
+  its whole tree on stop;
 * a permission for a file whose buffer has unsaved user changes is refused.
 """
 
@@ -34,17 +37,23 @@ from acp.schema import (
     AgentThoughtChunk,
     AllowedOutcome,
     ConfigOptionUpdate,
+    CreateTerminalResponse,
     CurrentModeUpdate,
     DeniedOutcome,
     FileEditToolCallContent,
+    KillTerminalResponse,
     PermissionOption,
     ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
     UsageUpdate,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -58,6 +67,7 @@ from sightline.gate.proposals import Proposal, review
 from sightline.gate.selection import BYTES, lost, offset
 from sightline.mentions.parts import buffer_reader
 from sightline.providers.acp import modes, options
+from sightline.providers.acp.terminals import Terminal, Terminals
 
 if TYPE_CHECKING:
     from sightline.gate.turn_contract import Session, Turn
@@ -98,7 +108,8 @@ class TurnContext:
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     asked: set[str] = field(default_factory=set)  # tool calls a permission was asked for
     ended: bool = False  # the agent ended the turn: what it asks now is refused
-    refused_terminal: bool = False  # the pane said once that terminals are not offered
+    terminals: Terminals = field(default_factory=Terminals)
+    allowed_commands: list[str] = field(default_factory=list)  # titles of execute permissions
     _inflight: int = 0  # requests being handled on worker threads
     _idle: threading.Condition = field(default_factory=threading.Condition)
 
@@ -108,6 +119,14 @@ class TurnContext:
 
     def over(self) -> bool:
         return self.ended or self.turn.cancelled()
+
+    def allowed_command(self, shown: str) -> bool:
+        """Whether the user allowed, in this turn, a permission that names this command (the
+        agent asked before it opened the terminal)."""
+        wanted = " ".join(shown.split())
+        return any(
+            wanted and wanted in " ".join(t.replace("`", "").split()) for t in self.allowed_commands
+        )
 
     def handle(self, place: int | None, work: Callable[..., _R], *args: Any) -> _R:
         """Run one request's work (on a worker thread), counted until it is answered; with
@@ -588,6 +607,8 @@ class SightlineClient:
         if kind in WRITING:
             # Allowed here, written by the agent itself: not a write past the gate.
             ctx.permitted.update(str(p) for p in paths)
+        if kind == "execute":
+            ctx.allowed_commands.append(title)
         session.transcript.add_note(*narrator.allowed(title))
         if item.reason.strip().lower() == "always":
             # The same request waiting behind this one is allowed by the same answer.
@@ -597,32 +618,83 @@ class SightlineClient:
             return pick("allow_always", "allow_once")
         return pick("allow_once", "allow_always")
 
-    # -- terminals: not offered (clientCapabilities.terminal is false) ---------------------
+    # -- terminals: run as run_command is (providers/acp/terminals.py) ---------------------
 
-    def _no_terminal(self, method: str) -> RequestError:
-        """The protocol's answer to a terminal request: no such method here. Said in the pane
-        once a turn, so a command the agent meant to run is not lost silently."""
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[Any] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> CreateTerminalResponse:
+        ctx = self._ctx()
+        place = ctx.session.gate.place()  # here, on the loop: in the order requests arrive
+        variables = {str(e.name): str(e.value) for e in env or []}
+        try:
+            terminal_id = await asyncio.to_thread(
+                ctx.handle,
+                place,
+                ctx.terminals.create,
+                ctx,
+                command,
+                args,
+                variables,
+                cwd,
+                output_byte_limit,
+                ctx.allowed_command,
+            )
+        except Refused as err:
+            if not err.message.startswith("denied by the user"):
+                ctx.session.transcript.add_note(*narrator.refused("terminal", err.message))
+                ctx.session.ui.schedule()
+            raise _refused(f"refused by sightline: {err.message}") from None
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
+        term = self._terminal(terminal_id)
+        got = term.exit_status()
+        status = None if got is None else TerminalExitStatus(exit_code=got[0], signal=got[1])
+        return TerminalOutputResponse(
+            output=term.text(), truncated=term.truncated, exit_status=status
+        )
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        ctx = self._ctx()
+        self._terminal(terminal_id)
+        code, sig = await asyncio.to_thread(ctx.handle, None, ctx.terminals.wait, ctx, terminal_id)
+        return WaitForTerminalExitResponse(exit_code=code, signal=sig)
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> KillTerminalResponse:
+        ctx = self._ctx()
+        self._terminal(terminal_id)
+        await asyncio.to_thread(ctx.handle, None, ctx.terminals.kill, ctx, terminal_id)
+        return KillTerminalResponse()
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> ReleaseTerminalResponse:
         ctx = self.ctx
-        if ctx is not None and not ctx.over() and not ctx.refused_terminal:
-            ctx.refused_terminal = True
-            ctx.session.transcript.add_note(*narrator.agent_no_terminal())
-            ctx.session.ui.schedule()
-        return RequestError.method_not_found(method)
+        if ctx is None:
+            return ReleaseTerminalResponse()  # the turn's end released it already
+        self._terminal(terminal_id)
+        await asyncio.to_thread(ctx.handle, None, ctx.terminals.release, ctx, terminal_id)
+        return ReleaseTerminalResponse()
 
-    async def create_terminal(self, session_id: str, command: str, **kwargs: Any) -> Any:
-        raise self._no_terminal("terminal/create")
-
-    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        raise self._no_terminal("terminal/output")
-
-    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        raise self._no_terminal("terminal/release")
-
-    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        raise self._no_terminal("terminal/wait_for_exit")
-
-    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        raise self._no_terminal("terminal/kill")
+    def _terminal(self, terminal_id: str) -> Terminal:
+        ctx = self._ctx()
+        try:
+            return ctx.terminals.get(terminal_id)
+        except Refused as err:
+            raise RequestError.resource_not_found(terminal_id) from err
 
     def _ctx(self) -> TurnContext:
         ctx = self.ctx

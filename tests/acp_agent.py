@@ -8,7 +8,8 @@ the client sends and every answer it gives is appended to the log as one JSON li
 caps: load, embedded, modes (ids, the first current), hang_init (initialize never answers),
 auth (advertised methods, as the protocol's JSON; session/new answers auth_required until one
 of them was sent in `authenticate`), options (session config options, the protocol's JSON;
-session/set_config_option sets their current value).
+session/set_config_option sets their current value), sessions (what session/list answers),
+replay (what session/load replays: [{"user": text} | {"say": text}, ...]).
 Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"tool": {id, title, kind?, status?, locations?, diff?}}, {"update": {id, status, diff?}},
 {"plan": [[text, status], ...]},
@@ -42,6 +43,7 @@ from acp import (
     text_block,
     update_agent_message_text,
     update_agent_thought_text,
+    update_user_message_text,
 )
 from acp.helpers import (
     plan_entry,
@@ -58,11 +60,14 @@ from acp.schema import (
     FileEditToolCallContent,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionListCapabilities,
     SessionMode,
     SessionModeState,
     SetSessionConfigOptionResponse,
@@ -138,6 +143,11 @@ class ScriptedAgent:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=bool(self.caps.get("load")),
+                session_capabilities=(
+                    SessionCapabilities(list=SessionListCapabilities())
+                    if "sessions" in self.caps
+                    else None
+                ),
                 prompt_capabilities=PromptCapabilities(
                     embedded_context=bool(self.caps.get("embedded"))
                 ),
@@ -170,7 +180,11 @@ class ScriptedAgent:
     ) -> LoadSessionResponse:
         self.log("load_session", cwd=cwd, session_id=session_id)
         # A replay of the history, which the client must not show twice.
-        await self.conn.session_update(session_id, update_agent_message_text("REPLAYED"))
+        for item in self.caps.get("replay") or [{"say": "REPLAYED"}]:
+            if "user" in item:
+                await self.conn.session_update(session_id, update_user_message_text(item["user"]))
+            else:
+                await self.conn.session_update(session_id, update_agent_message_text(item["say"]))
         return LoadSessionResponse(
             modes=self._modes(),
             config_options=self.options or None,  # type: ignore[arg-type]
@@ -195,6 +209,12 @@ class ScriptedAgent:
                 if value not in [o["value"] for o in opt["options"]]:
                     raise RequestError.invalid_params({"value": value})
                 opt["currentValue"] = value
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kw: Any
+    ) -> ListSessionsResponse:
+        self.log("list_sessions", cwd=cwd)
+        return ListSessionsResponse(sessions=self.caps.get("sessions", []))
 
     async def cancel(self, session_id: str, **kw: Any) -> None:
         self.log("cancel")

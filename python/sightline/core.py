@@ -140,6 +140,37 @@ class Core:
         current = getattr(provider, "agent_mode", None) or {}
         return {"modes": values("mode") or [], "mode": current.get("id")}
 
+    def agent_sessions(self) -> list[dict[str, str]]:
+        """An ACP agent's own sessions of this workspace (`:Sightline sessions`)."""
+        listing = getattr(self.session.provider, "agent_sessions", None)
+        if not callable(listing):
+            raise Refused(
+                f"sessions: the {self.session.provider.name} provider has none of its own"
+            )
+        return list(listing(self.session.workspace))
+
+    def agent_resume(self, session_id: str) -> dict[str, Any]:
+        """Resume one of the agent's sessions: a new conversation holding its replayed
+        history, continued in that session."""
+        provider = self.session.provider
+        resume = getattr(provider, "resume_records", None)
+        if not callable(resume):
+            raise Refused(f"sessions: the {provider.name} provider has none of its own")
+        if self.session.turn is not None:
+            raise Refused("sessions: a turn is running; wait for it or :Sightline stop")
+        records = resume(self.session.workspace, session_id, self.session.editor.servername())
+        conv = history.Conversation.create(
+            self.session.history_dir,
+            self.session.workspace,
+            provider=self.cfg.provider.name,
+            model=provider.model,
+        )
+        for record in records:
+            conv.append(record)
+        path = conv.path
+        conv.close()
+        return self.history_open(str(path))
+
     def models(self, wait_s: float) -> dict[str, Any]:
         """The provider's model list, from the cache or a fetch on a worker thread (waited
         for at most `wait_s`); `loading` while it is not there yet."""

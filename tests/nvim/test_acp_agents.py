@@ -309,3 +309,37 @@ def test_the_agents_options_are_in_the_bar_listed_set_and_followed(
     said = wait_for(lambda: notes(), 10, "the refusal")
     assert "no 'gamma' (it offers: alpha, beta)" in said[-1]["msg"], said
     assert [r["value"] for r in log.entries("set_config_option")] == ["beta", "plan"]
+
+
+def test_an_agent_session_sightline_did_not_start_is_listed_and_resumed_with_its_history(
+    nvim_factory: Any, tmp_path: Path
+) -> None:
+    caps = {
+        "load": True,
+        "sessions": [
+            {
+                "sessionId": "old-1",
+                "cwd": "/w",
+                "title": "Fix the parser",
+                "updatedAt": "2026-11-30",
+            }
+        ],
+        "replay": [{"user": "why does it crash?"}, {"say": "Because of the "}, {"say": "None."}],
+    }
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[{"say": "continued"}]], caps=caps)
+    nv.exec_lua(
+        "vim.ui.select = function(items, opts, cb) "
+        "_G.offered = vim.tbl_map(opts.format_item, items) cb(items[1]) end"
+    )
+    nv.command("Sightline sessions")
+    wait_for(lambda: "None." in "\n".join(transcript(nv)), 30, "the replayed history")
+    assert nv.exec_lua("return _G.offered") == ["Fix the parser · 2026-11-30"]
+    shown = transcript(nv)
+    assert "why does it crash?" in shown and "Because of the None." in shown
+    send(nv, "go on")
+    idle(nv)
+    assert "continued" in transcript(nv)
+    loads = log.entries("load_session")
+    assert [r["session_id"] for r in loads] == ["old-1", "old-1"]  # resumed, then continued
+    assert log.entries("new_session") == []
+    assert "REPLAYED" not in "\n".join(transcript(nv))

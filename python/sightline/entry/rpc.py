@@ -153,6 +153,18 @@ def _agent_mode(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {**core.agent_mode(params.get("name")), "status": core.session.status()}
 
 
+@method("agent.sessions")
+def _agent_sessions(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """An ACP agent's own sessions of the workspace (session/list)."""
+    return {"sessions": core.agent_sessions()}
+
+
+@method("agent.resume", id=Text(required=True, max_chars=MAX_NAME_CHARS))
+def _agent_resume(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """Resume one of them: its replayed history in the pane, the next message in it."""
+    return {"status": core.agent_resume(params["id"])}
+
+
 @method("agent.models", wait_ms=Int(min=0, max=5000))
 def _models(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     """The provider's models (cached; the first call fetches them on a worker thread and

@@ -585,6 +585,73 @@ class AcpProvider(ProviderBase):
                     f"does not ask, and refused the mode {want!r}: {err}"
                 ) from None
 
+    # -- the agent's own sessions (session/list, session/load) -------------------------------
+
+    def _started(self, cwd: str) -> LoopThread:
+        loop = self._loop or LoopThread()
+        self._loop = loop
+
+        async def probe() -> None:
+            if self._proc is None or not self._proc.alive or self._conn is None:
+                self._reset()
+                await self._start(cwd)
+
+        loop.call(probe(), self._timeout())
+        return loop
+
+    def agent_sessions(self, workspace: str) -> list[dict[str, str]]:
+        """The agent's sessions of this workspace (`session/list`), newest as it orders them."""
+        loop = self._started(workspace)
+        caps = self.init.agent_capabilities if self.init else None
+        listing = caps.session_capabilities if caps else None
+        if listing is None or listing.list is None:
+            raise Refused(f"sessions: the agent {self.agent_name!r} does not list its sessions")
+        assert self._conn is not None
+        got = loop.call(self._conn.list_sessions(cwd=workspace), self._timeout())
+        return [
+            {
+                "id": s.session_id,
+                "title": " ".join((s.title or "").split()),
+                "updated": s.updated_at or "",
+            }
+            for s in got.sessions
+        ]
+
+    def resume_records(
+        self, workspace: str, session_id: str, servername: str
+    ) -> list[dict[str, Any]]:
+        """Load one of the agent's sessions (`session/load`) and return its replayed history
+        as history records (what the pane shows of it), the session's own record last."""
+        loop = self._started(workspace)
+        caps = self.init.agent_capabilities if self.init else None
+        if not (caps and caps.load_session):
+            raise Refused(f"sessions: the agent {self.agent_name!r} cannot resume a session")
+        assert self._conn is not None
+        conn = self._conn
+        self.client.collected = []
+        try:
+            loaded = loop.call(
+                conn.load_session(
+                    cwd=workspace, session_id=session_id, mcp_servers=self._mcp_servers(servername)
+                ),
+                self._timeout(),
+            )
+        except Exception as err:
+            raise Refused(f"sessions: the agent could not resume {session_id!r}: {err}") from None
+        finally:
+            records, self.client.collected = self.client.collected or [], None
+        self.session_id = session_id
+        self._bound = None  # the next message loads it again, in the conversation made of it
+        self._remember_modes(loaded.modes if loaded else None)
+        self.client.config_options = options.of(loaded.config_options if loaded else None)
+        session_record = {
+            "type": "acp",
+            "event": "session",
+            "agent": self.spec.name,
+            "session_id": session_id,
+        }
+        return [*replay_records(records), session_record]
+
     # -- health ----------------------------------------------------------------------------
 
     def describe(self) -> dict[str, Any]:
@@ -624,6 +691,32 @@ class AcpProvider(ProviderBase):
                 "image": bool(prompt and prompt.image),
             }
         return out
+
+
+def replay_records(updates: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """A replayed session's updates, (who, text) in order — `user`, `agent` text chunks and
+    `tool` lines — as history records: consecutive chunks of one side make one message."""
+    out: list[dict[str, Any]] = []
+    for who, text in updates:
+        if who == "tool":
+            out.append(_lines_record("tool_call", [(text, None)]))
+            continue
+        role = "user" if who == "user" else "assistant"
+        last = out[-1] if out else None
+        if last is not None and last.get("type") == "message" and last["role"] == role:
+            last["content"][0]["text"] += text
+            if role == "user":
+                last["visible"] += text
+        else:
+            record: dict[str, Any] = {
+                "type": "message",
+                "role": role,
+                "content": [{"type": "text", "text": text}],
+            }
+            if role == "user":
+                record["visible"] = text  # what the pane shows of a user message
+            out.append(record)
+    return [r for r in out if r.get("type") != "message" or r["content"][0]["text"].strip()]
 
 
 def mcp_running(agent_pid: int) -> bool | None:

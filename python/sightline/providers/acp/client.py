@@ -53,6 +53,7 @@ from acp.schema import (
     ToolCallStart,
     ToolCallUpdate,
     UsageUpdate,
+    UserMessageChunk,
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
@@ -176,10 +177,14 @@ class SightlineClient:
         self.decisions: list[str] = []
         self.config_options: list[options.Option] = []  # the agent's, as it last sent them
         self.changed: Callable[[], None] = lambda: None  # redraw the bar (between turns too)
+        self.collected: list[tuple[str, str]] | None = None  # a replay being collected
 
     # -- the stream ------------------------------------------------------------------------
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        if self.collected is not None:
+            self._collect(update)  # a session resumed from the agent's list: its history
+            return
         ctx = self.ctx
         mode = side_mode(update)
         if isinstance(update, CurrentModeUpdate):
@@ -204,6 +209,18 @@ class SightlineClient:
         except Exception:
             log.error("session update failed:\n%s", traceback.format_exc())
         ctx.session.ui.schedule()
+
+    def _collect(self, update: Any) -> None:
+        assert self.collected is not None
+        if isinstance(update, UserMessageChunk | AgentMessageChunk) and side_mode(update) is None:
+            if isinstance(update.content, TextContentBlock) and update.content.text:
+                who = "user" if isinstance(update, UserMessageChunk) else "agent"
+                self.collected.append((who, update.content.text))
+        elif isinstance(update, ToolCallStart) and update.title:
+            status = update.status or "completed"
+            self.collected.append(
+                ("tool", narrator.call_status(" ".join(update.title.split()), status)[0])
+            )
 
     def _update(self, ctx: TurnContext, update: Any) -> None:
         session, turn = ctx.session, ctx.turn

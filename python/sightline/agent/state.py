@@ -140,8 +140,15 @@ class SessionState:
     def record(self, record: dict[str, Any]) -> None:
         self._conversation().append(record)
 
-    def account(self, reply: Reply) -> None:
-        self.accounts.account(reply)
+    def account(self, usage: dict[str, int]) -> None:
+        self.accounts.account(
+            Reply(
+                input_tokens=usage.get("input", 0),
+                output_tokens=usage.get("output", 0),
+                cache_read_tokens=usage.get("cache_read", 0),
+                cache_write_tokens=usage.get("cache_write", 0),
+            )
+        )
 
     def answer_unrun(self, calls: list[dict[str, Any]], why: str) -> None:
         results = [

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from sightline.domain.scope import Selection
     from sightline.editor.port import Editor
     from sightline.gate.decisions import Gate
-    from sightline.providers.base import Reply
     from sightline.ui.push import Ui
     from sightline.ui.transcript import Transcript
 
@@ -58,8 +57,9 @@ class Session(Protocol):
     def conversation(self) -> Conversation | None: ...
 
     def record(self, record: dict[str, Any]) -> None: ...
-    def account(self, reply: Reply) -> None:
-        """Count the tokens of a reply the provider ran itself (an ACP agent's turn)."""
+    def account(self, usage: dict[str, int]) -> None:
+        """Count the tokens (`input`, `output`, `cache_read`, `cache_write`) of a turn the
+        provider ran itself (an ACP agent's)."""
 
 
 class Turn(Protocol):

@@ -41,7 +41,6 @@ from sightline.providers.base import (
     Capabilities,
     ProviderBase,
     ProviderError,
-    Reply,
     Request,
     StreamEvent,
 )
@@ -298,25 +297,14 @@ class AcpProvider(ProviderBase):
         usage = getattr(response, "usage", None)
         if usage is None:
             return
-        reply = Reply(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cached_read_tokens or 0,
-            cache_write_tokens=usage.cached_write_tokens or 0,
-        )
-        session.account(reply)
-        session.record(
-            {
-                "type": "acp",
-                "event": "usage",
-                "usage": {
-                    "input": reply.input_tokens,
-                    "output": reply.output_tokens,
-                    "cache_read": reply.cache_read_tokens,
-                    "cache_write": reply.cache_write_tokens,
-                },
-            }
-        )
+        counts = {
+            "input": usage.input_tokens,
+            "output": usage.output_tokens,
+            "cache_read": usage.cached_read_tokens or 0,
+            "cache_write": usage.cached_write_tokens or 0,
+        }
+        session.account(counts)
+        session.record({"type": "acp", "event": "usage", "usage": counts})
 
     def _timeout(self) -> float:
         return max(5.0, self.cfg.timeout_ms / 1000)

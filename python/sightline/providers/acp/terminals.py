@@ -26,13 +26,24 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sightline.domain import narrator, secrets, spawn, workspace
 from sightline.domain.errors import Refused
 
 if TYPE_CHECKING:
-    from sightline.providers.acp.client import TurnContext
+    from sightline.gate.turn_contract import Session, Turn
+
+
+class TurnContext(Protocol):
+    """What terminals need of client.py's TurnContext (which holds them)."""
+
+    @property
+    def turn(self) -> Turn: ...
+    @property
+    def session(self) -> Session: ...
+    def over(self) -> bool: ...
+
 
 # What sightline keeps of a terminal's output when the agent sets no limit.
 DEFAULT_OUTPUT_BYTES = 1 << 20

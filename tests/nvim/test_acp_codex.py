@@ -3,8 +3,9 @@ linux-x64 binary; tests/acp_adapters.py) behind the pane of a child Neovim confi
 README says (`agent = 'codex'`), its model the loopback Responses fake (tests/fakeresponses.py)
 through CODEX_HOME's config.toml. Nothing reaches the network.
 
-codex-acp asks the protocol's `authenticate` first (sightline sends its OPENAI_API_KEY
-method), starts in its `read-only` mode, which asks before any edit: its apply_patch is asked
+With its model provider set in config.toml (the key from `env_key`) codex-acp 0.16 starts a
+session without `authenticate` (that step is tested with the scripted agent, as the successor
+adapter needs it); it starts in its `read-only` mode, which asks before any edit: its apply_patch is asked
 through the gate with the whole file's diff, allowed, applied by Codex, and the buffer shows
 it; plan mode keeps the read-only mode and refuses the edit (which ends Codex's turn); its
 model is switched with :Sightline model; stop cancels; Change with Agent is refused; a

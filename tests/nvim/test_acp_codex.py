@@ -5,11 +5,11 @@ through CODEX_HOME's config.toml. Nothing reaches the network.
 
 With its model provider set in config.toml (the key from `env_key`) codex-acp 0.16 starts a
 session without `authenticate` (that step is tested with the scripted agent, as the successor
-adapter needs it); it starts in its `read-only` mode, which asks before any edit: its apply_patch is asked
-through the gate with the whole file's diff, allowed, applied by Codex, and the buffer shows
-it; plan mode keeps the read-only mode and refuses the edit (which ends Codex's turn); its
-model is switched with :Sightline model; stop cancels; Change with Agent is refused; a
-conversation reopened by a new core resumes its session (session/load).
+adapter needs it); it starts in its `read-only` mode, which asks before any edit: its
+apply_patch is asked through the gate with the whole file's diff, allowed, applied by Codex,
+and the buffer shows it; plan mode keeps the read-only mode and refuses the edit (which ends
+Codex's turn); its model is switched with :Sightline model; stop cancels; Change with Agent is
+refused; a conversation reopened by a new core resumes its session (session/load).
 """
 
 from __future__ import annotations

@@ -76,7 +76,22 @@ $(GEMINI_BIN):
 	npm install --prefix tests/.npm/gemini-cli-$(GEMINI_CLI) --no-save --no-audit --no-fund \
 	  --loglevel=error @google/gemini-cli@$(GEMINI_CLI)
 
-pytest: $(STAMP) tests/.npm/node_modules/.bin/mcp-server-everything $(GEMINI_BIN) bwrap-installed
+# The Claude and Codex adapters, driven end to end the same way (tests/acp_adapters.py): the
+# newest releases that run on the machines' Node 20 (claude-agent-acp 0.23 declares no engine
+# and bundles Claude Code 2.1, which runs on Node 18+; codex-acp ships a linux-x64 binary).
+CLAUDE_ACP := 0.23.1
+CLAUDE_ACP_BIN := tests/.npm/claude-agent-acp-$(CLAUDE_ACP)/node_modules/.bin/claude-agent-acp
+$(CLAUDE_ACP_BIN):
+	npm install --prefix tests/.npm/claude-agent-acp-$(CLAUDE_ACP) --no-save --no-audit --no-fund \
+	  --loglevel=error @zed-industries/claude-agent-acp@$(CLAUDE_ACP)
+CODEX_ACP := 0.16.0
+CODEX_ACP_BIN := tests/.npm/codex-acp-$(CODEX_ACP)/node_modules/.bin/codex-acp
+$(CODEX_ACP_BIN):
+	npm install --prefix tests/.npm/codex-acp-$(CODEX_ACP) --no-save --no-audit --no-fund \
+	  --loglevel=error @zed-industries/codex-acp@$(CODEX_ACP)
+
+pytest: $(STAMP) tests/.npm/node_modules/.bin/mcp-server-everything $(GEMINI_BIN) $(CLAUDE_ACP_BIN) \
+  $(CODEX_ACP_BIN) bwrap-installed
 	$(PY) -m pytest -n $(JOBS) -q
 
 test: lint typecheck pytest

@@ -5,13 +5,21 @@
 in the log, so an agent restarted after a crash goes on with the next one). Every request
 the client sends and every answer it gives is appended to the log as one JSON line.
 
-caps: load, embedded, image, modes (ids, the first current), hang_init (initialize never answers).
+caps: load, embedded, image, modes (ids, the first current), hang_init (initialize never answers),
+auth (advertised methods, as the protocol's JSON; session/new answers auth_required until one
+of them was sent in `authenticate`), options (session config options, the protocol's JSON;
+session/set_config_option sets their current value), sessions (what session/list answers),
+replay (what session/load replays: [{"user": text} | {"say": text}, ...]).
 Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"tool": {id, title, kind?, status?, locations?, diff?}}, {"update": {id, status, diff?}},
 {"plan": [[text, status], ...]},
 {"read": path, "line"?, "limit"?}, {"write": path, "content": text},
 {"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text, "keep_mtime"?},
-{"crash": code}, {"wait_cancel": true}, {"terminal": command},
+{"crash": code}, {"wait_cancel": true},
+{"terminal": command, "args"?, "limit"?, "wait"?: true (wait, output, release),
+"kill_after_ms"?: n},
+{"mode_update": id} (current_mode_update), {"usage": {inputTokens, outputTokens, ...}} (the
+turn's PromptResponse.usage), {"option_update": {id: value}} (config_option_update),
 {"together": [step, ...]} (sent at once),
 {"detach": step} (not waited for), {"raw": line} (written as is),
 {"stream": n, "size": k, "pause_ms": t?, "prose": bool?} (bench).
@@ -35,6 +43,7 @@ from acp import (
     text_block,
     update_agent_message_text,
     update_agent_thought_text,
+    update_user_message_text,
 )
 from acp.helpers import (
     plan_entry,
@@ -45,17 +54,23 @@ from acp.helpers import (
 )
 from acp.schema import (
     AgentCapabilities,
+    ConfigOptionUpdate,
     ContentToolCallContent,
+    CurrentModeUpdate,
     FileEditToolCallContent,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionListCapabilities,
     SessionMode,
     SessionModeState,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     StopReason,
     TerminalToolCallContent,
@@ -87,6 +102,9 @@ class ScriptedAgent:
         self.writer: asyncio.StreamWriter | None = None
         self.detached: set[asyncio.Task[Any]] = set()
         self.cancelled = asyncio.Event()
+        self.authenticated: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.options: list[dict[str, Any]] = [dict(o) for o in self.caps.get("options", [])]
 
     def log(self, kind: str, **data: Any) -> None:
         with self.log_path.open("a", encoding="utf-8") as fh:
@@ -125,12 +143,18 @@ class ScriptedAgent:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=bool(self.caps.get("load")),
+                session_capabilities=(
+                    SessionCapabilities(list=SessionListCapabilities())
+                    if "sessions" in self.caps
+                    else None
+                ),
                 prompt_capabilities=PromptCapabilities(
                     embedded_context=bool(self.caps.get("embedded")),
                     image=bool(self.caps.get("image")),
                 ),
             ),
             agent_info=Implementation(name="scripted-agent", version="9.9.9"),
+            auth_methods=self.caps.get("auth", []),
         )
 
     def _modes(self) -> SessionModeState | None:
@@ -144,15 +168,28 @@ class ScriptedAgent:
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kw: Any) -> NewSessionResponse:
         self.log("new_session", cwd=cwd, mcp_servers=mcp_servers)
-        return NewSessionResponse(session_id=f"s-{os.getpid()}", modes=self._modes())
+        if self.caps.get("auth") and self.authenticated is None:
+            raise RequestError.auth_required()
+        return NewSessionResponse(
+            session_id=f"s-{os.getpid()}",
+            modes=self._modes(),
+            config_options=self.options or None,  # type: ignore[arg-type]
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, **kw: Any
     ) -> LoadSessionResponse:
         self.log("load_session", cwd=cwd, session_id=session_id)
         # A replay of the history, which the client must not show twice.
-        await self.conn.session_update(session_id, update_agent_message_text("REPLAYED"))
-        return LoadSessionResponse(modes=self._modes())
+        for item in self.caps.get("replay") or [{"say": "REPLAYED"}]:
+            if "user" in item:
+                await self.conn.session_update(session_id, update_user_message_text(item["user"]))
+            else:
+                await self.conn.session_update(session_id, update_agent_message_text(item["say"]))
+        return LoadSessionResponse(
+            modes=self._modes(),
+            config_options=self.options or None,  # type: ignore[arg-type]
+        )
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kw: Any
@@ -160,24 +197,54 @@ class ScriptedAgent:
         self.log("set_mode", mode_id=mode_id)
         return SetSessionModeResponse()
 
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kw: Any
+    ) -> SetSessionConfigOptionResponse:
+        self.log("set_config_option", config_id=config_id, value=value)
+        self._set_option(config_id, value)
+        return SetSessionConfigOptionResponse(config_options=self.options)  # type: ignore[arg-type]
+
+    def _set_option(self, config_id: str, value: Any) -> None:
+        for opt in self.options:
+            if opt["id"] == config_id:
+                if value not in [o["value"] for o in opt["options"]]:
+                    raise RequestError.invalid_params({"value": value})
+                opt["currentValue"] = value
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kw: Any
+    ) -> ListSessionsResponse:
+        self.log("list_sessions", cwd=cwd)
+        return ListSessionsResponse(sessions=self.caps.get("sessions", []))
+
     async def cancel(self, session_id: str, **kw: Any) -> None:
         self.log("cancel")
         self.cancelled.set()
 
     async def authenticate(self, method_id: str, **kw: Any) -> None:
-        return None
+        known = [m["id"] for m in self.caps.get("auth", [])]
+        method: dict[str, Any] = next(
+            (m for m in self.caps.get("auth", []) if m["id"] == method_id), {}
+        )
+        # What an env_var method reads: whether each of its variables is set (never a value).
+        seen = {v["name"]: bool(os.environ.get(v["name"])) for v in method.get("vars", [])}
+        self.log("authenticate", method_id=method_id, vars=seen)
+        if method_id not in known:
+            raise RequestError.invalid_params({"methodId": method_id})
+        self.authenticated = method_id
 
     async def prompt(self, session_id: str, prompt: list[Any], **kw: Any) -> PromptResponse:
         index = self.prompts_so_far()
         self.log("prompt", blocks=prompt)
         self.cancelled.clear()
+        self.usage = None
         turns = self.script.get("turns", [])
         steps = turns[index] if index < len(turns) else [{"say": "(no more script)"}]
         for step in steps:
             stop = await self._step(session_id, step)
             if stop:
-                return PromptResponse(stop_reason=stop)
-        return PromptResponse(stop_reason="end_turn")
+                return PromptResponse(stop_reason=stop, usage=self.usage)
+        return PromptResponse(stop_reason="end_turn", usage=self.usage)
 
     async def conn_write(self, line: str) -> None:
         assert self.writer is not None
@@ -291,11 +358,48 @@ class ScriptedAgent:
             await self.conn_write(step["raw"])
         elif "terminal" in step:
             try:
-                res = await conn.create_terminal(session_id=sid, command=step["terminal"])
+                res = await conn.create_terminal(
+                    session_id=sid,
+                    command=step["terminal"],
+                    args=step.get("args"),
+                    output_byte_limit=step.get("limit"),
+                )
                 self.log("terminal_result", ok=True, result=res)
             except RequestError as err:
                 self.log("terminal_result", ok=False, code=err.code, message=str(err))
-            await self.say(sid, "[terminal answered]")
+                await self.say(sid, "[terminal refused]")
+                return None
+            tid = res.terminal_id
+            if step.get("wait"):
+                done = await conn.wait_for_terminal_exit(session_id=sid, terminal_id=tid)
+                out = await conn.terminal_output(session_id=sid, terminal_id=tid)
+                self.log("terminal_exit", exit=done, output=out)
+                await conn.release_terminal(session_id=sid, terminal_id=tid)
+                await self.say(sid, f"[terminal exit {done.exit_code}]")
+            elif step.get("kill_after_ms") is not None:
+                await asyncio.sleep(step["kill_after_ms"] / 1000)
+                await conn.kill_terminal(session_id=sid, terminal_id=tid)
+                done = await conn.wait_for_terminal_exit(session_id=sid, terminal_id=tid)
+                self.log("terminal_exit", exit=done)
+            else:
+                await self.say(sid, "[terminal answered]")
+        elif "mode_update" in step:
+            await conn.session_update(
+                sid,
+                CurrentModeUpdate(
+                    session_update="current_mode_update", current_mode_id=step["mode_update"]
+                ),
+            )
+        elif "option_update" in step:
+            for config_id, value in step["option_update"].items():
+                self._set_option(config_id, value)
+            update = ConfigOptionUpdate(
+                session_update="config_option_update",
+                config_options=self.options,  # type: ignore[arg-type]
+            )
+            await conn.session_update(sid, update)
+        elif "usage" in step:
+            self.usage = step["usage"]
         elif "crash" in step:
             os._exit(int(step["crash"]))
         elif "wait_cancel" in step:

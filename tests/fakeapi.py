@@ -674,10 +674,12 @@ def _check_thinking(body: JSON) -> None:
     (its signature must match); and with thinking on, the assistant message whose tool
     calls the last user message answers must start with its thinking block."""
     config = body.get("thinking")
-    enabled = isinstance(config, dict) and config.get("type") == "enabled"
+    # `adaptive` (the model decides how much to think, no budget) is what Claude Code sends.
+    adaptive = config == {"type": "adaptive"}
+    enabled = (isinstance(config, dict) and config.get("type") == "enabled") or adaptive
     if config is not None and not enabled and config != {"type": "disabled"}:
-        raise _Invalid("thinking: Input tag does not match 'enabled' or 'disabled'")
-    if isinstance(config, dict) and enabled:
+        raise _Invalid("thinking: Input tag does not match 'enabled', 'adaptive' or 'disabled'")
+    if isinstance(config, dict) and enabled and not adaptive:
         budget = config.get("budget_tokens")
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024:
             raise _Invalid(
@@ -698,7 +700,8 @@ def _check_thinking(body: JSON) -> None:
                 raise _Invalid(
                     f"messages.{i}.content.{j}: Invalid `signature` in `{block.get('type')}` block"
                 )
-    if not enabled or len(messages) < 2 or messages[-1]["role"] != "user":
+    # With adaptive thinking the model may answer without thinking: no block is required.
+    if not enabled or adaptive or len(messages) < 2 or messages[-1]["role"] != "user":
         return
     if not _ids(messages[-1], "tool_result", "tool_use_id"):
         return

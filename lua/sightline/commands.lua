@@ -225,6 +225,58 @@ M.subcommands = {
     end,
     max_args = 1,
   },
+  mode = {
+    -- An ACP agent's own modes (the agent lists them once it has started); plan mode is `plan`.
+    run = function(args)
+      local res, err = require('sightline.host').request('agent.agent_mode', { name = args[1] })
+      if not res then
+        return nil, err
+      end
+      local said = args[1] and 'sightline: agent mode %s' or 'sightline: agent mode %s (of %s)'
+      local msg = said:format(tostring(res.mode or '?'), table.concat(res.modes or {}, ', '))
+      require('sightline.ui.message').notify(msg, vim.log.levels.INFO)
+      return true
+    end,
+    complete = function(arglead)
+      local res = require('sightline.host').request('agent.agent_mode', {})
+      return fixed(res and res.modes or {})(arglead)
+    end,
+    max_args = 1,
+  },
+  sessions = {
+    -- An ACP agent's own sessions of this workspace (session/list): pick one to resume it.
+    run = function()
+      local host = require('sightline.host')
+      local res, err = host.request('agent.sessions', {})
+      if not res then
+        return nil, err
+      end
+      local list = res.sessions or {}
+      if #list == 0 then
+        require('sightline.ui.message').notify('sightline: the agent has no sessions here', vim.log.levels.INFO)
+        return true
+      end
+      vim.ui.select(list, {
+        prompt = 'Resume the agent session',
+        format_item = function(item)
+          local title = item.title ~= '' and item.title or item.id
+          return item.updated ~= '' and (title .. ' · ' .. item.updated) or title
+        end,
+      }, function(item)
+        if not item then
+          return
+        end
+        local ok, why = host.request('agent.resume', { id = item.id })
+        if not ok then
+          require('sightline.ui.message').notify(why or 'sightline: could not resume', vim.log.levels.WARN)
+          return
+        end
+        require('sightline.ui.pane').open()
+      end)
+      return true
+    end,
+    max_args = 0,
+  },
   plan = {
     run = function(args)
       local ok, err = sl().plan(args[1] or 'toggle')

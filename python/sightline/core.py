@@ -149,6 +149,9 @@ class Core:
         if not _MODEL.match(name):
             raise Refused("model: expected a model name (no spaces or control characters)")
         provider = self.session.provider
+        if callable(getattr(provider, "set_option", None)):
+            self._set_agent_option("model", name)  # an ACP agent's own choice of models
+            return
         if not provider.capabilities.choose_model:
             raise Refused(
                 f"model: the {provider.name} provider has one model, {provider.model}; "
@@ -163,11 +166,69 @@ class Core:
         self.session.drop_provider()
         self.session.ui.schedule()
 
+    def _set_agent_option(self, kind: str, name: str) -> str:
+        if self.session.turn is not None:
+            raise Refused(f"{kind}: a turn is running; wait for it or :Sightline stop")
+        chosen = str(self.session.provider.set_option(kind, name))  # type: ignore[attr-defined]
+        self.session.ui.schedule()
+        return chosen
+
+    def agent_mode(self, name: str | None) -> dict[str, Any]:
+        """An ACP agent's own modes (`:Sightline mode`): set one by name, or list them."""
+        provider = self.session.provider
+        values = getattr(provider, "option_values", None)
+        if not callable(values):
+            raise Refused(
+                f"mode: the {provider.name} provider has no modes of its own "
+                "(plan mode is :Sightline plan)"
+            )
+        if name:
+            if not _MODEL.match(name.strip()):
+                raise Refused("mode: expected a mode name (no spaces or control characters)")
+            self._set_agent_option("mode", name.strip())
+        current = getattr(provider, "agent_mode", None) or {}
+        return {"modes": values("mode") or [], "mode": current.get("id")}
+
+    def agent_sessions(self) -> list[dict[str, str]]:
+        """An ACP agent's own sessions of this workspace (`:Sightline sessions`)."""
+        listing = getattr(self.session.provider, "agent_sessions", None)
+        if not callable(listing):
+            raise Refused(
+                f"sessions: the {self.session.provider.name} provider has none of its own"
+            )
+        return list(listing(self.session.workspace))
+
+    def agent_resume(self, session_id: str) -> dict[str, Any]:
+        """Resume one of the agent's sessions: a new conversation holding its replayed
+        history, continued in that session."""
+        provider = self.session.provider
+        resume = getattr(provider, "resume_records", None)
+        if not callable(resume):
+            raise Refused(f"sessions: the {provider.name} provider has none of its own")
+        if self.session.turn is not None:
+            raise Refused("sessions: a turn is running; wait for it or :Sightline stop")
+        records = resume(self.session.workspace, session_id, self.session.editor.servername())
+        conv = history.Conversation.create(
+            self.session.history_dir,
+            self.session.workspace,
+            provider=self.cfg.provider.name,
+            model=provider.model,
+        )
+        for record in records:
+            conv.append(record)
+        path = conv.path
+        conv.close()
+        return self.history_open(str(path))
+
     def models(self, wait_s: float) -> dict[str, Any]:
         """The provider's model list, from the cache or a fetch on a worker thread (waited
         for at most `wait_s`); `loading` while it is not there yet."""
         prov = self.cfg.provider
         current = self.session.provider.model
+        values = getattr(self.session.provider, "option_values", None)
+        if callable(values):  # an ACP agent's models, as its session offers them
+            model = getattr(self.session.provider, "agent_model", None) or current
+            return {"models": values("model") or [], "model": model, "loading": False}
         if not self.session.provider.capabilities.choose_model:
             return {"models": [current], "model": current, "loading": False}
         key = (prov.name, prov.base_url)

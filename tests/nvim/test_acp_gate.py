@@ -214,7 +214,9 @@ def test_scoped_write_inside_the_selection_is_accepted_outside_refused(
     assert [r["ok"] for r in results] == [False, False, True]
     assert "outside the selection" in results[0]["message"]
     assert "only the selection" in results[1]["message"]
-    assert chosen(log) == ["no", "no"]
+    # The command is refused; the edit permission names the selection's file: allowed, its
+    # write held to the selection (the last write, inside it, is the one taken).
+    assert chosen(log) == ["no", "yes"]
     assert not (isolated_env / "other.py").exists()
 
 
@@ -240,5 +242,5 @@ def test_a_missing_agent_command_is_refused_with_how_to_install(
     idle(nv)
     text = "\n".join(transcript(nv))
     assert "'claude-agent-acp', which is not on PATH" in text
-    assert "npm install -g @agentclientprotocol/claude-agent-acp" in text
+    assert "npm install -g @zed-industries/claude-agent-acp@0.23.1" in text
     assert not [n for n in notes() if "Traceback" in n["msg"]]

@@ -131,4 +131,4 @@ def test_checkhealth_names_a_missing_agent(nvim_factory: Any, tmp_path: Path) ->
     nv.command("checkhealth sightline")
     text = "\n".join(nv.api.buf_get_lines(0, 0, -1, False))
     assert "ACP agent codex: not found" in text
-    assert "npm install -g @zed-industries/codex-acp" in text
+    assert "npm install -g @zed-industries/codex-acp@0.16.0" in text

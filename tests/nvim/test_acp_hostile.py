@@ -1,5 +1,5 @@
 """A hostile ACP agent (issue 20): requests sent at once, kinds that change the workspace,
-writes past the client, terminals it was never offered, malformed lines, huge chunks, keys
+writes past the client, malformed lines, huge chunks, keys
 and modes. Each test drives the real core through the public surface with the scripted
 agent (tests/acp_agent.py) and asserts what the user sees and what the agent was told."""
 
@@ -156,18 +156,7 @@ def test_delete_and_move_permissions_ask_even_with_client_writes_and_autoaccept(
     assert chosen(log) == ["no", "yes"]
 
 
-# -- item 5: terminals were never offered: a terminal request is refused as the protocol says --
-
-
-def test_a_terminal_request_is_refused_with_method_not_found(
-    nvim_factory: Any, tmp_path: Path
-) -> None:
-    nv, log = acp_nvim(nvim_factory, tmp_path, [[{"terminal": "rm -rf /"}, {"say": "ok"}]])
-    send(nv, "go")
-    idle(nv)
-    (res,) = log.wait("terminal_result")
-    assert res["ok"] is False and res["code"] == -32601  # JSON-RPC: method not found
-    assert any("refused a terminal" in line for line in transcript(nv))
+# -- item 5: terminals are offered now: tests/nvim/test_acp_terminals.py (issue 25) --------
 
 
 # -- item 6: a malformed line fails alone; the session and its conversation go on ----------
@@ -361,6 +350,13 @@ def test_a_command_run_without_asking_is_named_while_the_turn_runs(
     nv, _ = acp_nvim(nvim_factory, tmp_path, [turn])
     send(nv, "go")
     pending_is(nv, "allow Run make")
-    assert any("ran 'rm -rf build' without asking" in line for line in transcript(nv))
+    # Named while the turn still waits (a moment after it was reported running, which gives
+    # an agent that reports first and asks next the time to ask).
+    wait_for(
+        lambda: any("ran 'rm -rf build' without asking" in line for line in transcript(nv)),
+        10,
+        "the unasked command named",
+    )
+    assert status(nv)["state"] == "awaiting_decision"
     nv.command("Sightline reject")
     idle(nv)

@@ -79,8 +79,8 @@ class Accounts:
         `records` (the whole file) used, and the context of `branch` (the active one)."""
         self.reset()
         for record in records:
-            if record.get("type") == "message" and isinstance(record.get("usage"), dict):
-                self.account(_recorded_usage(record["usage"]))
+            if record.get("type") in ("message", "acp") and isinstance(record.get("usage"), dict):
+                self.account(_recorded_usage(record["usage"]))  # an ACP turn's: type acp
         self.turn_tokens, self.turn_spent = pricing.Tokens(), 0.0
         for record in records if branch is None else branch:
             if record.get("type") == "compaction":

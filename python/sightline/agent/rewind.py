@@ -135,6 +135,9 @@ class Careful:
     def record(self, record: dict[str, Any]) -> None:
         self.inner.record(record)
 
+    def account(self, usage: dict[str, int]) -> None:
+        self.inner.account(usage)
+
 
 @dataclass
 class _Outcome:

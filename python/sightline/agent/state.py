@@ -23,7 +23,7 @@ from sightline.gate.approvals import Approvals
 from sightline.gate.decisions import Gate
 from sightline.gate.policy import Kind
 from sightline.providers import make_provider
-from sightline.providers.base import Provider
+from sightline.providers.base import Provider, Reply
 from sightline.tools.base import Tool
 from sightline.ui.chips import reference_finder
 from sightline.ui.push import Ui
@@ -110,6 +110,8 @@ class SessionState:
             "model": self._model_name(),
             # What the model can do (providers/base.py Capabilities): the pane offers no more.
             "capabilities": self.provider.capabilities.to_dict(),
+            "agent_mode": getattr(self.provider, "agent_mode", None),  # an ACP agent's own
+            "agent_options": getattr(self.provider, "agent_options", None),  # its model, ...
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,
@@ -153,6 +155,16 @@ class SessionState:
 
     def record(self, record: dict[str, Any]) -> None:
         self._conversation().append(record)
+
+    def account(self, usage: dict[str, int]) -> None:
+        self.accounts.account(
+            Reply(
+                input_tokens=usage.get("input", 0),
+                output_tokens=usage.get("output", 0),
+                cache_read_tokens=usage.get("cache_read", 0),
+                cache_write_tokens=usage.get("cache_write", 0),
+            )
+        )
 
     def answer_unrun(self, calls: list[dict[str, Any]], why: str) -> None:
         results = [

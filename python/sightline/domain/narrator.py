@@ -439,14 +439,6 @@ def agent_switched_mode(mode: str) -> Note:
     )
 
 
-def agent_no_terminal() -> Note:
-    return Note(
-        "✗ refused a terminal: sightline does not offer the agent terminals; it has to run "
-        "commands its own way, which asks for your permission",
-        WARNING,
-    )
-
-
 def agent_resumed(session_id: str) -> Note:
     return Note(f"Resumed the agent's session {session_id}.")
 

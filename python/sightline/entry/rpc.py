@@ -185,7 +185,27 @@ def _model(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     """Set the model (`name`), or answer the current one."""
     if params.get("name"):
         core.set_model(params["name"])
-    return {"model": core.session.provider.model, "status": core.session.status()}
+    provider = core.session.provider
+    model = getattr(provider, "agent_model", None) or provider.model  # an ACP agent's own
+    return {"model": model, "status": core.session.status()}
+
+
+@method("agent.agent_mode", name=Text(max_chars=MAX_NAME_CHARS))
+def _agent_mode(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """An ACP agent's own mode: set it (`name`), or list its modes and the current one."""
+    return {**core.agent_mode(params.get("name")), "status": core.session.status()}
+
+
+@method("agent.sessions")
+def _agent_sessions(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """An ACP agent's own sessions of the workspace (session/list)."""
+    return {"sessions": core.agent_sessions()}
+
+
+@method("agent.resume", id=Text(required=True, max_chars=MAX_NAME_CHARS))
+def _agent_resume(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """Resume one of them: its replayed history in the pane, the next message in it."""
+    return {"status": core.agent_resume(params["id"])}
 
 
 @method("provider.login", name=Text(required=True, max_chars=MAX_NAME_CHARS))

@@ -63,6 +63,9 @@ class Session(Protocol):
     def conversation(self) -> Conversation | None: ...
 
     def record(self, record: dict[str, Any]) -> None: ...
+    def account(self, usage: dict[str, int]) -> None:
+        """Count the tokens (`input`, `output`, `cache_read`, `cache_write`) of a turn the
+        provider ran itself (an ACP agent's)."""
 
 
 class Turn(Protocol):

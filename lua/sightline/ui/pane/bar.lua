@@ -74,6 +74,37 @@ local function review_keys(status)
   return table.concat(all, SEP), own
 end
 
+---An ACP agent's own mode (its name, `mode X` unless the name says mode), warned when it
+---runs writes and commands without asking.
+---@param mode any status.agent_mode: {id, name, bypasses} or nil
+---@return sightline.FitPart?
+local function agent_mode_part(mode)
+  if type(mode) ~= 'table' or type(mode.name) ~= 'string' or mode.name == '' then
+    return nil
+  end
+  local name = mode.name:gsub('%s+', ' ')
+  local form = name:lower():find('mode', 1, true) and name or ('mode ' .. name)
+  return { forms = { form }, group = mode.bypasses == true and 'SightlineWarning' or nil }
+end
+
+---An ACP agent's other session options (model, thought level, ...), each its value's name;
+---a thought level says what it is (`thought Medium`).
+---@param list any status.agent_options: {category, name, value_name}[] or nil
+---@return sightline.FitPart[]
+local function agent_option_parts(list)
+  local out = {}
+  for _, opt in ipairs(type(list) == 'table' and list or {}) do
+    local value = type(opt) == 'table' and opt.value_name
+    if type(value) == 'string' and value ~= '' then
+      local label = opt.category == 'model' and value
+        or opt.category == 'thought_level' and ('thought ' .. value)
+        or (tostring(opt.name or ''):lower() .. ' ' .. value)
+      table.insert(out, { forms = { (label:gsub('%s+', ' ')) } })
+    end
+  end
+  return out
+end
+
 ---@class sightline.BarView
 ---@field elapsed? number seconds the running turn has taken
 ---@field frame? integer the spinner's frame
@@ -110,6 +141,13 @@ local function parts(status, view)
   end
   if status.autoaccept == true then
     table.insert(out, { forms = { 'autoaccept' } })
+  end
+  local agent_mode = agent_mode_part(status.agent_mode)
+  if agent_mode then
+    table.insert(out, agent_mode)
+  end
+  for _, part in ipairs(agent_option_parts(status.agent_options)) do
+    table.insert(out, part)
   end
   table.insert(out, { forms = names(status) })
   local usage = type(status.usage_parts) == 'table' and status.usage_parts or {}

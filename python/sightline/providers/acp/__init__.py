@@ -25,16 +25,17 @@ from typing import TYPE_CHECKING, Any
 
 from sightline.domain import narrator
 from sightline.domain.config import ProviderConfig
+from sightline.domain.errors import Refused
 from sightline.editor.port import EditorError
 from sightline.gate import checkpoint
-from sightline.providers.acp import modes, presets, snapshot
+from sightline.providers.acp import auth, modes, options, presets, snapshot
 from sightline.providers.acp.client import (
     MCP_SERVER,
     SightlineClient,
     TurnContext,
     _lines_record,
 )
-from sightline.providers.acp.prompt import has_images, prompt_blocks
+from sightline.providers.acp.prompt import decisions_block, has_images, prompt_blocks
 from sightline.providers.acp.runtime import AgentProcess, LoopThread
 from sightline.providers.acp.transport import CheckedTransport
 from sightline.providers.base import (
@@ -90,6 +91,8 @@ class AcpProvider(ProviderBase):
         self._mode_refusal: str | None = None  # why no normal turn can run in its modes
         self._mcp_checked = False  # whether this agent session's MCP server was looked for
         self._step = "initialize"  # what the agent was last asked while getting ready
+        self.authenticated: str | None = None  # the auth method sightline logged it in with
+        self._pending_options: dict[str, str] = {}  # chosen before the session opened
 
     @property
     def agent_name(self) -> str:
@@ -100,6 +103,90 @@ class AcpProvider(ProviderBase):
         if info is not None and info.name:
             return info.name
         return "" if self.cfg.agent is not None and self.cfg.agent.cmd else self.spec.name
+
+    @property
+    def agent_mode(self) -> dict[str, Any] | None:
+        """The agent's current mode as the bar shows it: its name, and whether it runs
+        writes and commands without asking (then only because the user named it)."""
+        current = self.client.current_mode
+        if not current:
+            return None
+        name = current
+        for mode in self._modes.available_modes if self._modes else []:
+            if mode.id == current:
+                name = mode.name or current
+        return {"id": current, "name": name, "bypasses": modes.bypasses(current, name)}
+
+    @property
+    def agent_options(self) -> list[dict[str, str]]:
+        """The agent's session config options but its mode (shown as agent_mode): model,
+        thought level, any other select, each with its current value."""
+        return [o.view() for o in self.client.config_options if o.category != "mode"]
+
+    @property
+    def agent_model(self) -> str | None:
+        """The agent's current model, where it offers a choice of models."""
+        opt = options.find(self.client.config_options, "model")
+        return opt.value_name() if opt is not None else None
+
+    def option_values(self, kind: str) -> list[str] | None:
+        """What `:Sightline model` / `:Sightline mode` list: the agent's values of that
+        option (its modes, for an agent that has modes but no config option for them); None
+        while the agent has not said (it starts on the first message)."""
+        opt = options.find(self.client.config_options, kind)
+        if opt is not None:
+            return [value for value, _ in opt.values]
+        if kind == "mode" and self._modes is not None:
+            return [m.id for m in self._modes.available_modes]
+        return None
+
+    def set_option(self, kind: str, wanted: str) -> str:
+        """Switch the agent's `kind` option (model, mode, thought_level or an option's id) to
+        `wanted`, at once when its session is open (else on the next message); its name.
+        A mode chosen here is the user's by name, as provider.agent_mode is."""
+        opt = options.find(self.client.config_options, kind)
+        if opt is None and kind == "mode" and self._modes is not None:
+            values = tuple((m.id, m.name or m.id) for m in self._modes.available_modes)
+            opt = options.Option("mode", "Mode", "mode", self.client.current_mode or "", values)
+        if opt is None:
+            known = "once the agent has started (send a message first)"
+            if self.session_id is not None:
+                known = f"the agent {self.agent_name!r} offers no choice of {kind}"
+            raise Refused(f"{kind}: {known}")
+        value = options.choose(opt, wanted)
+        if kind == "mode":
+            self._choose_mode(value)
+        if self._loop is not None and self._conn is not None and self.session_id is not None:
+            try:
+                self._loop.call(self._apply_option(opt, value), self._timeout())
+            except Refused:
+                raise
+            except Exception as err:
+                raise Refused(f"{kind}: the agent refused {value!r}: {err}") from None
+        else:
+            self._pending_options[opt.id] = value
+        return dict(opt.values).get(value, value)
+
+    def _choose_mode(self, value: str) -> None:
+        self.client.chosen_mode = value
+        state = self._modes
+        available = [modes.Mode(m.id, m.name) for m in state.available_modes] if state else []
+        if any(m.id == value for m in available):
+            self._normal_mode, self._mode_refusal = value, None
+
+    async def _apply_option(self, opt: options.Option, value: str) -> None:
+        assert self._conn is not None and self.session_id is not None
+        is_config = any(o.id == opt.id for o in self.client.config_options)
+        if is_config:
+            got = await self._conn.set_config_option(
+                config_id=opt.id, session_id=self.session_id, value=value
+            )
+            if got is not None and got.config_options:
+                self.client.config_options = options.of(got.config_options)
+        else:
+            await self._conn.set_session_mode(session_id=self.session_id, mode_id=value)
+        if opt.category == "mode":
+            self.client.current_mode = value
 
     # -- the Provider protocol -------------------------------------------------------------
 
@@ -149,6 +236,7 @@ class AcpProvider(ProviderBase):
         before = snapshot.take(session.workspace, keep=keep)
         ctx = TurnContext(turn, self.spec.client_writes)
         self.client.ctx = ctx
+        self.client.changed = session.ui.schedule
         try:
             servername = turn.editor.servername()
             loop.call(self._ready(session, servername), self._timeout())
@@ -168,6 +256,9 @@ class AcpProvider(ProviderBase):
                     "(its promptCapabilities.image is off); nothing was sent to it"
                 )
             blocks = prompt_blocks(user, session.workspace, embedded, takes_images)
+            told, self.client.decisions = self.client.decisions, []
+            if told:
+                blocks.insert(0, decisions_block(told))
             assert self._conn is not None and self.session_id is not None
             future = loop.submit(self._conn.prompt(session_id=self.session_id, prompt=blocks))
             response = self._wait(turn, future)
@@ -175,6 +266,8 @@ class AcpProvider(ProviderBase):
                 return "stopped"
             self.client.flush_thought(ctx)
             self.client.flush_text(ctx)
+            self.client.flush_unasked(ctx)
+            self._account(session, response)
             if response.stop_reason == "max_tokens":
                 session.transcript.add_note(*narrator.token_limit(None))
             elif response.stop_reason == "refusal":
@@ -202,10 +295,26 @@ class AcpProvider(ProviderBase):
         finally:
             self.client.ctx = None
             ctx.finish(_TURN_ENDED)
+            ctx.terminals.close_all(ctx)  # none outlives its turn
             if not turn.cancelled():
                 self.client.flush_thought(ctx)
                 self.client.flush_text(ctx)
             self._bypassed(session, turn, before, ctx)
+
+    def _account(self, session: Session, response: Any) -> None:
+        """The turn's tokens, where the agent reports them (PromptResponse.usage): in the bar,
+        the footer and the history, as a built-in reply's are."""
+        usage = getattr(response, "usage", None)
+        if usage is None:
+            return
+        counts = {
+            "input": usage.input_tokens,
+            "output": usage.output_tokens,
+            "cache_read": usage.cached_read_tokens or 0,
+            "cache_write": usage.cached_write_tokens or 0,
+        }
+        session.account(counts)
+        session.record({"type": "acp", "event": "usage", "usage": counts})
 
     def _timeout(self) -> float:
         return max(5.0, self.cfg.timeout_ms / 1000)
@@ -270,9 +379,15 @@ class AcpProvider(ProviderBase):
             log.exception("workspace snapshot failed")
             return
         written = {workspace_rel(session.workspace, p) for p in ctx.written}
-        paths = [p for p in snapshot.changed(before, after) if p not in written]
+        permitted = {workspace_rel(session.workspace, p) for p in ctx.permitted}
+        changed = [p for p in snapshot.changed(before, after) if p not in written]
+        paths = [p for p in changed if p not in permitted]
         if not (before.complete and after.complete):
             session.transcript.add_note(*narrator.bypass_unchecked())
+        allowed = [p for p in changed if p in permitted]
+        if allowed:
+            # Written by the agent after the user allowed it: its buffers show it now.
+            self._sync_buffers(turn, allowed)
         if not paths:
             return
         if files is not None:
@@ -316,6 +431,12 @@ class AcpProvider(ProviderBase):
             self._step = "session/new"
             await self._open_session(session, servername)
             self._bound = conv_id
+        for config_id, value in list(self._pending_options.items()):
+            self._step = "session/set_config_option"
+            opt = next((o for o in self.client.config_options if o.id == config_id), None)
+            if opt is not None:
+                await self._apply_option(opt, value)
+            self._pending_options.pop(config_id, None)
         self._step = "session/set_mode"
         await self._set_mode(session.mode)
 
@@ -335,7 +456,7 @@ class AcpProvider(ProviderBase):
         transport = CheckedTransport(proc.stdout, proc.stdin)
         self._conn = connect_to_agent(self.client, transport)  # type: ignore[arg-type]
         caps = ClientCapabilities(
-            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False
+            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
         )
         self.init = await self._conn.initialize(
             protocol_version=PROTOCOL_VERSION,
@@ -371,15 +492,17 @@ class AcpProvider(ProviderBase):
                 )
                 self.session_id = old
                 self._remember_modes(loaded.modes if loaded else None)
+                self.client.config_options = options.of(loaded.config_options if loaded else None)
                 session.transcript.add_note(*narrator.agent_resumed(old))
                 return
             except Exception as err:
                 log.info("session/load of %s failed: %s", old, err)
             finally:
                 self.client.loading = False
-        created = await self._conn.new_session(cwd=session.workspace, mcp_servers=servers)
+        created = await self._new_session(session.workspace, servers)
         self.session_id = created.session_id
         self._remember_modes(created.modes)
+        self.client.config_options = options.of(created.config_options)
         if old or _has_history(session):
             session.transcript.add_note(*narrator.agent_new_session())
         session.record(
@@ -390,6 +513,28 @@ class AcpProvider(ProviderBase):
                 "session_id": created.session_id,
             }
         )
+
+    async def _new_session(self, cwd: str, servers: list[Any]) -> Any:
+        """`session/new`; an agent that answers it needs a login is authenticated with the
+        first of its advertised env_var methods whose keys its process has, then asked again
+        (providers/acp/auth.py); one that needs the user at a terminal is refused with how."""
+        from acp import RequestError
+
+        assert self._conn is not None
+        try:
+            return await self._conn.new_session(cwd=cwd, mcp_servers=servers)
+        except RequestError as err:
+            if err.code != auth.AUTH_REQUIRED:
+                raise
+        methods = auth.methods_of(self.init.auth_methods if self.init else None)
+        method = auth.usable(methods, {**os.environ, **self.spec.environment()})
+        if method is None:
+            raise ProviderError(auth.needed_words(self.spec.name, self.spec.cmd, methods))
+        self._step = f"authenticate ({method.id})"
+        await self._conn.authenticate(method_id=method.id)
+        self.authenticated = method.name
+        self._step = "session/new"
+        return await self._conn.new_session(cwd=cwd, mcp_servers=servers)
 
     def _recorded_session(self, session: Session) -> str | None:
         conv = session.conversation
@@ -408,10 +553,11 @@ class AcpProvider(ProviderBase):
     def _remember_modes(self, state: SessionModeState | None) -> None:
         self._modes = state
         self.client.current_mode = state.current_mode_id if state else None
-        self.client.chosen_mode = self.cfg.agent_mode
+        chosen = self.client.chosen_mode or self.cfg.agent_mode  # :Sightline mode, else config
+        self.client.chosen_mode = chosen
         available = [modes.Mode(m.id, m.name) for m in state.available_modes] if state else []
         self._normal_mode, self._mode_refusal = modes.normal_mode(
-            self.client.current_mode, available, self.cfg.agent_mode, self.read_only_mode()
+            self.client.current_mode, available, chosen, self.read_only_mode()
         )
 
     def read_only_mode(self) -> str | None:
@@ -444,6 +590,73 @@ class AcpProvider(ProviderBase):
                     f"the ACP agent {self.spec.name!r} stays in its mode {current!r}, which "
                     f"does not ask, and refused the mode {want!r}: {err}"
                 ) from None
+
+    # -- the agent's own sessions (session/list, session/load) -------------------------------
+
+    def _started(self, cwd: str) -> LoopThread:
+        loop = self._loop or LoopThread()
+        self._loop = loop
+
+        async def probe() -> None:
+            if self._proc is None or not self._proc.alive or self._conn is None:
+                self._reset()
+                await self._start(cwd)
+
+        loop.call(probe(), self._timeout())
+        return loop
+
+    def agent_sessions(self, workspace: str) -> list[dict[str, str]]:
+        """The agent's sessions of this workspace (`session/list`), newest as it orders them."""
+        loop = self._started(workspace)
+        caps = self.init.agent_capabilities if self.init else None
+        listing = caps.session_capabilities if caps else None
+        if listing is None or listing.list is None:
+            raise Refused(f"sessions: the agent {self.agent_name!r} does not list its sessions")
+        assert self._conn is not None
+        got = loop.call(self._conn.list_sessions(cwd=workspace), self._timeout())
+        return [
+            {
+                "id": s.session_id,
+                "title": " ".join((s.title or "").split()),
+                "updated": s.updated_at or "",
+            }
+            for s in got.sessions
+        ]
+
+    def resume_records(
+        self, workspace: str, session_id: str, servername: str
+    ) -> list[dict[str, Any]]:
+        """Load one of the agent's sessions (`session/load`) and return its replayed history
+        as history records (what the pane shows of it), the session's own record last."""
+        loop = self._started(workspace)
+        caps = self.init.agent_capabilities if self.init else None
+        if not (caps and caps.load_session):
+            raise Refused(f"sessions: the agent {self.agent_name!r} cannot resume a session")
+        assert self._conn is not None
+        conn = self._conn
+        self.client.collected = []
+        try:
+            loaded = loop.call(
+                conn.load_session(
+                    cwd=workspace, session_id=session_id, mcp_servers=self._mcp_servers(servername)
+                ),
+                self._timeout(),
+            )
+        except Exception as err:
+            raise Refused(f"sessions: the agent could not resume {session_id!r}: {err}") from None
+        finally:
+            records, self.client.collected = self.client.collected or [], None
+        self.session_id = session_id
+        self._bound = None  # the next message loads it again, in the conversation made of it
+        self._remember_modes(loaded.modes if loaded else None)
+        self.client.config_options = options.of(loaded.config_options if loaded else None)
+        session_record = {
+            "type": "acp",
+            "event": "session",
+            "agent": self.spec.name,
+            "session_id": session_id,
+        }
+        return [*replay_records(records), session_record]
 
     # -- health ----------------------------------------------------------------------------
 
@@ -486,21 +699,61 @@ class AcpProvider(ProviderBase):
         return out
 
 
+def replay_records(updates: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """A replayed session's updates, (who, text) in order — `user`, `agent` text chunks and
+    `tool` lines — as history records: consecutive chunks of one side make one message."""
+    out: list[dict[str, Any]] = []
+    for who, text in updates:
+        if who == "tool":
+            out.append(_lines_record("tool_call", [(text, None)]))
+            continue
+        role = "user" if who == "user" else "assistant"
+        last = out[-1] if out else None
+        if last is not None and last.get("type") == "message" and last["role"] == role:
+            last["content"][0]["text"] += text
+            if role == "user":
+                last["visible"] += text
+        else:
+            record: dict[str, Any] = {
+                "type": "message",
+                "role": role,
+                "content": [{"type": "text", "text": text}],
+            }
+            if role == "user":
+                record["visible"] = text  # what the pane shows of a user message
+            out.append(record)
+    return [r for r in out if r.get("type") != "message" or r["content"][0]["text"].strip()]
+
+
 def mcp_running(agent_pid: int) -> bool | None:
-    """Whether a process of the agent's process group (it runs in its own, see runtime.py)
-    runs sightline's MCP server; None where /proc cannot tell."""
+    """Whether a process the agent started runs sightline's MCP server: one of its process
+    group (it runs in its own, see runtime.py) or a descendant (Codex starts its MCP servers
+    in groups of their own); None where /proc cannot tell."""
     proc = Path("/proc")
     if not (proc / "self" / "stat").exists():
         return None
+    parents: dict[int, int] = {}
+    servers: list[int] = []
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            pgid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2])
-            if pgid == agent_pid and MCP_MAIN.encode() in (entry / "cmdline").read_bytes():
-                return True
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            pid, ppid, pgid = int(entry.name), int(fields[1]), int(fields[2])
+            parents[pid] = ppid
+            if MCP_MAIN.encode() in (entry / "cmdline").read_bytes():
+                if pgid == agent_pid:
+                    return True
+                servers.append(pid)
         except (OSError, ValueError, IndexError):
             continue  # gone meanwhile, or not ours to read
+    for pid in servers:
+        seen: set[int] = set()
+        while pid > 1 and pid not in seen:
+            seen.add(pid)
+            pid = parents.get(pid, 0)
+            if pid == agent_pid:
+                return True
     return False
 
 

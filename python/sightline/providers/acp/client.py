@@ -9,8 +9,11 @@ The policy lives here, whatever the agent asked for:
 * paths are confined to the workspace (domain/workspace.py);
 * a write is a proposal for the review gate (gate/proposals.py): diff, accept/reject, compare
   view, one undo step, the save rule;
-* plan mode refuses writes and edit/execute permissions; a scoped turn (Change with Agent)
-  accepts only a write that changes the selection, re-anchored as replace_selection is;
+* plan mode refuses writes, edit/execute permissions and terminals; a scoped turn (Change
+  with Agent) accepts only a write that changes the selection, re-anchored as
+  replace_selection is;
+* a terminal runs as run_command does (terminals.py): asked, in the workspace, killed with
+  its whole tree on stop;
 * a permission for a file whose buffer has unsaved user changes is refused.
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import threading
 import time
 import traceback
@@ -32,16 +36,25 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
+    ConfigOptionUpdate,
+    CreateTerminalResponse,
     CurrentModeUpdate,
     DeniedOutcome,
     FileEditToolCallContent,
+    KillTerminalResponse,
     PermissionOption,
     ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    UsageUpdate,
+    UserMessageChunk,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -55,7 +68,8 @@ from sightline.gate.policy import Kind, allowed_kinds
 from sightline.gate.proposals import Proposal, review
 from sightline.gate.selection import BYTES, lost, offset
 from sightline.mentions.parts import buffer_reader
-from sightline.providers.acp import modes
+from sightline.providers.acp import modes, options
+from sightline.providers.acp.terminals import Terminal, Terminals
 
 if TYPE_CHECKING:
     from sightline.gate.turn_contract import Session, Turn
@@ -70,6 +84,7 @@ WHOLE = 1 << 30
 LOOKING = frozenset({"read", "search", "think", "fetch"})
 WRITING = frozenset({"edit", "delete", "move"})
 UNASKED_KINDS = WRITING | {"execute"}  # named when they run without a permission request
+UNASKED_GRACE_S = 1.0  # how long a call reported in progress may wait for its permission request
 REFUSED = -32001  # the JSON-RPC error code of a request sightline refused
 # sightline's own MCP server, injected into every session (AcpProvider._mcp_servers).
 MCP_SERVER = "sightline"
@@ -89,11 +104,14 @@ class TurnContext:
     turn: Turn
     client_writes: bool
     written: set[str] = field(default_factory=set)  # real paths the gate wrote
+    permitted: set[str] = field(default_factory=set)  # real paths the user let the agent write
+    deferred: dict[str, dict[str, Any]] = field(default_factory=dict)  # calls judged unasked later
     thought: str = ""
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     asked: set[str] = field(default_factory=set)  # tool calls a permission was asked for
     ended: bool = False  # the agent ended the turn: what it asks now is refused
-    refused_terminal: bool = False  # the pane said once that terminals are not offered
+    terminals: Terminals = field(default_factory=Terminals)
+    allowed_commands: list[str] = field(default_factory=list)  # titles of execute permissions
     _inflight: int = 0  # requests being handled on worker threads
     _idle: threading.Condition = field(default_factory=threading.Condition)
 
@@ -103,6 +121,14 @@ class TurnContext:
 
     def over(self) -> bool:
         return self.ended or self.turn.cancelled()
+
+    def allowed_command(self, shown: str) -> bool:
+        """Whether the user allowed, in this turn, a permission that names this command (the
+        agent asked before it opened the terminal)."""
+        wanted = " ".join(shown.split())
+        return any(
+            wanted and wanted in " ".join(t.replace("`", "").split()) for t in self.allowed_commands
+        )
 
     def handle(self, place: int | None, work: Callable[..., _R], *args: Any) -> _R:
         """Run one request's work (on a worker thread), counted until it is answered; with
@@ -146,17 +172,36 @@ class SightlineClient:
         self.loading = False  # session/load replays history: not shown twice
         self.current_mode: str | None = None
         self.chosen_mode: str | None = None  # provider.agent_mode, the user's by name
+        self.context_used: tuple[int, int] | None = None  # usage_update: (used, size) tokens
+        # The user's decisions the agent's model was not told in words (a rejection's note, the
+        # hunks taken): sent with the next prompt (prompt.decisions_block), then cleared.
+        self.decisions: list[str] = []
+        self.config_options: list[options.Option] = []  # the agent's, as it last sent them
+        self.changed: Callable[[], None] = lambda: None  # redraw the bar (between turns too)
+        self.collected: list[tuple[str, str]] | None = None  # a replay being collected
 
     # -- the stream ------------------------------------------------------------------------
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        if self.collected is not None:
+            self._collect(update)  # a session resumed from the agent's list: its history
+            return
         ctx = self.ctx
+        mode = side_mode(update)
         if isinstance(update, CurrentModeUpdate):
-            self.current_mode = update.current_mode_id
             mode = update.current_mode_id
+        if mode is not None:
+            self.current_mode = mode
             if ctx is not None and modes.bypasses(mode) and mode != self.chosen_mode:
                 ctx.session.transcript.add_note(*narrator.agent_switched_mode(mode))
-                ctx.session.ui.schedule()
+            self.changed()  # the bar shows the agent's mode
+            return
+        if isinstance(update, UsageUpdate):
+            self.context_used = (update.used, update.size)
+            return
+        if isinstance(update, ConfigOptionUpdate):
+            self.config_options = options.of(update.config_options)  # the whole set, at once
+            self.changed()
             return
         if ctx is None or self.loading or ctx.turn.cancelled():
             return
@@ -165,6 +210,18 @@ class SightlineClient:
         except Exception:
             log.error("session update failed:\n%s", traceback.format_exc())
         ctx.session.ui.schedule()
+
+    def _collect(self, update: Any) -> None:
+        assert self.collected is not None
+        if isinstance(update, UserMessageChunk | AgentMessageChunk) and side_mode(update) is None:
+            if isinstance(update.content, TextContentBlock) and update.content.text:
+                who = "user" if isinstance(update, UserMessageChunk) else "agent"
+                self.collected.append((who, update.content.text))
+        elif isinstance(update, ToolCallStart) and update.title:
+            status = update.status or "completed"
+            self.collected.append(
+                ("tool", narrator.call_status(" ".join(update.title.split()), status)[0])
+            )
 
     def _update(self, ctx: TurnContext, update: Any) -> None:
         session, turn = ctx.session, ctx.turn
@@ -295,21 +352,46 @@ class SightlineClient:
                 extra["status_row"] = 0  # lines[0] is the status line tool_status rewrites
             ctx.session.record(_lines_record("tool_call", lines, **extra))
 
-    def _unasked(self, ctx: TurnContext, call_id: str, call: dict[str, Any], status: Any) -> None:
-        """A write or a command that runs without a permission request is named at once (an
+    def _unasked(
+        self,
+        ctx: TurnContext,
+        call_id: str,
+        call: dict[str, Any],
+        status: Any,
+        late: bool = False,
+    ) -> None:
+        """A write or a command that runs without a permission request is named while it runs (an
         edit of an agent whose edits come as fs/write_text_file is reviewed there)."""
         kind = call.get("kind")
-        if status not in ("in_progress", "completed") or kind not in UNASKED_KINDS:
+        if status not in ("in_progress", "completed", "failed") or kind not in UNASKED_KINDS:
             return
         if call_id in ctx.asked or call.get("unasked") or own_tool(call["title"]) is not None:
             return
         if kind == "edit" and ctx.client_writes:
+            return
+        if status == "in_progress" and not late:
+            # Some agents (codex-acp) report the call in progress, then ask: judged after a
+            # moment, when it ends, or when the turn does, whichever comes first.
+            ctx.deferred[call_id] = call
+            asyncio.get_running_loop().call_later(
+                UNASKED_GRACE_S, self._unasked, ctx, call_id, call, status, True
+            )
+            return
+        if ctx.deferred.pop(call_id, None) is None and late:
+            return  # judged already: it ended, or the turn did
+        if ctx.turn.cancelled():
             return
         call["unasked"] = True
         self.flush_text(ctx)
         lines = narrator.agent_unasked(call["title"])
         ctx.session.transcript.add_lines(lines)
         ctx.session.record(_lines_record("unasked", lines))
+        ctx.session.ui.schedule()
+
+    def flush_unasked(self, ctx: TurnContext) -> None:
+        """At the end of the turn: a call reported in progress that was never asked for."""
+        for call_id, call in list(ctx.deferred.items()):
+            self._unasked(ctx, call_id, call, "in_progress", True)
 
     # -- files -----------------------------------------------------------------------------
 
@@ -394,7 +476,15 @@ class SightlineClient:
         if after == before:
             return None  # nothing to change, nothing to review
         start, end = unique_region(before, after)
-        return review(turn, Proposal("edit", rel, str(real), before, after, start, end))
+        proposal = Proposal("edit", rel, str(real), before, after, start, end)
+        proposal.buffer = int(target.get("buffer") or 0)  # its hunks reviewed in the buffer
+        result = review(turn, proposal)
+        if result.is_error or result.content.startswith("partly accepted"):
+            # What was taken (and why the rest was not) reaches the model with the next
+            # message: ACP's write answer has no text, and Gemini CLI shows a refusal's
+            # error object as "[object Object]".
+            self.decisions.append(f"your write to {rel}: {result.content}")
+        return result
 
     def _scoped_write(self, ctx: TurnContext, real: Any, rel: str, content: str) -> Any:
         """Change with Agent: only a write whose change lies inside the selection is taken,
@@ -501,12 +591,15 @@ class SightlineClient:
                 if turn.scope is not None:
                     return reject("Change with Agent does not reach the network")
                 return reject("plan mode reaches the network only with tools.network.allow_hosts")
+        paths = _call_paths(session.workspace, call)
         if kind not in LOOKING:
             if session.mode == "plan":
                 return reject("plan mode: nothing may change")
             if turn.scope is not None:
+                if kind == "edit" and ctx.client_writes and _in_scope_file(ctx, paths):
+                    # Its write comes as fs/write_text_file, held there to the selection.
+                    return pick("allow_once", "allow_always")
                 return reject("Change with Agent may change only the selection")
-        paths = _call_paths(session.workspace, call)
         # Only an edit's change comes back as fs/write_text_file, to be reviewed there: a
         # delete or a move is done by the agent itself, so it is asked here whatever the agent.
         reviewed_later = kind == "edit" and ctx.client_writes
@@ -543,6 +636,9 @@ class SightlineClient:
             data["proposal"] = proposal
         session.transcript.add_note(*narrator.asked_permission(title))
         item = turn.gate.ask(gate_kind, f"allow {title}", data, cancelled=ctx.over)
+        if proposal is not None and proposal.compared:
+            # The view showed what the agent would write; nothing there is applied.
+            turn.editor.close_compare(proposal.id)
         if turn.cancelled():
             return None  # the protocol's answer to a permission the user stopped: cancelled
         effect = "allow" if item.decision == "accept" else "deny"
@@ -561,46 +657,118 @@ class SightlineClient:
             )
         if item.decision != "accept":
             session.transcript.add_note(*narrator.rejected(item.reason))
+            if item.reason.strip():
+                self.decisions.append(f"rejected {title}: {item.reason.strip()}")
             if item.scope == "always":
                 return pick("reject_always", "reject_once")
             return pick("reject_once", "reject_always")
+        if kind in WRITING:
+            # Allowed here, written by the agent itself: not a write past the gate.
+            ctx.permitted.update(str(p) for p in paths)
+        if kind == "execute":
+            ctx.allowed_commands.append(title)
         session.transcript.add_note(*narrator.allowed(title))
         if item.scope == "always":
             return pick("allow_always", "allow_once")
         return pick("allow_once", "allow_always")
 
-    # -- terminals: not offered (clientCapabilities.terminal is false) ---------------------
+    # -- terminals: run as run_command is (providers/acp/terminals.py) ---------------------
 
-    def _no_terminal(self, method: str) -> RequestError:
-        """The protocol's answer to a terminal request: no such method here. Said in the pane
-        once a turn, so a command the agent meant to run is not lost silently."""
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[Any] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> CreateTerminalResponse:
+        ctx = self._ctx()
+        place = ctx.session.gate.place()  # here, on the loop: in the order requests arrive
+        variables = {str(e.name): str(e.value) for e in env or []}
+        try:
+            terminal_id = await asyncio.to_thread(
+                ctx.handle,
+                place,
+                ctx.terminals.create,
+                ctx,
+                command,
+                args,
+                variables,
+                cwd,
+                output_byte_limit,
+                ctx.allowed_command,
+            )
+        except Refused as err:
+            if not err.message.startswith("denied by the user"):
+                ctx.session.transcript.add_note(*narrator.refused("terminal", err.message))
+                ctx.session.ui.schedule()
+            raise _refused(f"refused by sightline: {err.message}") from None
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
+        term = self._terminal(terminal_id)
+        got = term.exit_status()
+        status = None if got is None else TerminalExitStatus(exit_code=got[0], signal=got[1])
+        return TerminalOutputResponse(
+            output=term.text(), truncated=term.truncated, exit_status=status
+        )
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        ctx = self._ctx()
+        self._terminal(terminal_id)
+        code, sig = await asyncio.to_thread(ctx.handle, None, ctx.terminals.wait, ctx, terminal_id)
+        return WaitForTerminalExitResponse(exit_code=code, signal=sig)
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> KillTerminalResponse:
+        ctx = self._ctx()
+        self._terminal(terminal_id)
+        await asyncio.to_thread(ctx.handle, None, ctx.terminals.kill, ctx, terminal_id)
+        return KillTerminalResponse()
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> ReleaseTerminalResponse:
         ctx = self.ctx
-        if ctx is not None and not ctx.over() and not ctx.refused_terminal:
-            ctx.refused_terminal = True
-            ctx.session.transcript.add_note(*narrator.agent_no_terminal())
-            ctx.session.ui.schedule()
-        return RequestError.method_not_found(method)
+        if ctx is None:
+            return ReleaseTerminalResponse()  # the turn's end released it already
+        self._terminal(terminal_id)
+        await asyncio.to_thread(ctx.handle, None, ctx.terminals.release, ctx, terminal_id)
+        return ReleaseTerminalResponse()
 
-    async def create_terminal(self, session_id: str, command: str, **kwargs: Any) -> Any:
-        raise self._no_terminal("terminal/create")
-
-    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        raise self._no_terminal("terminal/output")
-
-    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        raise self._no_terminal("terminal/release")
-
-    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        raise self._no_terminal("terminal/wait_for_exit")
-
-    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        raise self._no_terminal("terminal/kill")
+    def _terminal(self, terminal_id: str) -> Terminal:
+        ctx = self._ctx()
+        try:
+            return ctx.terminals.get(terminal_id)
+        except Refused as err:
+            raise RequestError.resource_not_found(terminal_id) from err
 
     def _ctx(self) -> TurnContext:
         ctx = self.ctx
         if ctx is None or ctx.over():
             raise _refused("no turn is running")
         return ctx
+
+
+# Gemini CLI tells its approval-mode changes as a whole message chunk of this form (its
+# handleApprovalModeChanged): a side message, not part of the reply.
+_MODE_UPDATE = re.compile(r"\[MODE_UPDATE\] ?(\S+)\s*")
+
+
+def side_mode(update: Any) -> str | None:
+    """The mode a message chunk that is an agent's side message names, else None."""
+    if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContentBlock):
+        found = _MODE_UPDATE.fullmatch(update.content.text)
+        if found:
+            return found.group(1)
+    return None
 
 
 def own_tool(title: str) -> str | None:
@@ -641,6 +809,18 @@ def _call_paths(ws: str, call: ToolCallUpdate) -> list[Any]:
         except Refused:
             continue
     return out
+
+
+def _in_scope_file(ctx: TurnContext, paths: list[Any]) -> bool:
+    """Whether a permission names only the file of the turn's selection (and names one)."""
+    sel = ctx.turn.scope
+    if sel is None or not paths:
+        return False
+    try:
+        target = workspace.resolve(ctx.session.workspace, sel.name)
+    except Refused:
+        return False  # a selection in a buffer without a workspace file
+    return all(p == target for p in paths)
 
 
 def _modified(turn: Turn, path: Any) -> bool:

@@ -41,18 +41,19 @@ PRESETS: dict[str, Preset] = {
     # The Claude adapter writes to disk itself since v0.18 (claude-agent-acp #339).
     "claude": Preset(
         ("claude-agent-acp",),
-        "npm install -g @agentclientprotocol/claude-agent-acp",
+        # 0.23.1 runs on Node 18+; @agentclientprotocol/claude-agent-acp (its successor) needs 22.
+        "npm install -g @zed-industries/claude-agent-acp@0.23.1",
         client_writes=False,
         label="Claude (claude-agent-acp)",
         keys=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
     ),
-    # codex-acp applies its patches itself.
+    # codex-acp applies its patches itself; it needs `authenticate` (auth.py) with the key.
     "codex": Preset(
         ("codex-acp",),
-        "npm install -g @zed-industries/codex-acp",
+        "npm install -g @zed-industries/codex-acp@0.16.0",
         client_writes=False,
         label="Codex (codex-acp)",
-        keys=("OPENAI_API_KEY",),
+        keys=("OPENAI_API_KEY",),  # its $CODEX_API_KEY is never taken out of the environment
     ),
 }
 

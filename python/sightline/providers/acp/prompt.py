@@ -67,3 +67,14 @@ def prompt_blocks(
         resource = TextResourceContents(uri=uri, text=match.group(2), mime_type="text/plain")
         blocks.append(EmbeddedResourceContentBlock(type="resource", resource=resource))
     return blocks
+
+
+def decisions_block(decisions: list[str]) -> Block:
+    """The user's decisions of the last turn the agent's model was not told in words: ACP's
+    permission outcome carries only the option chosen, so a rejection's note and the hunks
+    taken of a write go with the next message."""
+    lines = "\n".join(f"- {d}" for d in decisions)
+    return TextContentBlock(
+        type="text",
+        text=f"(sightline: what the user decided in your last turn, in their words)\n{lines}",
+    )

@@ -197,12 +197,13 @@ end
 
 ---The :Sightline callback. Refusals show as one message, never a traceback.
 ---@param opts table the user command's opts (fargs, range, line1, line2, bang)
+---@return boolean? ran true when the subcommand ran without a refusal (for `/` commands)
 function M.run(opts)
   local args = vim.deepcopy(opts.fargs)
   local name = table.remove(args, 1)
   if not name then
     require('sightline.ui.pane').toggle()
-    return
+    return true
   end
   local sub = M.subcommands[name]
   if not sub then
@@ -233,6 +234,8 @@ function M.run(opts)
     require('sightline.ui.pane').notice(shorten(err), vim.log.levels.WARN)
   elseif type(res) == 'string' and not vim.startswith(res, 'OK') then
     require('sightline.ui.message').notify(shorten(res), vim.log.levels.WARN)
+  else
+    return res ~= nil and res ~= false
   end
 end
 

@@ -26,6 +26,8 @@ from sightline.mentions.composer import ComposerCompletion
 from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
 from sightline.providers import REGISTRY
 from sightline.providers.base import Provider, ProviderError
+from sightline.slash.service import Context as SlashContext
+from sightline.slash.service import SlashCommands
 from sightline.tools.registry import default_registry
 from sightline.ui import chips
 from sightline.ui.chips import reference_finder
@@ -44,10 +46,13 @@ class Core:
         # The user's MCP servers: their tools join a turn's, their resources `@` mentions.
         self.mcp = Manager(self._mcp_note)
         self.session.extra_tools = self.mcp.turn_tools
-        self.completion = ComposerCompletion(
-            extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
-        )
         atexit.register(self.mcp.stop_all)
+        # `/` in the composer: built-ins, prompt files and other sources' commands.
+        self.slash = SlashCommands(note=self._slash_note)
+        self.completion = ComposerCompletion(
+            extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items),
+            slash=lambda ws, config, token: self.slash.complete(SlashContext(ws, config), token),
+        )
         # Set once what the provider's first request needs is loaded (core.ping says so).
         self.preloaded = threading.Event()
         # Model lists per (provider, base_url): fetched once, off Neovim's thread.
@@ -58,6 +63,11 @@ class Core:
     def _mcp_note(self, note: narrator.Note) -> None:
         """A server failed or refused a tool: said once in the pane."""
         self.session.transcript.add_note(*note)
+        self.session.ui.schedule()
+
+    def _slash_note(self, text: str) -> None:
+        """A prompt file skipped (broken front matter, bounds): said once in the pane."""
+        self.session.transcript.add_note(f"✗ {text}", "SightlineWarning")
         self.session.ui.schedule()
 
     def _mcp_parts(self, found: list[grammar.Mention]) -> Callable[[int], list[str]] | None:
@@ -174,7 +184,9 @@ class Core:
             session.conversation = None
             session.transcript.add_note(*narrator.new_conversation(workspace))
 
-    def send(self, params: dict[str, Any]) -> dict[str, Any]:
+    def send(self, params: dict[str, Any], *, shown: str | None = None) -> dict[str, Any]:
+        """Start a turn.  `shown`: what the user typed when `text` is what it expanded to
+        (a `/` prompt): the transcript shows it, the expanded text folded under it."""
         text = params.get("text")
         if not isinstance(text, str):
             raise Refused("send: text must be a string")
@@ -202,6 +214,7 @@ class Core:
             note=note,
             chip=chip,
             late=self._mcp_parts(found),
+            shown=shown,
         )
         return {"turn": turn.id, "status": self.session.status()}
 
@@ -218,10 +231,11 @@ class Core:
             read_editor=editor_reader(self.editor, self.session.workspace),
         )
 
-    def selection(self, params: dict[str, Any]) -> scope.Selection:
+    def selection(self, params: dict[str, Any], *, scoped: bool = True) -> scope.Selection:
         """Check the flat range in Neovim and read the selected text there (the request
-        carries none). Refused before any turn starts; nothing is recorded."""
-        why = self.session.provider.scope_refusal()
+        carries none). Refused before any turn starts; nothing is recorded. `scoped`: for
+        a turn held to the selection (a prompt's `${selection}` only quotes it)."""
+        why = self.session.provider.scope_refusal() if scoped else None
         if why:
             raise Refused(f"sightline: {why}")
         flat = {k: params.get(k) for k in scope.RANGE_KEYS}

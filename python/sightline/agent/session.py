@@ -35,9 +35,12 @@ class Session(SessionState):
         note: str | None = None,
         chip: dict[str, Any] | None = None,
         late: Callable[[int], list[str]] | None = None,
+        shown: str | None = None,
     ) -> Turn:
         """Start a turn; returns once it is accepted (the worker runs on its own thread).
-        `late` adds the parts that must wait on the worker (see Turn.late)."""
+        `late` adds the parts that must wait on the worker (see Turn.late).  `shown`: what
+        the user typed when `text` is its expansion (a `/` prompt file); the transcript
+        shows it with the expanded text folded under it, history keeps both."""
         with self._lock:
             if self.turn is not None:
                 raise Refused("a turn is already running: wait for it or :Sightline stop")
@@ -52,14 +55,16 @@ class Session(SessionState):
                 "type": "message",
                 "role": "user",
                 "content": content,
-                "visible": text,
+                "visible": text if shown is None else shown,
             }
+            if shown is not None:
+                user["expanded"] = text
             if note:  # display only: how the transcript labels the message when reopened
                 user.update(note=note, chip=chip)
             self._turn_ids += 1
             turn = Turn(self._turn_ids, self, scope=scope, user=user, late=late)
             self._begin(turn)
-        self.transcript.add_user(text, note, chip)
+        self.transcript.add_user(user["visible"], note, chip, expanded=user.get("expanded"))
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})
         threading.Thread(
             target=loop.run, args=(self, turn), name=f"turn-{turn.id}", daemon=True

@@ -42,6 +42,7 @@ from sightline.entry.params import (
 from sightline.gate.decisions import DECISIONS
 from sightline.gate.proposals import compare_view, hunks_decided
 from sightline.providers.base import ProviderError
+from sightline.slash import run as slash_run
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +252,8 @@ def _complete_warm(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     token=Text(max_chars=MAX_LINE_CHARS),
     room=Int(min=1, max=100_000),
     workspace=WORKSPACE,
+    row=Int(min=0),
+    config_dir=Text(max_chars=4096),
 )
 def _complete_candidates(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     """`before` (the line up to the cursor) or `token` (the text after `@`); `room`, the
@@ -261,9 +264,28 @@ def _complete_candidates(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     if before is None and token is None:
         raise Refused("complete.candidates: expected `before` or `token` (a string)")
     result = core.completion.candidates(
-        _workspace(core, params), before=before, token=token, room=params.get("room")
+        _workspace(core, params),
+        before=before,
+        token=token,
+        room=params.get("room"),
+        row=params.get("row"),
+        config_dir=params.get("config_dir"),
     )
     return {**result, "cpu_ms": (time.thread_time() - started) * 1000}
+
+
+@method(
+    "slash.run",
+    text=Text(required=True, max_chars=MAX_PROMPT_CHARS),
+    workspace=WORKSPACE,
+    config_dir=Text(max_chars=4096),
+    file=Text(max_chars=4096),
+    inputs=Table(),
+    **RANGE,
+)
+def _slash_run(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """A message sent from the composer that starts with `/` (sightline.slash.run)."""
+    return slash_run.run(core, params)
 
 
 @method("extensions.list", workspace=WORKSPACE)

@@ -17,11 +17,18 @@ function M.submit()
     notice.notice('sightline: nothing to send: type a message first')
     return
   end
-  if notice.refused(require('sightline').send(text)) then
+  local function sent()
     notice.clear()
     table.insert(S.prompts, text)
     S.prompt_index, S.draft = nil, nil
-    api.nvim_buf_set_lines(S.cbuf, 0, -1, false, {})
+    if state.valid_buf(S.cbuf) then
+      api.nvim_buf_set_lines(S.cbuf, 0, -1, false, {})
+    end
+  end
+  if text:byte(1) == 47 then -- '/': a command, a prompt file… (see :help sightline-slash)
+    require('sightline.slash').submit(text, sent)
+  elseif notice.refused(require('sightline').send(text)) then
+    sent()
   end
 end
 

@@ -1,0 +1,238 @@
+"""Prompt files: Markdown files that become `/name` commands.
+
+Four folders, in this order (the first of a name wins):
+
+* the workspace's `.sightline/prompts/*.md` (sightline's own format);
+* the workspace's `.claude/commands/*.md` (Claude Code's: `$ARGUMENTS`, `$1`…);
+* the workspace's `.github/prompts/*.prompt.md` (GitHub Copilot's: `${input:name}`,
+  `${selection}`, `${file}`…);
+* the user's `stdpath('config')/sightline/prompts/*.md` (sightline's format).
+
+Each may start with YAML front matter (`description`, `argument-hint`, `model`), parsed with
+PyYAML's safe loader.  A file is skipped, with a note naming it, when its front matter is
+broken (the note gives the line), when it is over 64 KiB, binary, a link out of its folder,
+or not a regular file (a FIFO would block the read) — the rules files' bounds.
+
+Nothing is read at start-up: `PromptLibrary.scan` runs when `/` is typed, and later scans
+re-read only the files whose size or mtime changed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from sightline.domain.errors import Refused
+from sightline.domain.workspace import Outside, within
+from sightline.tools import read
+
+Format = Literal["sightline", "claude", "copilot"]
+
+MAX_BYTES = 64 * 1024
+# Longer names are not commands anyone types; they would only widen the menu.
+MAX_NAME_CHARS = 64
+FRONT_MATTER_KEYS = ("description", "argument-hint", "model")
+
+
+@dataclass(frozen=True)
+class Folder:
+    path: Path
+    format: Format
+    source: str  # where its commands come from, as the menu shows it
+    suffix: str  # what a prompt file's name ends with
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    name: str  # the command, without its `/`
+    path: Path
+    format: Format
+    source: str
+    description: str
+    argument_hint: str
+    model: str | None
+    body: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: Path
+    why: str  # one line, starting with the file's name (and line, for front matter)
+
+
+def folders(workspace: str, config_dir: str | None) -> list[Folder]:
+    """The folders prompt files are read from, in the order their names win."""
+    root = Path(workspace)
+    out = [
+        Folder(root / ".sightline" / "prompts", "sightline", ".sightline/prompts", ".md"),
+        Folder(root / ".claude" / "commands", "claude", ".claude/commands", ".md"),
+        Folder(root / ".github" / "prompts", "copilot", ".github/prompts", ".prompt.md"),
+    ]
+    if config_dir:
+        out.append(Folder(Path(config_dir) / "sightline" / "prompts", "sightline", "user", ".md"))
+    return out
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class PromptLibrary:
+    """The prompt files of the folders, each read once per version (size, mtime, inode)."""
+
+    def __init__(self) -> None:
+        self._known: dict[Path, tuple[tuple[int, int, int], PromptFile | Skipped]] = {}
+
+    def scan(self, where: Iterable[Folder]) -> tuple[list[PromptFile], list[Skipped]]:
+        """Every prompt file of `where` (the first of each name), and the files skipped."""
+        found: list[PromptFile] = []
+        skipped: list[Skipped] = []
+        names: set[str] = set()
+        seen: set[Path] = set()
+        for folder in where:
+            for path, outcome in self._folder(folder):
+                seen.add(path)
+                if isinstance(outcome, Skipped):
+                    skipped.append(outcome)
+                elif outcome.name not in names:
+                    names.add(outcome.name)
+                    found.append(outcome)
+        for gone in set(self._known) - seen:
+            del self._known[gone]  # deleted files, or a folder of another workspace
+        return found, skipped
+
+    def _folder(self, folder: Folder) -> Iterable[tuple[Path, PromptFile | Skipped]]:
+        try:
+            entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
+        except OSError:
+            return  # no such folder (the usual case), or unreadable: nothing to offer
+        for entry in entries:
+            if not entry.name.endswith(folder.suffix) or entry.name.startswith("."):
+                continue
+            name = entry.name[: -len(folder.suffix)]
+            if not _valid_name(name):
+                continue
+            path = Path(entry.path)
+            try:
+                st = entry.stat()  # (follows a link: its target's version)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            known = self._known.get(path)
+            if known is not None and known[0] == _stamp(st):
+                yield path, known[1]
+                continue
+            outcome = load(folder, name, path, entry.is_symlink(), st)
+            self._known[path] = (_stamp(st), outcome)
+            yield path, outcome
+
+
+def _valid_name(name: str) -> bool:
+    return (
+        0 < len(name) <= MAX_NAME_CHARS
+        and name.isprintable()
+        and not any(c.isspace() or c in "/\\" for c in name)
+    )
+
+
+def load(
+    folder: Folder, name: str, path: Path, linked: bool, st: os.stat_result
+) -> PromptFile | Skipped:
+    """Read one prompt file within the bounds; a Skipped says why it is not offered."""
+    shown = f"{folder.source}/{path.name}"
+    if linked:
+        try:
+            within(folder.path, path.name)
+        except Outside:
+            return Skipped(path, f"{shown}: a link out of its folder; skipped")
+    if not stat.S_ISREG(st.st_mode):
+        return Skipped(path, f"{shown}: not a regular file; skipped")
+    if st.st_size > MAX_BYTES:
+        return Skipped(path, f"{shown}: over 64 KiB; skipped")
+    try:
+        with read.open_regular(path, shown) as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except Refused as why:
+        return Skipped(path, f"{why.message}; skipped")
+    except OSError as err:
+        return Skipped(path, f"{shown}: cannot be read ({err.strerror or err}); skipped")
+    if len(raw) > MAX_BYTES:
+        return Skipped(path, f"{shown}: over 64 KiB; skipped")
+    if read.is_binary(raw):
+        return Skipped(path, f"{shown}: a binary file; skipped")
+    text = raw.decode(errors="replace").replace("\r\n", "\n")
+    try:
+        meta, body = split_front_matter(text)
+    except FrontMatterError as err:
+        return Skipped(path, f"{shown}:{err.line}: {err.message}; skipped")
+    return PromptFile(
+        name=name,
+        path=path,
+        format=folder.format,
+        source=folder.source,
+        description=meta.get("description", ""),
+        argument_hint=meta.get("argument-hint", ""),
+        model=meta.get("model") or None,
+        body=body,
+    )
+
+
+class FrontMatterError(ValueError):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"{line}: {message}")
+        self.line = line
+        self.message = message
+
+
+def split_front_matter(text: str) -> tuple[dict[str, str], str]:
+    """The front matter's known keys (as text) and the body after it.  A file without a
+    `---` first line has none.  Errors carry the file's line number (1-based)."""
+    if not text.startswith("---\n") and text.rstrip("\n") != "---":
+        return {}, text
+    end = text.find("\n---", 3)
+    while end >= 0 and text[end + 4 : end + 5] not in ("", "\n"):
+        end = text.find("\n---", end + 1)
+    if end < 0:
+        raise FrontMatterError(1, "front matter is not closed by a --- line")
+    block = text[4 : end + 1]
+    body = text[end + 5 :]
+    try:
+        # The C loader when PyYAML has it: the first `/` reads every prompt file.
+        loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(block, Loader=loader)  # (a safe loader: no objects built)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        if err.context_mark is not None and (mark is None or mark.line >= block.count("\n")):
+            mark = err.context_mark  # (an unclosed `[` is found at the end: say where it opened)
+        line = (mark.line + 2) if mark is not None else 2
+        problem = str(err.problem or err.context or "invalid YAML").strip()
+        raise FrontMatterError(line, f"front matter: {problem}") from None
+    except yaml.YAMLError as err:
+        raise FrontMatterError(2, f"front matter: {str(err).splitlines()[0]}") from None
+    if data is None:
+        return {}, body
+    if not isinstance(data, dict):
+        raise FrontMatterError(2, "front matter: expected `key: value` lines")
+    meta: dict[str, str] = {}
+    for key in FRONT_MATTER_KEYS:
+        value = data.get(key)
+        if value is None:
+            continue
+        if isinstance(value, list | dict):
+            raise FrontMatterError(_key_line(block, key), f"front matter: {key}: expected text")
+        meta[key] = " ".join(str(value).split())
+    return meta, body
+
+
+def _key_line(block: str, key: str) -> int:
+    for i, line in enumerate(block.split("\n")):
+        if line.startswith(f"{key}:"):
+            return i + 2
+    return 2

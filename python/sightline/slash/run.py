@@ -1,0 +1,94 @@
+"""What a message the composer sends as `/name arguments…` does (the `slash.run` request).
+
+* a built-in: answered with the `:Sightline` subcommand and its arguments, which Neovim runs
+  as the Ex command runs them (no turn starts here);
+* a prompt file: its placeholders filled, its inputs asked for when missing (answered with
+  `ask`: Neovim asks with vim.ui.input and sends again with `inputs`), refused with nothing
+  sent when it needs a selection or a file there is not; then sent, the transcript showing
+  what was typed with the expansion folded under it;
+* an unknown `/word`: sent as typed, with a `hint` for the bar.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sightline.core import Core
+from sightline.domain import scope
+from sightline.domain.errors import Refused
+from sightline.slash import catalog, expand
+from sightline.slash.builtins import Builtin
+from sightline.slash.prompt_files import PromptFile
+from sightline.slash.service import Context
+
+
+def run(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    text: str = params["text"]
+    workspace = params.get("workspace") or core.session.workspace
+    plain = {"text": text, "workspace": workspace}
+    split = catalog.split_command(text)
+    if split is None:
+        return core.send(plain)
+    name, arguments = split
+    ctx = Context(workspace, params.get("config_dir"))
+    command = core.slash.find(ctx, name)
+    if command is None:
+        out = core.send(plain)
+        out["hint"] = f"/{name[:60]} is not a command: sent as text"
+        return out
+    target = command.target
+    if isinstance(target, Builtin):
+        return {"command": target.subcommand, "args": expand.words(arguments)}
+    if isinstance(target, PromptFile):
+        return _prompt(core, params, target, arguments, text, workspace)
+    raise Refused(f"/{name}: cannot be run from here")  # (a source without a runner: a bug)
+
+
+def _prompt(
+    core: Core,
+    params: dict[str, Any],
+    prompt: PromptFile,
+    arguments: str,
+    typed: str,
+    workspace: str,
+) -> dict[str, Any]:
+    need = expand.needs(prompt)
+    inputs, rest = expand.split_inputs(arguments, need.inputs)
+    given = params.get("inputs") or {}
+    inputs.update({k: str(v) for k, v in given.items() if k in need.inputs})
+    missing = [n for n in need.inputs if n not in inputs]
+    if missing:
+        return {"ask": [{"name": n, "prompt": need.prompts.get(n) or n} for n in missing]}
+    block = selected = None
+    if need.selection:
+        if not scope.has_range(params):
+            raise Refused(
+                f"/{prompt.name} needs a selection: select text in the editor, then send again"
+            )
+        sel = core.selection(params, scoped=False)
+        selected = sel.text
+        block = selection_block(sel)
+    file = params.get("file") if isinstance(params.get("file"), str) else None
+    if need.file and not file:
+        raise Refused(f"/{prompt.name} needs a file: open one in the editor, then send again")
+    values = expand.Values(
+        arguments=rest,
+        inputs=inputs,
+        selection=block,
+        selected_text=selected,
+        file=file,
+        workspace=workspace,
+    )
+    text = expand.expand(prompt, values)
+    if not text.strip():
+        raise Refused(f"/{prompt.name}: the prompt file has no text to send")
+    return core.send({"text": text, "workspace": workspace}, shown=typed)
+
+
+def selection_block(sel: scope.Selection) -> str:
+    """The selection as a prompt quotes it: its file and lines, then its text fenced (the
+    block Change with Agent sends, without holding the turn to it)."""
+    label = sel.lines_label()
+    where = f"lines {label}" if "–" in label else f"line {label}"
+    fence = scope.fence_for(sel.text)
+    return f"{sel.name}, {where}:\n{fence}{sel.filetype}\n{sel.text}\n{fence}"

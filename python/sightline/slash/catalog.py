@@ -62,8 +62,7 @@ Extra = Callable[[], Sequence[Command]]
 
 def builtin_commands() -> list[Command]:
     return [
-        Command(b.name, "builtin", b.description, "built-in", b.argument_hint, b)
-        for b in BUILTINS
+        Command(b.name, "builtin", b.description, "built-in", b.argument_hint, b) for b in BUILTINS
     ]
 
 

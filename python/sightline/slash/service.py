@@ -41,9 +41,7 @@ class SlashCommands:
     def commands(self, ctx: Context) -> list[Command]:
         """Every command for `ctx`, read now (prompt files by mtime)."""
         with self._lock:
-            found, skipped = self._library.scan(
-                prompt_files.folders(ctx.workspace, ctx.config_dir)
-            )
+            found, skipped = self._library.scan(prompt_files.folders(ctx.workspace, ctx.config_dir))
             for s in skipped:
                 key = (str(s.path), s.why)
                 if key not in self._said:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 from sightline.domain.text import clean_display_text
 from sightline.mentions.completion import CompletionItem, ItemKind, _tier
@@ -26,7 +26,7 @@ _ITEM_KIND: dict[SourceKind, ItemKind] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # (hashed by identity: the menu caches its item)
 class Command:
     name: str  # without the `/`
     kind: SourceKind
@@ -66,24 +66,24 @@ def builtin_commands() -> list[Command]:
     ]
 
 
-def prompt_commands(prompts: Sequence[PromptFile]) -> list[Command]:
-    return [
-        Command(
-            p.name,
-            "prompt",
-            p.description or p.body.strip().split("\n", 1)[0],
-            p.source,
-            p.argument_hint,
-            p,
-        )
-        for p in prompts
-    ]
+def prompt_command(p: PromptFile) -> Command:
+    """A prompt file's command; without a description, its first line describes it."""
+    first = p.body.strip().split("\n", 1)[0]
+    return Command(p.name, "prompt", p.description or first, p.source, p.argument_hint, p)
 
 
-def merge(*groups: Sequence[Command]) -> list[Command]:
-    """The groups in order, the first command of each name kept."""
+class Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+N = TypeVar("N", bound=Named)
+
+
+def merge(*groups: Sequence[N]) -> list[N]:
+    """The groups in order, the first of each name kept."""
     seen: set[str] = set()
-    out: list[Command] = []
+    out: list[N] = []
     for group in groups:
         for command in group:
             if command.name not in seen:
@@ -92,18 +92,18 @@ def merge(*groups: Sequence[Command]) -> list[Command]:
     return out
 
 
-def rank(commands: Sequence[Command], query: str, limit: int) -> list[Command]:
+def rank(commands: Sequence[N], query: str) -> list[N]:
     """Commands matching what was typed after `/` (all when nothing), best first: the
     name's prefix, then a word of it, then anywhere, then its letters in order; within a
     tier the sources' order."""
     q = query.lower()
-    scored: list[tuple[int, int, Command]] = []
+    scored: list[tuple[int, int, N]] = []
     for i, command in enumerate(commands):
         tier = _tier(command.name.lower(), q)
         if tier is not None:
             scored.append((tier, i, command))
     scored.sort(key=lambda t: (t[0], t[1]))
-    return [c for _, _, c in scored[:limit]]
+    return [c for _, _, c in scored]
 
 
 def split_command(text: str) -> tuple[str, str] | None:

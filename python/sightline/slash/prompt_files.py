@@ -13,13 +13,14 @@ PyYAML's safe loader.  A file is skipped, with a note naming it, when its front 
 broken (the note gives the line), when it is over 64 KiB, binary, a link out of its folder,
 or not a regular file (a FIFO would block the read) — the rules files' bounds.
 
-Nothing is read at start-up: `PromptLibrary.scan` runs when `/` is typed, and later scans
-re-read only the files whose size or mtime changed.
+Nothing is read at start-up: the folders are listed when `/` is typed, and a file is read
+when the menu shows it or it is run, again only when its size or mtime changed.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -83,63 +84,88 @@ def _stamp(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
+@dataclass(frozen=True)
+class Entry:
+    """A prompt file as its folder lists it: named, not read yet."""
+
+    name: str
+    folder: Folder
+    path: str
+    linked: bool
+    stat: os.stat_result
+
+
 class PromptLibrary:
-    """The prompt files of the folders, each read once per version (size, mtime, inode)."""
+    """The prompt files of the folders.  `entries` lists them (names from the file names,
+    a stat each); `load` reads one, once per version (size, mtime, inode): the menu reads
+    only the files it shows."""
 
     def __init__(self) -> None:
-        self._known: dict[Path, tuple[tuple[int, int, int], PromptFile | Skipped]] = {}
+        self._known: dict[str, tuple[tuple[int, int, int], PromptFile | Skipped]] = {}
 
-    def scan(self, where: Iterable[Folder]) -> tuple[list[PromptFile], list[Skipped]]:
-        """Every prompt file of `where` (the first of each name), and the files skipped."""
-        found: list[PromptFile] = []
-        skipped: list[Skipped] = []
+    def entries(self, where: Iterable[Folder]) -> list[Entry]:
+        """The first file of each name, in the folders' order."""
+        out: list[Entry] = []
         names: set[str] = set()
-        seen: set[Path] = set()
+        seen: set[str] = set()
         for folder in where:
-            for path, outcome in self._folder(folder):
-                seen.add(path)
-                if isinstance(outcome, Skipped):
-                    skipped.append(outcome)
-                elif outcome.name not in names:
-                    names.add(outcome.name)
-                    found.append(outcome)
+            for entry in _listed(folder):
+                seen.add(entry.path)
+                if entry.name not in names:
+                    names.add(entry.name)
+                    out.append(entry)
         for gone in set(self._known) - seen:
             del self._known[gone]  # deleted files, or a folder of another workspace
+        return out
+
+    def load(self, entry: Entry) -> PromptFile | Skipped:
+        known = self._known.get(entry.path)
+        stamp = _stamp(entry.stat)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        outcome = load(entry.folder, entry.name, Path(entry.path), entry.linked, entry.stat)
+        self._known[entry.path] = (stamp, outcome)
+        return outcome
+
+    def scan(self, where: Iterable[Folder]) -> tuple[list[PromptFile], list[Skipped]]:
+        """Every prompt file of `where`, read (the first of each name), and those skipped."""
+        found: list[PromptFile] = []
+        skipped: list[Skipped] = []
+        for entry in self.entries(where):
+            outcome = self.load(entry)
+            if isinstance(outcome, Skipped):
+                skipped.append(outcome)
+            else:
+                found.append(outcome)
         return found, skipped
 
-    def _folder(self, folder: Folder) -> Iterable[tuple[Path, PromptFile | Skipped]]:
+
+def _listed(folder: Folder) -> Iterable[Entry]:
+    try:
+        entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
+    except OSError:
+        return  # no such folder (the usual case), or unreadable: nothing to offer
+    cut = len(folder.suffix)
+    for entry in entries:
+        if not entry.name.endswith(folder.suffix) or entry.name.startswith("."):
+            continue
+        name = entry.name[:-cut]
+        if not _valid_name(name):
+            continue
         try:
-            entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
+            st = entry.stat()  # (follows a link: its target's version)
         except OSError:
-            return  # no such folder (the usual case), or unreadable: nothing to offer
-        for entry in entries:
-            if not entry.name.endswith(folder.suffix) or entry.name.startswith("."):
-                continue
-            name = entry.name[: -len(folder.suffix)]
-            if not _valid_name(name):
-                continue
-            path = Path(entry.path)
-            try:
-                st = entry.stat()  # (follows a link: its target's version)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                continue
-            known = self._known.get(path)
-            if known is not None and known[0] == _stamp(st):
-                yield path, known[1]
-                continue
-            outcome = load(folder, name, path, entry.is_symlink(), st)
-            self._known[path] = (_stamp(st), outcome)
-            yield path, outcome
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            yield Entry(name, folder, entry.path, entry.is_symlink(), st)
+
+
+_NAME = re.compile(rf"[^\s/\\]{{1,{MAX_NAME_CHARS}}}")
 
 
 def _valid_name(name: str) -> bool:
-    return (
-        0 < len(name) <= MAX_NAME_CHARS
-        and name.isprintable()
-        and not any(c.isspace() or c in "/\\" for c in name)
-    )
+    """A name typed after `/`: no whitespace, slash or control character."""
+    return _NAME.fullmatch(name) is not None and name.isprintable()
 
 
 def load(
@@ -204,9 +230,10 @@ def split_front_matter(text: str) -> tuple[dict[str, str], str]:
     block = text[4 : end + 1]
     body = text[end + 5 :]
     try:
-        # The C loader when PyYAML has it: the first `/` reads every prompt file.
-        loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(block, Loader=loader)  # (a safe loader: no objects built)
+        # The base loader: every value is text (what the keys hold), no tags build objects;
+        # its C version when PyYAML has one, as the first `/` reads every prompt file.
+        loader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+        data = yaml.load(block, Loader=loader)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         if err.context_mark is not None and (mark is None or mark.line >= block.count("\n")):

@@ -1,8 +1,11 @@
 """The core's `/`: the menu's items while a command is typed, and what a sent one does.
 
-The command list is built when `/` is typed (the prompt folders scanned then, re-read by
-mtime) and narrowed from that list on later keystrokes; a send looks the name up in a
-fresh scan, so a prompt file saved a moment ago is what runs.
+The candidates (built-ins, the prompt folders' file names, other sources' commands) are
+listed when `/` is typed and narrowed from that list on later keystrokes; a prompt file is
+read when the menu shows it (at most MAX_ITEMS are), so the first `/` costs a directory
+listing and the files it shows, whatever the size of the library; the rest are read right
+after it on a worker thread, so the keys typed next find them read.  A send looks
+the name up in a fresh listing, so a prompt file saved a moment ago is what runs.
 """
 
 from __future__ import annotations
@@ -10,14 +13,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from sightline.mentions.completion import MAX_ITEMS, CompletionItem
-from sightline.slash import catalog, expand, prompt_files
+from sightline.mentions.completion import CompletionItem
+from sightline.slash import catalog, prompt_files
 from sightline.slash.catalog import Command, Extra
-from sightline.slash.prompt_files import PromptFile
+from sightline.slash.prompt_files import Entry, PromptFile, Skipped
+
+# Items in the `/` menu at most: more rows than a menu shows, and each shown prompt file is
+# read for its description (the first `/` reads this many files).
+MAX_ITEMS = 50
 
 Note = Callable[[str], None]
+Candidate = Command | Entry
 
 
 @dataclass(frozen=True)
@@ -34,49 +41,71 @@ class SlashCommands:
     note: Note = lambda _text: None  # a skipped prompt file, said once per version
     extra: list[Extra] = field(default_factory=list)  # skills, agent, MCP prompts
     _library: prompt_files.PromptLibrary = field(default_factory=prompt_files.PromptLibrary)
-    _listed: list[Command] = field(default_factory=list)
+    _listed: list[Candidate] = field(default_factory=list)
+    _prompts: dict[str, tuple[PromptFile, Command]] = field(default_factory=dict)
+    _items: dict[Command, CompletionItem] = field(default_factory=dict)
     _said: set[tuple[str, str]] = field(default_factory=set)
+    # One reader at a time: the menu's keystroke, a send, or the worker reading ahead.
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def commands(self, ctx: Context) -> list[Command]:
-        """Every command for `ctx`, read now (prompt files by mtime)."""
-        with self._lock:
-            found, skipped = self._library.scan(prompt_files.folders(ctx.workspace, ctx.config_dir))
-            for s in skipped:
-                key = (str(s.path), s.why)
-                if key not in self._said:
-                    self._said.add(key)
-                    self.note(s.why)
-        groups: list[Sequence[Command]] = [
-            catalog.builtin_commands(),
-            catalog.prompt_commands(found),
-        ]
+    def candidates(self, ctx: Context) -> list[Candidate]:
+        """Every command's name for `ctx`, the first of each name (prompt files unread)."""
+        entries = self._library.entries(prompt_files.folders(ctx.workspace, ctx.config_dir))
+        groups: list[Sequence[Candidate]] = [catalog.builtin_commands(), entries]
         groups.extend(source() for source in self.extra)
         return catalog.merge(*groups)
+
+    def command(self, candidate: Candidate) -> Command | None:
+        """The candidate's command, its prompt file read if need be (None: skipped)."""
+        if isinstance(candidate, Command):
+            return candidate
+        with self._lock:
+            return self._read(candidate)
+
+    def _read(self, candidate: Entry) -> Command | None:
+        outcome = self._library.load(candidate)
+        if isinstance(outcome, Skipped):
+            key = (str(outcome.path), outcome.why)
+            if key not in self._said:
+                self._said.add(key)
+                self.note(outcome.why)
+            return None
+        known = self._prompts.get(candidate.path)
+        if known is not None and known[0] is outcome:
+            return known[1]
+        made = catalog.prompt_command(outcome)
+        self._prompts[candidate.path] = (outcome, made)
+        return made
 
     def complete(self, ctx: Context, token: str) -> list[CompletionItem]:
         """Items for the text typed after `/` (the command's name so far)."""
         if token == "" or not self._listed:
-            self._listed = self.commands(ctx)
-        return [c.item() for c in catalog.rank(self._listed, token, MAX_ITEMS)]
+            self._listed = self.candidates(ctx)
+            self._items = {}
+        out: list[CompletionItem] = []
+        for candidate in catalog.rank(self._listed, token):
+            command = self.command(candidate)
+            if command is None:
+                continue
+            item = self._items.get(command)
+            if item is None:
+                item = self._items[command] = command.item()
+            out.append(item)
+            if len(out) >= MAX_ITEMS:
+                break
+        if token == "":
+            unread = [c for c in self._listed if isinstance(c, Entry)]
+            threading.Thread(
+                target=self._read_ahead, args=(unread,), name="sightline-prompts", daemon=True
+            ).start()
+        return out
+
+    def _read_ahead(self, entries: list[Entry]) -> None:
+        for entry in entries:
+            self.command(entry)  # (one file per hold of the lock: a keystroke waits little)
 
     def find(self, ctx: Context, name: str) -> Command | None:
-        for command in self.commands(ctx):
-            if command.name == name:
-                return command
+        for candidate in self.candidates(ctx):
+            if candidate.name == name:
+                return self.command(candidate)
         return None
-
-
-@dataclass(frozen=True)
-class Expanded:
-    text: str
-    prompt: PromptFile
-
-
-def prompt_needs(prompt: PromptFile, arguments: str, given: dict[str, str]) -> dict[str, Any]:
-    """The inputs still missing for `prompt` ({} when none): what Neovim asks for."""
-    need = expand.needs(prompt)
-    typed, _ = expand.split_inputs(arguments, need.inputs)
-    values = {**typed, **given}
-    missing = [n for n in need.inputs if n not in values]
-    return {"missing": [{"name": n, "prompt": need.prompts.get(n, "")} for n in missing]}

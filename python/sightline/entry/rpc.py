@@ -27,6 +27,7 @@ from sightline.domain.mcp_config import ServerConfigError
 from sightline.editor import msgtext
 from sightline.editor.port import EditorError
 from sightline.entry import extension_admin as admin
+from sightline.entry import slash as slash_run
 from sightline.entry.params import (
     Choice,
     Directory,
@@ -42,7 +43,6 @@ from sightline.entry.params import (
 from sightline.gate.decisions import DECISIONS
 from sightline.gate.proposals import compare_view, hunks_decided
 from sightline.providers.base import ProviderError
-from sightline.slash import run as slash_run
 
 log = logging.getLogger(__name__)
 

@@ -165,6 +165,14 @@ M.subcommands = {
     complete = fixed(ON_OFF),
     max_args = 1,
   },
+  skills = {
+    run = function(args)
+      return require('sightline.skills').command(args)
+    end,
+    complete = function(arglead, args)
+      return require('sightline.skills').complete(arglead, args)
+    end,
+  },
   mcp = {
     run = function(args)
       return require('sightline.mcp_client').command(args)

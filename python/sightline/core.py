@@ -14,7 +14,7 @@ from typing import Any
 
 from sightline import providers
 from sightline.agent.session import Session
-from sightline.domain import history, history_admin, narrator, paths, scope
+from sightline.domain import history, history_admin, narrator, paths, scope, skills
 from sightline.domain import mentions as grammar
 from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.errors import Refused
@@ -26,6 +26,7 @@ from sightline.mentions.composer import ComposerCompletion
 from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
 from sightline.providers import REGISTRY
 from sightline.providers.base import Provider, ProviderError
+from sightline.slash import catalog as slash_catalog
 from sightline.slash.service import Context as SlashContext
 from sightline.slash.service import SlashCommands
 from sightline.tools.registry import default_registry
@@ -46,9 +47,18 @@ class Core:
         # The user's MCP servers: their tools join a turn's, their resources `@` mentions.
         self.mcp = Manager(self._mcp_note)
         self.session.extra_tools = self.mcp.turn_tools
+        # The user's `stdpath('config')` (sent by Neovim): where their prompts and skills are.
+        self.config_dir: str | None = None
+        self.session.skills = lambda: skills.active(self.session.workspace, self.config_dir)
         atexit.register(self.mcp.stop_all)
         # `/` in the composer: built-ins, prompt files and other sources' commands.
         self.slash = SlashCommands(note=self._slash_note)
+        self.slash.extra.append(
+            lambda ctx: [
+                slash_catalog.skill_command(s)
+                for s in skills.active(ctx.workspace, ctx.config_dir or self.config_dir)
+            ]
+        )
         self.completion = ComposerCompletion(
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items),
             slash=lambda ws, config, token: self.slash.complete(SlashContext(ws, config), token),

@@ -8,12 +8,12 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sightline.domain.front_matter import split_front_matter
 from sightline.slash import catalog, expand
 from sightline.slash.prompt_files import (
     PromptFile,
     PromptLibrary,
     folders,
-    split_front_matter,
 )
 
 
@@ -140,8 +140,8 @@ def test_split_command() -> None:
 
 
 def test_front_matter_without_keys() -> None:
-    assert split_front_matter("---\n---\nbody") == ({}, "body")
-    assert split_front_matter("no front matter") == ({}, "no front matter")
+    assert split_front_matter("---\n---\nbody", ()) == ({}, "body")
+    assert split_front_matter("no front matter", ()) == ({}, "no front matter")
 
 
 PIECES = [*"ab :${}\n", "$1", "$ARGUMENTS", "${file}", "${selection}", "${input:x}"]

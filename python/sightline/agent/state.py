@@ -17,6 +17,7 @@ from sightline.agent.turn import Turn
 from sightline.domain import history, narrator, paths
 from sightline.domain.config import CoreConfig
 from sightline.domain.errors import Refused
+from sightline.domain.skills import Skill
 from sightline.domain.wire import ABANDONED, cut_off, unanswered
 from sightline.editor.port import Editor
 from sightline.gate.decisions import Gate
@@ -65,6 +66,8 @@ class SessionState:
         # Tools and mention parts from outside the registry (the MCP client; Core sets them).
         # Asked on the turn's worker thread, the one place that may wait on a server.
         self.extra_tools: Callable[[str, frozenset[Kind]], list[Tool]] = lambda ws, kinds: []
+        # The skills the model may load (domain/skills.py: Core sets where they are read).
+        self.skills: Callable[[], list[Skill]] = lambda: []
 
     # -- the provider -------------------------------------------------------------------------
 

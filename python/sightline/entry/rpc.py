@@ -27,6 +27,7 @@ from sightline.domain.mcp_config import ServerConfigError
 from sightline.editor import msgtext
 from sightline.editor.port import EditorError
 from sightline.entry import extension_admin as admin
+from sightline.entry import skills as skills_admin
 from sightline.entry import slash as slash_run
 from sightline.entry.params import (
     Choice,
@@ -85,8 +86,15 @@ def _ping(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"pid": os.getpid(), "sdk_loaded": core.preloaded.is_set()}
 
 
-@method("core.init", config=Table(), workspace=WORKSPACE, conversation=FilePath())
+@method(
+    "core.init",
+    config=Table(),
+    workspace=WORKSPACE,
+    conversation=FilePath(),
+    config_dir=Text(max_chars=4096),
+)
 def _init(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.config_dir = params.get("config_dir") or core.config_dir
     with _named("core.init"):
         core.configure(params.get("config", {}), params.get("workspace"))
     path = params.get("conversation")
@@ -359,6 +367,23 @@ def _extension_errors(core: Core) -> Iterator[None]:
 
 
 MCP_NAME = Text(required=True, max_chars=MAX_NAME_CHARS)
+
+
+@method("skills.list", workspace=WORKSPACE)
+def _skills_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"skills": skills_admin.listing(_workspace(core, params), core.config_dir)}
+
+
+@method("skills.enable", name=MCP_NAME, workspace=WORKSPACE)
+def _skills_enable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    ws = _workspace(core, params)
+    return {"message": skills_admin.switch(ws, core.config_dir, params["name"], True)}
+
+
+@method("skills.disable", name=MCP_NAME, workspace=WORKSPACE)
+def _skills_disable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    ws = _workspace(core, params)
+    return {"message": skills_admin.switch(ws, core.config_dir, params["name"], False)}
 
 
 @method("mcp.list", workspace=WORKSPACE)

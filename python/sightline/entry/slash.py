@@ -6,6 +6,7 @@
   `ask`: Neovim asks with vim.ui.input and sends again with `inputs`), refused with nothing
   sent when it needs a selection or a file there is not; then sent, the transcript showing
   what was typed with the expansion folded under it;
+* a skill: its instructions sent, with what was typed after its name;
 * an unknown `/word`: sent as typed, with a `hint` for the bar.
 """
 
@@ -16,10 +17,12 @@ from typing import Any
 from sightline.core import Core
 from sightline.domain import scope
 from sightline.domain.errors import Refused
+from sightline.domain.skills import Skill
 from sightline.slash import catalog, expand
 from sightline.slash.builtins import Builtin
 from sightline.slash.prompt_files import PromptFile
 from sightline.slash.service import Context
+from sightline.tools.skills import PREFIX as SKILL_PREFIX
 
 
 def run(core: Core, params: dict[str, Any]) -> dict[str, Any]:
@@ -41,6 +44,10 @@ def run(core: Core, params: dict[str, Any]) -> dict[str, Any]:
         return {"command": target.subcommand, "args": expand.words(arguments)}
     if isinstance(target, PromptFile):
         return _prompt(core, params, target, arguments, text, workspace)
+    if isinstance(target, Skill):
+        return core.send(
+            {"text": skill_text(target, arguments), "workspace": workspace}, shown=text
+        )
     raise Refused(f"/{name}: cannot be run from here")  # (a source without a runner: a bug)
 
 
@@ -83,6 +90,17 @@ def _prompt(
     if not text.strip():
         raise Refused(f"/{prompt.name}: the prompt file has no text to send")
     return core.send({"text": text, "workspace": workspace}, shown=typed)
+
+
+def skill_text(skill: Skill, arguments: str) -> str:
+    """A skill run by hand: its instructions and files, as load_skill answers, then what
+    was typed after its name."""
+    files = "\n".join(f"  {SKILL_PREFIX}{skill.name}/{f}" for f in skill.files)
+    text = (
+        f"Use the skill {skill.name}.\n\n<skill name={skill.name!r}>\n{skill.body}\n</skill>\n\n"
+        f"Its files (read_file reads these paths):\n{files}"
+    )
+    return f"{text}\n\n{arguments}" if arguments.strip() else text
 
 
 def selection_block(sel: scope.Selection) -> str:

@@ -7,10 +7,11 @@ folders' order, prompt_files.py), then the commands other sources add (`Extra`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
+from sightline.domain.skills import Skill
 from sightline.domain.text import clean_display_text
 from sightline.mentions.completion import CompletionItem, ItemKind, _tier
 from sightline.slash.builtins import BUILTINS, Builtin
@@ -57,9 +58,6 @@ class Command:
         )
 
 
-Extra = Callable[[], Sequence[Command]]
-
-
 def builtin_commands() -> list[Command]:
     return [
         Command(b.name, "builtin", b.description, "built-in", b.argument_hint, b) for b in BUILTINS
@@ -70,6 +68,10 @@ def prompt_command(p: PromptFile) -> Command:
     """A prompt file's command; without a description, its first line describes it."""
     first = p.body.strip().split("\n", 1)[0]
     return Command(p.name, "prompt", p.description or first, p.source, p.argument_hint, p)
+
+
+def skill_command(skill: Skill) -> Command:
+    return Command(skill.name, "skill", skill.description, f"skill, {skill.origin}", "", skill)
 
 
 class Named(Protocol):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from sightline.mentions.completion import CompletionItem
 from sightline.slash import catalog, prompt_files
-from sightline.slash.catalog import Command, Extra
+from sightline.slash.catalog import Command
 from sightline.slash.prompt_files import Entry, PromptFile, Skipped
 
 # Items in the `/` menu at most: more rows than a menu shows, and each shown prompt file is
@@ -36,6 +36,10 @@ class Context:
     config_dir: str | None = None
 
 
+# Another source's commands for a context: skills, an ACP agent's, MCP prompts.
+Extra = Callable[[Context], Sequence[Command]]
+
+
 @dataclass
 class SlashCommands:
     note: Note = lambda _text: None  # a skipped prompt file, said once per version
@@ -52,7 +56,7 @@ class SlashCommands:
         """Every command's name for `ctx`, the first of each name (prompt files unread)."""
         entries = self._library.entries(prompt_files.folders(ctx.workspace, ctx.config_dir))
         groups: list[Sequence[Candidate]] = [catalog.builtin_commands(), entries]
-        groups.extend(source() for source in self.extra)
+        groups.extend(source(ctx) for source in self.extra)
         return catalog.merge(*groups)
 
     def command(self, candidate: Candidate) -> Command | None:

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from sightline.domain import secrets
-from sightline.tools import command, diagnostics, plan, read, selection, view, write
+from sightline.tools import command, diagnostics, plan, read, selection, skills, view, write
 from sightline.tools.base import Tool
 
 
@@ -16,6 +16,7 @@ def default_registry() -> list[Tool]:
     tools: list[Tool] = [
         *read.TOOLS,
         *diagnostics.TOOLS,
+        skills.LOAD_SKILL,
         *write.TOOLS,
         *command.TOOLS,
         *plan.TOOLS,

@@ -77,7 +77,7 @@ class Core:
 
     def _slash_note(self, text: str) -> None:
         """A prompt file skipped (broken front matter, bounds): said once in the pane."""
-        self.session.transcript.add_note(f"✗ {text}", "SightlineWarning")
+        self.session.transcript.add_note(*narrator.prompt_skipped(text))
         self.session.ui.schedule()
 
     def _mcp_parts(self, found: list[grammar.Mention]) -> Callable[[int], list[str]] | None:

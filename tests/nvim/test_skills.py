@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.agent_util import claude, idle, send, tool_results
+from tests.complete_util import open_composer, send_keys, type_each, words
 from tests.conftest import capture_notify, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, reply, text, tool_use
-from tests.nvim.test_complete_nvim import open_composer, type_each, words
-from tests.nvim.test_slash import send_keys
 
 __all__ = ["fake_api"]
 

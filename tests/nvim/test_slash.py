@@ -12,19 +12,22 @@ from typing import Any
 import pytest
 
 from sightline.domain import paths
-from tests.conftest import transcript, wait_for
-from tests.lua_helper import lua_helper
-from tests.nvim.test_complete_nvim import (
+from tests.complete_util import (
     SETUP_BLINK,
     SETUP_CMP,
+    bar_note,
     blink_menu,
+    composer_text,
     line,
     menu,
     open_composer,
     pum,
+    send_keys,
     type_each,
     words,
 )
+from tests.conftest import transcript, wait_for
+from tests.lua_helper import lua_helper
 
 BUILTINS = ["/compact", "/history", "/model", "/plan", "/reset"]
 
@@ -61,24 +64,8 @@ def prompts(isolated_env: Path) -> Path:
     return ws
 
 
-def send_keys(nv: Any, text: str) -> None:
-    """Type a message and send it with <C-s> (the composer's submit key in Insert mode)."""
-    type_each(nv, text)
-    nv.input("<C-e><C-s>")
-
-
-def composer_text(nv: Any) -> list[str]:
-    buf = nv.exec_lua("return require('sightline.ui.pane').buffers().composer")
-    return list(nv.api.buf_get_lines(buf, 0, -1, False))
-
-
 def idle(nv: Any) -> bool:
     return bool(nv.exec_lua("return require('sightline').status().state == 'idle'"))
-
-
-def bar_note(nv: Any) -> str | None:
-    note = nv.exec_lua("local n = require('sightline.ui.pane.state').S.notice return n and n.text")
-    return note if isinstance(note, str) else None
 
 
 def history_records(ws: Path) -> list[dict[str, Any]]:

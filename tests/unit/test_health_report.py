@@ -31,7 +31,7 @@ def needed(provider: str, mcp: bool = False) -> set[str]:
     ],
 )
 def test_each_provider_needs_the_core_and_its_own_sdk(provider: str, extra: set[str]) -> None:
-    assert needed(provider) == {"pynvim", "msgpack", "platformdirs", *extra}
+    assert needed(provider) == {"pynvim", "msgpack", "platformdirs", "pyyaml", *extra}
     assert "mcp" in needed(provider, mcp=True)
 
 

@@ -33,6 +33,7 @@ PACKAGES: tuple[Package, ...] = (
     Package("pynvim", "pynvim", "the core"),
     Package("msgpack", "msgpack", "the core"),
     Package("platformdirs", "platformdirs", "the core"),
+    Package("yaml", "pyyaml", "the core (prompt files and skills)"),
     Package("anthropic", "anthropic", "the anthropic provider", ("anthropic",)),
     Package("openai", "openai", "the openai, ollama and openrouter providers", ("openai",)),
     Package("acp", "agent-client-protocol", "the acp provider", ("acp",)),

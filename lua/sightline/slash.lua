@@ -80,7 +80,7 @@ function M.submit(text, sent, inputs)
     end)
     return
   end
-  sent()
+  sent() -- (`pending`: an MCP prompt is fetched; a failure is said in the transcript)
   if res.hint then
     notice.notice('sightline: ' .. res.hint, vim.log.levels.INFO, { notify = false })
   end

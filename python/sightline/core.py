@@ -27,6 +27,7 @@ from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
 from sightline.providers import REGISTRY
 from sightline.providers.base import Provider, ProviderError
 from sightline.slash import catalog as slash_catalog
+from sightline.slash import mcp_prompts
 from sightline.slash.service import Context as SlashContext
 from sightline.slash.service import SlashCommands
 from sightline.tools.registry import default_registry
@@ -59,9 +60,11 @@ class Core:
                 for s in skills.active(ctx.workspace, ctx.config_dir or self.config_dir)
             ]
         )
+        self.slash.extra.append(lambda ctx: mcp_prompts.commands(self.mcp, ctx.workspace))
+        self.slash.starting = lambda ctx: self.mcp.starting(ctx.workspace)
         self.completion = ComposerCompletion(
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items),
-            slash=lambda ws, config, token: self.slash.complete(SlashContext(ws, config), token),
+            slash=lambda ws, config, line: self.slash.complete_line(SlashContext(ws, config), line),
         )
         # Set once what the provider's first request needs is loaded (core.ping says so).
         self.preloaded = threading.Event()

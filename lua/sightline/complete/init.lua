@@ -47,7 +47,8 @@ end
 ---@param row integer? 0-based line of `before`
 ---@return boolean
 local function may_be_command(before, row)
-  return row == 0 and before:byte(1) == 47 and not before:find('%s') -- 47: '/'
+  -- 47: '/'; after an MCP prompt's name come its arguments
+  return row == 0 and before:byte(1) == 47 and (not before:find('%s') or vim.startswith(before, '/mcp:'))
 end
 
 ---The mention (or `/` command) at the end of `before` (the line up to the cursor) and its items.

@@ -6,20 +6,24 @@
   `ask`: Neovim asks with vim.ui.input and sends again with `inputs`), refused with nothing
   sent when it needs a selection or a file there is not; then sent, the transcript showing
   what was typed with the expansion folded under it;
+* an MCP prompt (`/mcp:{server}:{prompt} name=value…`): missing required arguments asked
+  for (`ask`), then fetched and sent on a worker (answered with `pending` at once);
 * a skill: its instructions sent, with what was typed after its name;
 * an unknown `/word`: sent as typed, with a `hint` for the bar.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from sightline.core import Core
-from sightline.domain import scope
+from sightline.domain import narrator, scope
 from sightline.domain.errors import Refused
 from sightline.domain.skills import Skill
-from sightline.slash import catalog, expand
+from sightline.slash import catalog, expand, mcp_prompts
 from sightline.slash.builtins import Builtin
+from sightline.slash.mcp_prompts import McpPrompt
 from sightline.slash.prompt_files import PromptFile
 from sightline.slash.service import Context
 from sightline.tools.skills import PREFIX as SKILL_PREFIX
@@ -44,6 +48,8 @@ def run(core: Core, params: dict[str, Any]) -> dict[str, Any]:
         return {"command": target.subcommand, "args": expand.words(arguments)}
     if isinstance(target, PromptFile):
         return _prompt(core, params, target, arguments, text, workspace)
+    if isinstance(target, McpPrompt):
+        return _mcp_prompt(core, params, target, text, arguments, workspace)
     if isinstance(target, Skill):
         return core.send(
             {"text": skill_text(target, arguments), "workspace": workspace}, shown=text
@@ -90,6 +96,48 @@ def _prompt(
     if not text.strip():
         raise Refused(f"/{prompt.name}: the prompt file has no text to send")
     return core.send({"text": text, "workspace": workspace}, shown=typed)
+
+
+def _mcp_prompt(
+    core: Core,
+    params: dict[str, Any],
+    prompt: McpPrompt,
+    typed: str,
+    arguments: str,
+    workspace: str,
+) -> dict[str, Any]:
+    """Missing required arguments are asked for; then the prompt is fetched on a worker
+    (it waits on the server) and sent from there.  Answers `pending` at once: a failure
+    is said in the transcript."""
+    args = mcp_prompts.given(prompt, arguments)
+    names = {a.name for a in prompt.arguments}
+    given = params.get("inputs") or {}
+    args.update({k: str(v) for k, v in given.items() if k in names})
+    missing = [a for a in prompt.arguments if a.required and a.name not in args]
+    if missing:
+        return {"ask": [{"name": a.name, "prompt": a.description or a.name} for a in missing]}
+    if core.session.turn is not None:
+        raise Refused("a turn is already running: wait for it or :Sightline stop")
+
+    def fetch_and_send() -> None:
+        from sightline.mcp_client.client import McpFailure
+
+        try:
+            text = mcp_prompts.fetch_text(core.mcp, workspace, prompt, args)
+            if not text.strip():
+                raise McpFailure("the prompt has no text")
+            core.send({"text": text, "workspace": workspace}, shown=typed)
+        except (McpFailure, TimeoutError, Refused) as err:
+            why = err.message if isinstance(err, Refused) else str(err) or "no answer in time"
+            core.session.transcript.add_note(*narrator.error(f"/{prompt_name(prompt)}: {why}"))
+            core.session.ui.schedule()
+
+    threading.Thread(target=fetch_and_send, name="sightline-mcp-prompt", daemon=True).start()
+    return {"pending": True}
+
+
+def prompt_name(prompt: McpPrompt) -> str:
+    return f"{mcp_prompts.PREFIX}{prompt.server}:{prompt.prompt}"
 
 
 def skill_text(skill: Skill, arguments: str) -> str:

@@ -27,8 +27,9 @@ log = logging.getLogger(__name__)
 
 ExtraItems = Callable[[str, str, list[CompletionItem]], list[CompletionItem]]
 # Items for a `/` command typed at the start of the composer's first line: (workspace, the
-# user's config folder, the text after `/`) -> items (sightline.slash.service).
-SlashItems = Callable[[str, str | None, str], list[CompletionItem]]
+# user's config folder, the line up to the cursor) -> (the character the items replace
+# from, -1 for none; the items) (sightline.slash.service).
+SlashItems = Callable[[str, str | None, str], tuple[int, list[CompletionItem]]]
 
 # A listing younger than this is reused when the composer opens again.
 STALE_AFTER_S = 2.0
@@ -93,13 +94,20 @@ class ComposerCompletion:
         one, a `/` at its start completes a command (`config_dir`: the user's
         `stdpath('config')`, where their prompt files are)."""
         start = 0
-        if token is None and row == 0 and self._slash is not None:
-            command = slash_at_start(before or "")
-            if command is not None:
-                items = self._slash(workspace, config_dir, command)
-                if room is not None:
-                    items = menu_fit.fit(items, room + menu_fit.cells("/" + command))
-                return {"start": 0, "items": columns(items)}
+        line = before or ""
+        if token is None and row == 0 and self._slash is not None and slash_at_start(line):
+            at, items = self._slash(workspace, config_dir, line)
+            if at < 0:
+                return {"start": -1, "items": columns([])}
+            if room is not None:
+                items = menu_fit.fit(items, room + menu_fit.cells(line[at:]))
+            answer: dict[str, Any] = {
+                "start": len(line[:at].encode("utf-8")),
+                "items": columns(items),
+            }
+            if any(item.style.pending for item in items):
+                answer["refresh_ms"] = REFRESH_MS
+            return answer
         if token is None:
             found = mention_at_end(before or "")
             if found is None:
@@ -140,12 +148,9 @@ class ComposerCompletion:
         return [(ext.name, ext.description) for ext in found.values()]
 
 
-def slash_at_start(before: str) -> str | None:
-    """The command name typed so far when `before` is `/` and a name (no space yet)."""
-    if not before.startswith("/") or before.startswith("//"):
-        return None
-    name = before[1:]
-    return None if any(c.isspace() for c in name) else name
+def slash_at_start(before: str) -> bool:
+    """`before` (the first line up to the cursor) starts with a `/` command."""
+    return before.startswith("/") and not before.startswith("//")
 
 
 def columns(items: list[CompletionItem]) -> dict[str, list[Any]]:

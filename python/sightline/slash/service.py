@@ -14,8 +14,9 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from sightline.domain.text import clean_display_text
 from sightline.mentions.completion import CompletionItem
-from sightline.slash import catalog, prompt_files
+from sightline.slash import catalog, mcp_prompts, prompt_files
 from sightline.slash.catalog import Command
 from sightline.slash.prompt_files import Entry, PromptFile, Skipped
 
@@ -44,11 +45,14 @@ Extra = Callable[[Context], Sequence[Command]]
 class SlashCommands:
     note: Note = lambda _text: None  # a skipped prompt file, said once per version
     extra: list[Extra] = field(default_factory=list)  # skills, agent, MCP prompts
+    # The MCP servers starting now: their prompts come later (the menu asks again).
+    starting: Callable[[Context], list[str]] = lambda _ctx: []
     _library: prompt_files.PromptLibrary = field(default_factory=prompt_files.PromptLibrary)
     _listed: list[Candidate] = field(default_factory=list)
     _prompts: dict[str, tuple[PromptFile, Command]] = field(default_factory=dict)
     _items: dict[Command, CompletionItem] = field(default_factory=dict)
     _said: set[tuple[str, str]] = field(default_factory=set)
+    _waiting: bool = False  # MCP servers were starting when the list was made
     # One reader at a time: the menu's keystroke, a send, or the worker reading ahead.
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -83,8 +87,10 @@ class SlashCommands:
 
     def complete(self, ctx: Context, token: str) -> list[CompletionItem]:
         """Items for the text typed after `/` (the command's name so far)."""
-        if token == "" or not self._listed:
-            self._listed = self.candidates(ctx)
+        if token == "" or not self._listed or self._waiting:
+            # (also while MCP servers were starting: their prompts join once they are up)
+            self._listed = self.candidates(ctx)  # (starts the MCP servers in the background)
+            self._waiting = bool(self.starting(ctx))
             self._items = {}
         out: list[CompletionItem] = []
         for candidate in catalog.rank(self._listed, token):
@@ -107,6 +113,44 @@ class SlashCommands:
     def _read_ahead(self, entries: list[Entry]) -> None:
         for entry in entries:
             self.command(entry)  # (one file per hold of the lock: a keystroke waits little)
+
+    def complete_line(self, ctx: Context, before: str) -> tuple[int, list[CompletionItem]]:
+        """Items for the composer's first line up to the cursor, which starts with `/`: the
+        command's name, or after an MCP prompt's name the argument being typed.  The start
+        is the character index the items replace from (-1: nothing to complete)."""
+        name, space, rest = before[1:].partition(" ")
+        if not space:
+            if any(c.isspace() for c in name):
+                return -1, []
+            items = self.complete(ctx, name)
+            if mcp_prompts.PREFIX.startswith(name) or name.startswith(mcp_prompts.PREFIX):
+                items += self._starting_item(ctx, before)
+            return 0, items
+        command = next((c for c in self._listed if c.name == name), None)
+        if command is None and name.startswith(mcp_prompts.PREFIX):
+            command = self.find(ctx, name)
+        target = command.target if isinstance(command, Command) else None
+        if not isinstance(target, mcp_prompts.McpPrompt) or "\n" in rest:
+            return -1, []
+        current = rest.rsplit(" ", 1)[-1]
+        if "=" in current:
+            return -1, []
+        return len(before) - len(current), mcp_prompts.argument_items(target, rest, current)
+
+    def _starting_item(self, ctx: Context, before: str) -> list[CompletionItem]:
+        names = self.starting(ctx)
+        if not names:
+            return []
+        listed = clean_display_text(", ".join(names), 40)
+        return [
+            CompletionItem(
+                kind="mcp_starting",
+                word=before,
+                abbr="starting…",
+                menu=listed,
+                info=f"MCP servers starting: {listed}; their prompts show here once they are up.",
+            )
+        ]
 
     def find(self, ctx: Context, name: str) -> Command | None:
         for candidate in self.candidates(ctx):

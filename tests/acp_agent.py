@@ -5,13 +5,15 @@
 in the log, so an agent restarted after a crash goes on with the next one). Every request
 the client sends and every answer it gives is appended to the log as one JSON line.
 
-caps: load, embedded, modes (ids, the first current), hang_init (initialize never answers).
+caps: load, embedded, modes (ids, the first current), hang_init (initialize never answers),
+commands ([[name, description, hint?], ...]: announced right after session/new).
 Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"tool": {id, title, kind?, status?, locations?, diff?}}, {"update": {id, status, diff?}},
 {"plan": [[text, status], ...]},
 {"read": path, "line"?, "limit"?}, {"write": path, "content": text},
 {"permission": {id, title, kind, diff?}}, {"disk_write": path, "content": text, "keep_mtime"?},
 {"crash": code}, {"wait_cancel": true}, {"terminal": command},
+{"commands": [[name, description, hint?], ...]} (available_commands_update),
 {"together": [step, ...]} (sent at once),
 {"detach": step} (not waited for), {"raw": line} (written as is),
 {"stream": n, "size": k, "pause_ms": t?, "prose": bool?} (bench).
@@ -45,6 +47,9 @@ from acp.helpers import (
 )
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdate,
     ContentToolCallContent,
     FileEditToolCallContent,
     Implementation,
@@ -61,6 +66,7 @@ from acp.schema import (
     TerminalToolCallContent,
     ToolCallLocation,
     ToolCallUpdate,
+    UnstructuredCommandInput,
 )
 from acp.stdio import stdio_streams
 
@@ -143,7 +149,30 @@ class ScriptedAgent:
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kw: Any) -> NewSessionResponse:
         self.log("new_session", cwd=cwd, mcp_servers=mcp_servers)
-        return NewSessionResponse(session_id=f"s-{os.getpid()}", modes=self._modes())
+        sid = f"s-{os.getpid()}"
+        if self.caps.get("commands"):
+            # Announced after the answer, as agents do (the session exists by then).
+            loop = asyncio.get_running_loop()
+            loop.call_later(
+                0.05, lambda: loop.create_task(self.commands(sid, self.caps["commands"]))
+            )
+        return NewSessionResponse(session_id=sid, modes=self._modes())
+
+    async def commands(self, sid: str, commands: list[list[str]]) -> None:
+        listed = [
+            AvailableCommand(
+                name=c[0],
+                description=c[1],
+                input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c[2]))
+                if len(c) > 2
+                else None,
+            )
+            for c in commands
+        ]
+        update = AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=listed
+        )
+        await self.conn.session_update(sid, update)
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, **kw: Any
@@ -295,6 +324,8 @@ class ScriptedAgent:
             except RequestError as err:
                 self.log("terminal_result", ok=False, code=err.code, message=str(err))
             await self.say(sid, "[terminal answered]")
+        elif "commands" in step:
+            await self.commands(sid, step["commands"])
         elif "crash" in step:
             os._exit(int(step["crash"]))
         elif "wait_cancel" in step:

@@ -61,6 +61,7 @@ class Core:
             ]
         )
         self.slash.extra.append(lambda ctx: mcp_prompts.commands(self.mcp, ctx.workspace))
+        self.slash.extra.append(lambda ctx: self._agent_commands())
         self.slash.starting = lambda ctx: self.mcp.starting(ctx.workspace)
         self.completion = ComposerCompletion(
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items),
@@ -77,6 +78,15 @@ class Core:
         """A server failed or refused a tool: said once in the pane."""
         self.session.transcript.add_note(*note)
         self.session.ui.schedule()
+
+    def _agent_commands(self) -> list[slash_catalog.Command]:
+        """The slash commands an ACP agent announced (a provider offering `agent_commands`)."""
+        provider = self.session.provider
+        announced = getattr(provider, "agent_commands", None)
+        if not callable(announced):
+            return []
+        name = str(getattr(provider, "agent_name", "") or provider.model)
+        return slash_catalog.agent_commands(name, announced())
 
     def _slash_note(self, text: str) -> None:
         """A prompt file skipped (broken front matter, bounds): said once in the pane."""

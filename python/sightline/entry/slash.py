@@ -8,6 +8,7 @@
   what was typed with the expansion folded under it;
 * an MCP prompt (`/mcp:{server}:{prompt} name=value…`): missing required arguments asked
   for (`ask`), then fetched and sent on a worker (answered with `pending` at once);
+* an ACP agent's command: sent to the agent as typed, which is how the protocol runs one;
 * a skill: its instructions sent, with what was typed after its name;
 * an unknown `/word`: sent as typed, with a `hint` for the bar.
 """
@@ -48,6 +49,8 @@ def run(core: Core, params: dict[str, Any]) -> dict[str, Any]:
         return {"command": target.subcommand, "args": expand.words(arguments)}
     if isinstance(target, PromptFile):
         return _prompt(core, params, target, arguments, text, workspace)
+    if isinstance(target, catalog.AgentCommand):
+        return core.send(plain)  # (ACP: a command is a prompt whose text starts with it)
     if isinstance(target, McpPrompt):
         return _mcp_prompt(core, params, target, text, arguments, workspace)
     if isinstance(target, Skill):

@@ -70,6 +70,23 @@ def prompt_command(p: PromptFile) -> Command:
     return Command(p.name, "prompt", p.description or first, p.source, p.argument_hint, p)
 
 
+@dataclass(frozen=True)
+class AgentCommand:
+    """A command the ACP agent announced: sent to it as typed (the protocol's way)."""
+
+    agent: str
+
+
+def agent_commands(agent: str, announced: Sequence[tuple[str, str, str]]) -> list[Command]:
+    """The agent's announced (name, description, hint) as commands marked as its own."""
+    source = f"agent {agent}" if agent else "agent"
+    return [
+        Command(name, "agent", description, source, hint, AgentCommand(agent))
+        for name, description, hint in announced
+        if name and not any(c.isspace() or c == "/" for c in name)
+    ]
+
+
 def skill_command(skill: Skill) -> Command:
     return Command(skill.name, "skill", skill.description, f"skill, {skill.origin}", "", skill)
 

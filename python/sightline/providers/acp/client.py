@@ -32,6 +32,7 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
+    AvailableCommandsUpdate,
     CurrentModeUpdate,
     DeniedOutcome,
     FileEditToolCallContent,
@@ -132,6 +133,13 @@ class TurnContext:
                 self._idle.wait(min(left, 0.05))
 
 
+def _command(command: Any) -> tuple[str, str, str]:
+    """One announced command as (name, description, input hint)."""
+    given = getattr(command, "input", None)
+    hint = getattr(getattr(given, "root", given), "hint", None)
+    return (str(command.name), str(command.description or ""), str(hint or ""))
+
+
 def _lines_record(event: str, lines: list[tuple[str, str | None]], **extra: Any) -> dict[str, Any]:
     """An `acp` history record: wire.py ignores it, the transcript shows its lines."""
     return {"type": "acp", "event": event, "lines": [[t, g] for t, g in lines], **extra}
@@ -145,11 +153,17 @@ class SightlineClient:
         self.loading = False  # session/load replays history: not shown twice
         self.current_mode: str | None = None
         self.chosen_mode: str | None = None  # provider.agent_mode, the user's by name
+        # The agent's slash commands (available_commands_update): (name, description, hint).
+        self.commands: list[tuple[str, str, str]] = []
 
     # -- the stream ------------------------------------------------------------------------
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         ctx = self.ctx
+        if isinstance(update, AvailableCommandsUpdate):
+            # Any time, in a turn or not: each update replaces the list (the composer's `/`).
+            self.commands = [_command(c) for c in update.available_commands]
+            return
         if isinstance(update, CurrentModeUpdate):
             self.current_mode = update.current_mode_id
             mode = update.current_mode_id

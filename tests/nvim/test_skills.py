@@ -8,12 +8,20 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.agent_util import claude, idle, send, tool_results
 from tests.complete_util import open_composer, send_keys, type_each, words
 from tests.conftest import capture_notify, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api, reply, text, tool_use
 
 __all__ = ["fake_api"]
+
+
+@pytest.fixture(autouse=True)
+def own_home(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A home of the test's own: the user's ~/.agents/skills must not join in."""
+    monkeypatch.setenv("HOME", str(isolated_env.parent / "home"))
 
 
 def skill(folder: Path, name: str, description: str, body: str) -> Path:
@@ -81,7 +89,7 @@ def test_a_workspace_skill_is_off_until_enabled_and_after_a_change(
 
 
 def test_slash_skill_runs_it_by_hand(nvim: Any, isolated_env: Path) -> None:
-    skill(user_skills(), "haiku", "Answer in a haiku", "Write a haiku.\n")
+    skill(Path(os.environ["HOME"]) / ".agents" / "skills", "haiku", "Answer in a haiku", "Haiku.\n")
     open_composer(nvim)
     send_keys(nvim, "/haiku about tests")
     wait_for(lambda: any(r.startswith("echo: Use the skill haiku.") for r in transcript(nvim)), 10)

@@ -46,8 +46,10 @@ def write(path: Path, text: str) -> Path:
 
 
 @pytest.fixture
-def prompts(isolated_env: Path) -> Path:
-    """One prompt file of each format, as users copy them from their tools."""
+def prompts(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """One prompt file of each format, as users copy them from their tools (and a home of
+    its own: the user's ~/.agents/skills would join the menu)."""
+    monkeypatch.setenv("HOME", str(isolated_env.parent / "home"))
     ws = isolated_env
     write(
         ws / ".claude" / "commands" / "review.md",

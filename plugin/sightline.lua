@@ -25,6 +25,16 @@ vim.api.nvim_set_keymap('n', '<Plug>(sightline-chat)', '', {
   end,
 })
 
+-- The clipboard's image into the composer (sightline.ui.paste); pane.keys.paste maps it there.
+for _, mode in ipairs({ 'n', 'i' }) do
+  vim.api.nvim_set_keymap(mode, '<Plug>(sightline-paste)', '', {
+    desc = "sightline: paste the clipboard's image into the composer",
+    callback = function()
+      require('sightline.ui.paste').key()
+    end,
+  })
+end
+
 vim.api.nvim_set_keymap('x', '<Plug>(sightline-change)', '', {
   desc = 'sightline: Change with Agent on the selection',
   callback = function()

@@ -5,8 +5,8 @@
 in the log, so an agent restarted after a crash goes on with the next one). Every request
 the client sends and every answer it gives is appended to the log as one JSON line.
 
-caps: load, embedded, modes (ids, the first current), hang_init (initialize never answers),
-commands ([[name, description, hint?], ...]: announced right after session/new).
+caps: load, embedded, image, modes (ids, the first current), hang_init (initialize never
+answers), commands ([[name, description, hint?], ...]: announced right after session/new).
 Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"tool": {id, title, kind?, status?, locations?, diff?}}, {"update": {id, status, diff?}},
 {"plan": [[text, status], ...]},
@@ -132,7 +132,8 @@ class ScriptedAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=bool(self.caps.get("load")),
                 prompt_capabilities=PromptCapabilities(
-                    embedded_context=bool(self.caps.get("embedded"))
+                    embedded_context=bool(self.caps.get("embedded")),
+                    image=bool(self.caps.get("image")),
                 ),
             ),
             agent_info=Implementation(name="scripted-agent", version="9.9.9"),

@@ -296,6 +296,7 @@ def collect() -> list[Row]:
         "bench_pane",
         "bench_stream",
         "bench_history",
+        "bench_images",
     ):
         try:
             module = importlib.import_module(f"tests.{name}")

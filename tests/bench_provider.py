@@ -1,4 +1,5 @@
-"""Issue 13's benchmarks, per provider (anthropic and openai, each against its loopback fake):
+"""Issue 13's benchmarks, per provider (anthropic and openai, and issue 28's azure, mistral,
+bedrock and vertex, each against its loopback fake):
 
 * input tokens sent for a 20-line Change with Agent in a 5 000-line file, with the default
   system prompt and tools (counted from the request body the fake recorded, ~4 chars/token);
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
-from tests import fakeapi  # noqa: E402
+from tests import fakeapi, fakecloud  # noqa: E402
 from tests import fakeopenai as fo  # noqa: E402
 from tests.benchutil import child, wait  # noqa: E402
 from tests.lua_helper import lua_helper  # noqa: E402
@@ -72,6 +73,22 @@ def _run(kind: str, runs: int) -> list[dict[str, Any]]:
                 first = server.first_content_sent
                 reply = fo.text("BENCHTEXT done", chunks=1)
                 scoped = fo.tool_call("replace_selection", {"text": "x = 1"})
+            elif kind in ("azure", "mistral"):
+                azure = kind == "azure"
+                server = fo.FakeOpenAI(
+                    api_key="bench-key", azure={"bench": "gpt-4.1"} if azure else None
+                )
+                provider = {"name": kind, "base_url": server.base_url, "retries": 0}
+                provider |= {"deployment": "bench"} if azure else {"model": "mistral-large"}
+                env = {"AZURE_OPENAI_API_KEY" if azure else "MISTRAL_API_KEY": "bench-key"}
+                first = server.first_content_sent
+                reply = fo.text("BENCHTEXT done", chunks=1)
+                scoped = fo.tool_call("replace_selection", {"text": "x = 1"})
+            elif kind in ("bedrock", "vertex"):
+                server, provider, env = _cloud(kind, Path(tmp))
+                first = server.first_content_sent
+                reply = fakeapi.text("BENCHTEXT done", chunks=1)
+                scoped = fakeapi.tool_use("replace_selection", {"text": "x = 1"})
             else:
                 server = fakeapi.FakeAnthropic()
                 provider = {"name": "anthropic", "base_url": server.base_url, "retries": 0}
@@ -137,10 +154,39 @@ def _run(kind: str, runs: int) -> list[dict[str, Any]]:
     ]
 
 
+def _cloud(kind: str, tmp: Path) -> tuple[Any, dict[str, Any], dict[str, str]]:
+    """The bedrock or vertex fake, its provider table and the credentials' environment."""
+    if kind == "bedrock":
+        bedrock = fakecloud.FakeBedrock(keys=[fakecloud.AwsKey("AKIDBENCH", "bench-secret")])
+        env = {
+            "AWS_ACCESS_KEY_ID": "AKIDBENCH",
+            "AWS_SECRET_ACCESS_KEY": "bench-secret",
+            "AWS_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+        return bedrock, {"name": "bedrock", "base_url": bedrock.base_url, "retries": 0}, env
+    vertex = fakecloud.FakeVertex()
+    account = fakecloud.ServiceAccount.make(vertex.token_uri)
+    vertex.trust(account)
+    key_file = tmp / "sa.json"
+    key_file.write_text(json.dumps(account.info))
+    provider = {
+        "name": "vertex",
+        "base_url": f"{vertex.base_url}/v1",
+        "region": "us-east5",
+        "retries": 0,
+    }
+    env = {"GOOGLE_APPLICATION_CREDENTIALS": str(key_file), "NO_GCE_CHECK": "True"}
+    return vertex, provider, env
+
+
+KINDS = ("anthropic", "openai", "azure", "mistral", "bedrock", "vertex")
+
+
 def bench(runs: int = 21) -> list[dict[str, Any]]:
     fakeapi._Handler.send_event = _timed_send_event  # type: ignore[method-assign]
     try:
-        return _run("anthropic", runs) + _run("openai", runs)
+        return [row for kind in KINDS for row in _run(kind, runs)]
     finally:
         fakeapi._Handler.send_event = _send_event  # type: ignore[method-assign]
 

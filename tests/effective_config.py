@@ -20,10 +20,15 @@ EFFECTIVE: dict[str, Any] = {
     },
     "autoaccept": False,
     "mentions": {"max_file_bytes": 65536, "max_total_bytes": 262144},
-    "tools": {"max_iterations": 25, "command_timeout_ms": 120000},
+    "tools": {
+        "max_iterations": 25,
+        "command_timeout_ms": 120000,
+        "network": {"allow_hosts": [], "timeout_ms": 15000, "max_bytes": 2097152},
+    },
     "rules": True,
     # mcp.servers: an empty table by default (not compared: Lua sends it as a list)
     "mcp": {"start_timeout_ms": 30000, "call_timeout_ms": 120000},
+    "checkpoints": {"max_mb": 256},
 }
 
 

@@ -26,6 +26,7 @@ from sightline.editor.port import (
     DiagnosticsQuery,
     EditorBuffer,
     EditSpec,
+    FileState,
     FlatRange,
     Found,
     HunkSpec,
@@ -194,6 +195,16 @@ class FakeEditor:
                 out["items"] += [{**d, "path": path} for d in self.diagnostics_of.get(path, [])]
         return out
 
+    def drop_buffer(self, path: str) -> bool:
+        self._note("drop_buffer")
+        found = self.buffer_of(path)
+        if found is None:
+            return True
+        if found[1].modified:
+            return False
+        del self.buffers[found[0]]
+        return True
+
     def editor_buffer(self, max_bytes: int) -> EditorBuffer | None:
         self._note("editor_buffer")
         if self.editor_window is None or self.current not in self.buffers:
@@ -212,6 +223,15 @@ class FakeEditor:
             "filetype": buffer.filetype,
             "modified": buffer.modified,
         }
+
+    def file_state(self, path: str, max_bytes: int) -> FileState:
+        self._note("file_state")
+        found = self.buffer_of(path)
+        if found is None:
+            return {"loaded": False}
+        if not found[1].modified:
+            return {"loaded": True, "modified": False}
+        return {"loaded": True, "modified": True, "text": diff.buffer_text(found[1].lines)}
 
     def find_unique(self, path: str, needle: str, context: int) -> Found:
         self._note("find_unique")

@@ -82,7 +82,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, TypeAlias
+from typing import Any, Self, TypeAlias
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -486,9 +486,63 @@ def validation_error(body: Any) -> str | None:
         _check_tool_pairing(messages)
         _check_cache_control(body)
         _check_thinking(body)
+        _check_images(messages)
     except _Invalid as err:
         return str(err)
     return None
+
+
+# What the Messages API takes of an image block: these types, base64 of at most 5 MB whose
+# bytes are the type named, at most 8000 px on each side (docs: Vision).
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+IMAGE_MAX_BYTES = 5 * 1024 * 1024
+IMAGE_MAX_EDGE = 8000
+_MAGIC = {
+    "image/png": lambda b: b.startswith(b"\x89PNG\r\n\x1a\n"),
+    "image/jpeg": lambda b: b.startswith(b"\xff\xd8\xff"),
+    "image/gif": lambda b: b.startswith((b"GIF87a", b"GIF89a")),
+    "image/webp": lambda b: b[:4] == b"RIFF" and b[8:12] == b"WEBP",
+}
+
+
+def _check_images(messages: list[JSON]) -> None:
+    for i, msg in enumerate(messages):
+        blocks = list(_blocks(msg))
+        for block in list(blocks):
+            if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+                blocks += [b for b in block["content"] if isinstance(b, dict)]
+        for block in blocks:
+            if block.get("type") != "image":
+                continue
+            if msg["role"] != "user":
+                raise _Invalid(f"messages.{i}: image blocks are only allowed in user messages")
+            _check_image(i, block.get("source"))
+
+
+def _check_image(i: int, source: Any) -> None:
+    import base64
+    import binascii
+
+    where = f"messages.{i}.content.image.source"
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        raise _Invalid(f"{where}: Input tag must be 'base64' or 'url'")
+    media = source.get("media_type")
+    if media not in IMAGE_TYPES:
+        raise _Invalid(f"{where}.media_type: Input should be " + ", ".join(map(repr, IMAGE_TYPES)))
+    data = source.get("data")
+    if not isinstance(data, str) or len(data) > IMAGE_MAX_BYTES:
+        raise _Invalid(f"{where}.base64: image exceeds 5 MB maximum")
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise _Invalid(f"{where}: invalid base64 data") from None
+    if not _MAGIC[media](raw):
+        raise _Invalid(f"{where}: Image does not match the provided media type {media}")
+    from PIL import Image
+
+    with Image.open(__import__("io").BytesIO(raw)) as img:
+        if max(img.size) > IMAGE_MAX_EDGE:
+            raise _Invalid(f"{where}: image dimensions exceed max allowed size: 8000 pixels")
 
 
 def _check_required(body: Any) -> None:
@@ -860,7 +914,7 @@ class FakeAnthropic:
                 conn.shutdown(socket.SHUT_RDWR)
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> FakeAnthropic:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

@@ -29,6 +29,16 @@ a `tool_calls` id of the nearest preceding assistant message, and every such id 
 answered before the next non-tool message; ids unique; `tools` entries of type function with
 a name; `arguments` a string. A missing key is 401 unless `require_key=False` (a local server).
 GET /v1/models lists `models`.
+
+Azure OpenAI (`FakeOpenAI(azure={deployment: model})`, from Azure's data-plane REST
+reference): `base_url` is the resource endpoint; the request is
+`POST /openai/deployments/{deployment}/chat/completions?api-version=…`, signed with an
+`api-key` header (`api_key=`) or `Authorization: Bearer` with an Entra ID token (`tokens=`).
+What Azure rejects: a missing api-version (404 "Resource not found"), an unsupported one (400
+"API version not supported"), a wrong or missing key (401 "Access denied due to invalid
+subscription key or wrong API endpoint…"), a deployment that does not exist (404
+DeploymentNotFound). The deployment decides the model (the body's `model` is ignored); the
+stream opens with a chunk of `choices: []` and `prompt_filter_results`, as Azure's does.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -50,6 +61,8 @@ from tests.fakeapi import Recorded, _Handler, _HTTPServer, _split
 from tests.fakeapi import _estimate_tokens as estimate_tokens
 
 COMPLETIONS_PATH = "/v1/chat/completions"
+AZURE_PATH = re.compile(r"^/openai/deployments/(?P<deployment>[^/]+)/chat/completions$")
+AZURE_API_VERSIONS = ("2024-10-21", "2025-04-01-preview")
 MODELS_PATH = "/v1/models"
 ROLES = ("system", "developer", "user", "assistant", "tool")
 ERROR_TYPES = {
@@ -305,12 +318,54 @@ def _check(body: Any) -> None:
                 waiting.append(call_id)
         elif not isinstance(content, str | list):
             raise _Invalid(f"messages.[{i}].content: expected a string or an array of parts")
+        elif isinstance(content, list):
+            _check_parts(i, role, content)
     if waiting:
         raise _Invalid(
             "An assistant message with 'tool_calls' must be followed by tool messages "
             f"responding to each 'tool_call_id'. The following tool_call_ids did not have "
             f"response messages: {', '.join(waiting)}"
         )
+
+
+# Chat Completions' image input: an `image_url` part of a user message whose url is an
+# http(s) URL or a data URL `data:image/{png,jpeg,gif,webp};base64,<base64>`, at most 20 MB.
+_DATA_URL = re.compile(r"data:(image/(?:png|jpeg|gif|webp));base64,([A-Za-z0-9+/]*={0,2})")
+IMAGE_MAX_BYTES = 20 * 1024 * 1024
+
+
+def _check_parts(i: int, role: str, parts: list[Any]) -> None:
+    for j, part in enumerate(parts):
+        kind = part.get("type") if isinstance(part, dict) else None
+        where = f"messages.[{i}].content.[{j}]"
+        if kind == "text":
+            if not isinstance(part.get("text"), str):
+                raise _Invalid(f"{where}.text: expected a string")
+        elif kind == "image_url":
+            if role != "user":
+                raise _Invalid(f"{where}: image_url is only supported in user messages")
+            url = (part.get("image_url") or {}).get("url")
+            if not isinstance(url, str):
+                raise _Invalid(f"{where}.image_url.url: expected a string")
+            if url.startswith(("http://", "https://")):
+                continue
+            m = _DATA_URL.fullmatch(url)
+            if m is None:
+                raise _Invalid(
+                    "Invalid image URL: expected a base64-encoded data URL with an image MIME "
+                    f"type (e.g. 'data:image/png;base64,...'). ('{where}.image_url.url')"
+                )
+            import base64
+            import binascii
+
+            try:
+                raw = base64.b64decode(m.group(2), validate=True)
+            except (binascii.Error, ValueError):
+                raise _Invalid(f"{where}: invalid base64 image data") from None
+            if len(raw) > IMAGE_MAX_BYTES:
+                raise _Invalid(f"{where}: image exceeds the 20 MB limit")
+        else:
+            raise _Invalid(f"Invalid value: '{kind}'. ('{where}.type')")
 
 
 def _check_tools(tools: Any) -> None:
@@ -342,7 +397,11 @@ class FakeOpenAI:
         api_key: str | None = None,
         require_key: bool = True,
         models: Sequence[str] = ("gpt-4.1", "gpt-4.1-mini", "llama3.1"),
+        azure: Mapping[str, str] | None = None,
+        tokens: Sequence[str] = (),
     ) -> None:
+        self.azure = dict(azure) if azure is not None else None
+        self.tokens = list(tokens)  # Entra ID tokens accepted (azure)
         self.api_key = api_key
         self.require_key = require_key
         self.models = list(models)
@@ -369,7 +428,7 @@ class FakeOpenAI:
     @property
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"http://{host!s}:{port}" + ("" if self.azure is not None else "/v1")
 
     def script(self, *steps: Step) -> None:
         with self._cond:
@@ -389,7 +448,7 @@ class FakeOpenAI:
 
     def completions(self) -> list[Recorded]:
         with self._cond:
-            return [r for r in self.requests if r.path == COMPLETIONS_PATH]
+            return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
     def wait_for_requests(self, n: int, timeout: float = 10) -> list[Recorded]:
         """Until `n` chat completion requests arrived; a snapshot of them."""
@@ -466,14 +525,32 @@ class FakeOpenAI:
             }
             h.send_json(status, {"error": err}, {**ids, **(extra or {})})
 
-        if problem := self._auth_problem(headers):
+        if self.azure is not None:
+            found = AZURE_PATH.match(url.path)
+            version = parse_qs(url.query).get("api-version", [""])[0]
+            if not found or not version:
+                return fail(404, "Resource not found")
+            if version not in AZURE_API_VERSIONS:
+                return fail(400, "API version not supported")
+            if problem := self._azure_auth_problem(headers):
+                return fail(401, problem)
+            model = self.azure.get(found["deployment"])
+            if model is None:
+                return fail(
+                    404,
+                    "The API deployment for this resource does not exist. If you created the "
+                    "deployment within the last 5 minutes, please wait a moment and try again.",
+                )
+            if isinstance(body, dict):
+                body = {**body, "model": model}
+        elif problem := self._auth_problem(headers):
             return fail(401, problem)
-        if (h.command, url.path) == ("GET", MODELS_PATH):
+        if self.azure is None and (h.command, url.path) == ("GET", MODELS_PATH):
             data = [
                 {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models
             ]
             return h.send_json(200, {"object": "list", "data": data}, ids)
-        if (h.command, url.path) != ("POST", COMPLETIONS_PATH):
+        if h.command != "POST" or (self.azure is None and url.path != COMPLETIONS_PATH):
             return fail(404, f"Invalid URL ({h.command} {url.path})")
         if problem := validation_error(body):
             return fail(400, problem)
@@ -489,6 +566,13 @@ class FakeOpenAI:
         fault = step if isinstance(step, Fault) else None
         reply_ = step.of if isinstance(step, Fault) else _as_reply(step)
         chunks = chunks_of(reply_, body, f"chatcmpl-{request_id}")
+        if self.azure is not None:
+            filters = [{"prompt_index": 0, "content_filter_results": {}}]
+            chunks.insert(
+                0,
+                {"id": "", "object": "", "created": 0, "model": "", "choices": []}
+                | {"prompt_filter_results": filters},
+            )
         h.start_stream(ids)
         self._stream(h, chunks, fault)
 
@@ -502,6 +586,18 @@ class FakeOpenAI:
         if self.api_key is not None and key != self.api_key:
             return "Incorrect API key provided."
         return None
+
+    def _azure_auth_problem(self, headers: Mapping[str, str]) -> str | None:
+        key = headers.get("api-key", "")
+        bearer = headers.get("authorization", "")
+        token = bearer[7:] if bearer[:7].lower() == "bearer " else ""
+        if (key and key == self.api_key) or (token and token in self.tokens):
+            return None
+        return (
+            "Access denied due to invalid subscription key or wrong API endpoint. Make sure "
+            "to provide a valid key for an active subscription and use a correct regional API "
+            "endpoint for your resource."
+        )
 
     def _send(self, h: _Handler, data: str) -> None:
         payload = f"data: {data}\n\n".encode()

@@ -74,6 +74,15 @@ BLOCK = st.one_of(
     tool_use(),
     tool_result(),
     st.fixed_dictionaries({"type": st.sampled_from(["image", "thinking", "weird"])}),
+    # An image reference (domain/images.py), kept or not, well-formed or not.
+    st.fixed_dictionaries(
+        {
+            "type": st.just("image"),
+            "sha256": st.text("0123456789abcdef", min_size=64, max_size=64) | JSON,
+            "media_type": st.sampled_from(["image/png", "image/jpeg", "image/bmp"]) | JSON,
+        },
+        optional={"name": TEXT | JSON, "width": JSON, "bytes": JSON},
+    ),
     JSON,
 )
 

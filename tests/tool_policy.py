@@ -19,7 +19,12 @@ TABLE = {
     "reveal_editor_range": (1, 1, 1, 1),
     "reveal_attachment": (1, 1, 1, 1),
     "go_to_position": (1, 0, 0, 0),
+    # kind network: in plan mode only when tools.network.allow_hosts names hosts
+    "fetch_url": (1, 0, 0, 0),
+    "web_search": (1, 0, 0, 0),
 }
+# Offered only when the user's config gives them what they need (a search service).
+NEEDS_CONFIG = {"web_search"}
 
 
 COLUMNS = [("normal", False), ("plan", False), ("normal", True), ("plan", True)]
@@ -27,4 +32,8 @@ COLUMNS = [("normal", False), ("plan", False), ("normal", True), ("plan", True)]
 
 def expected(column: int) -> set[str]:
     registered = {t.name for t in default_registry()}
-    return {name for name, cols in TABLE.items() if cols[column] and name in registered}
+    return {
+        name
+        for name, cols in TABLE.items()
+        if cols[column] and name in registered and name not in NEEDS_CONFIG
+    }

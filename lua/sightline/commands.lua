@@ -77,11 +77,23 @@ M.subcommands = {
     end,
     max_args = 0,
   },
+  paste = {
+    run = function()
+      return require('sightline.ui.paste').paste()
+    end,
+    max_args = 0,
+  },
   history = {
     run = function(args)
       return require('sightline.ui.history').command(args)
     end,
     complete = fixed({ 'rename', 'delete' }),
+    max_args = 1,
+  },
+  rewind = {
+    run = function(args)
+      return require('sightline.ui.rewind').command(args)
+    end,
     max_args = 1,
   },
   accept = {

@@ -16,6 +16,16 @@ M.PROVIDERS = {
   openrouter = { thinking = 'effort' },
   acp = {},
   echo = {},
+  -- OpenAI-compatible presets (python/sightline/domain/presets.py).
+  mistral = { thinking = 'effort' },
+  deepseek = { thinking = 'effort' },
+  xai = { thinking = 'effort' },
+  lmstudio = { thinking = 'effort' },
+  vllm = { thinking = 'effort' },
+  llamacpp = { thinking = 'effort' },
+  azure = { thinking = 'effort' },
+  bedrock = { thinking = 'budget' },
+  vertex = { thinking = 'budget' },
 }
 local PROVIDER_NAMES = vim.tbl_keys(M.PROVIDERS)
 table.sort(PROVIDER_NAMES)
@@ -24,7 +34,7 @@ table.sort(PROVIDER_NAMES)
 local defaults = {
   python = nil, ---@type string?
   provider = {
-    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"acp"|"echo"|nil
+    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"acp"|"echo"|"mistral"|"deepseek"|"xai"|"lmstudio"|"vllm"|"llamacpp"|"azure"|"bedrock"|"vertex"|nil
     model = nil, ---@type string? nil = the provider's default model (the core knows them)
     max_tokens = 8192,
     base_url = nil, ---@type string?
@@ -36,6 +46,11 @@ local defaults = {
     thinking = nil, ---@type integer|"low"|"medium"|"high"|false|nil token budget (anthropic) or reasoning effort
     context_window = nil, ---@type integer? nil = the model's known context size
     agent_mode = nil, ---@type string? acp: the agent's mode by id (the only way to one that never asks)
+    deployment = nil, ---@type string? azure: the deployment (it names the model)
+    api_version = nil, ---@type string? azure: the data-plane API version (nil = $OPENAI_API_VERSION or 2024-10-21)
+    entra_token_cmd = nil, ---@type string|string[]|nil azure: prints a Microsoft Entra ID token instead of a key
+    region = nil, ---@type string? bedrock, vertex: the cloud region (nil = the SDK's: $AWS_REGION, $CLOUD_ML_REGION)
+    project = nil, ---@type string? vertex: the Google Cloud project (nil = the credentials' or $ANTHROPIC_VERTEX_PROJECT_ID)
   },
   rules = true,
   pane = {
@@ -53,6 +68,7 @@ local defaults = {
       block_prev = '[b',
       block_yank = 'gy',
       line_yank = 'gY',
+      paste = '<M-v>', -- the clipboard's image into the composer (<Plug>(sightline-paste))
     },
   },
   mappings = vim.deepcopy(require('sightline.keymaps').DEFAULTS),
@@ -61,9 +77,20 @@ local defaults = {
   reveal = { duration_ms = M.REVEAL_DURATION_MS.default, open = 'peek' },
   attachments = { navigate = 'reveal' },
   mentions = { max_file_bytes = 65536, max_total_bytes = 262144 },
-  tools = { max_iterations = 25, command_timeout_ms = 120000 },
+  tools = {
+    max_iterations = 25,
+    command_timeout_ms = 120000,
+    -- fetch_url and web_search (`:help sightline-web`)
+    network = {
+      allow_hosts = {}, ---@type string[] fetched without asking; the only way to private addresses
+      timeout_ms = 15000,
+      max_bytes = 2097152, -- body bytes read at most; more is cut (and said so)
+      search = nil, ---@type {backend: "searxng"|"brave"|"tavily", url: string?, api_key_cmd: string|string[]|nil}?
+    },
+  },
   completion = { engine = 'auto' }, ---@type { engine: "auto"|"blink"|"cmp"|"native" }
   mcp = { servers = {}, start_timeout_ms = 30000, call_timeout_ms = 120000 },
+  checkpoints = { max_mb = 256 },
 }
 
 -- How a bad value is named in a message: short, and never a huge string or a table's address.
@@ -179,6 +206,39 @@ local function url(v)
   return text(v) and v:find('^https?://') ~= nil, 'http:// or https:// URL'
 end
 
+-- tools.network.allow_hosts: host names or addresses, `*.example.org` for its subdomains.
+local function hosts(v)
+  local ok = type(v) == 'table' and (next(v) == nil or vim.islist(v))
+  for _, h in ipairs(ok and v or {}) do
+    ok = ok and type(h) == 'string' and h:find('^[%w%.%-%*:%[%]_]+$') ~= nil and not h:find('/')
+  end
+  return ok, "list of host names ('docs.python.org', '*.python.org', '127.0.0.1')"
+end
+
+-- tools.network.search: which search service web_search asks (`:help sightline-web-search`).
+local SEARCH_BACKENDS = { 'searxng', 'brave', 'tavily' }
+local function search_backend(v)
+  local expected = "{ backend = 'searxng', url = 'https://…' } or { backend = 'brave' | 'tavily', api_key_cmd = … }"
+  if type(v) ~= 'table' or vim.islist(v) or not vim.tbl_contains(SEARCH_BACKENDS, v.backend) then
+    return false, expected
+  end
+  for key in pairs(v) do
+    if key ~= 'backend' and key ~= 'url' and key ~= 'api_key_cmd' then
+      return false, expected .. ' (unknown key ' .. describe(key) .. ')'
+    end
+  end
+  if v.url ~= nil and not url(v.url) then
+    return false, expected .. ' (url: an http:// or https:// URL)'
+  end
+  if v.backend == 'searxng' and v.url == nil then
+    return false, expected .. ' (searxng needs the url of your instance)'
+  end
+  if v.api_key_cmd ~= nil and not command(v.api_key_cmd) then
+    return false, expected .. ' (api_key_cmd: a command string or list of strings)'
+  end
+  return true
+end
+
 local mcp_server = {
   command = { text, true },
   args = { strings, true },
@@ -230,6 +290,11 @@ local schema = {
     },
     context_window = { count(1024, 2 ^ 31 - 1), true },
     agent_mode = { 'string', true },
+    deployment = { text, true },
+    api_version = { text, true },
+    entra_token_cmd = { command, true },
+    region = { text, true },
+    project = { text, true },
   },
   rules = { 'boolean' },
   pane = {
@@ -247,6 +312,7 @@ local schema = {
       block_prev = { key_or_false },
       block_yank = { key_or_false },
       line_yank = { key_or_false },
+      paste = { key_or_false },
     },
   },
   mappings = { chat = { key_or_false }, change = { key_or_false } },
@@ -258,9 +324,19 @@ local schema = {
   },
   attachments = { navigate = { one_of({ 'reveal', 'select' }) } },
   mentions = { max_file_bytes = { positive }, max_total_bytes = { positive } },
-  tools = { max_iterations = { positive }, command_timeout_ms = { positive } },
+  tools = {
+    max_iterations = { positive },
+    command_timeout_ms = { positive },
+    network = {
+      allow_hosts = { hosts },
+      timeout_ms = { positive },
+      max_bytes = { count(1024, 2 ^ 30) },
+      search = { search_backend, true, 'secret' },
+    },
+  },
   completion = { engine = { one_of({ 'auto', 'blink', 'cmp', 'native' }) } },
   mcp = { servers = { map_of = mcp_server }, start_timeout_ms = { positive }, call_timeout_ms = { positive } },
+  checkpoints = { max_mb = { positive } },
 }
 
 ---@alias sightline.Validator string|fun(v: any): boolean, string a type name, or (ok, expected)

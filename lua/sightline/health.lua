@@ -9,11 +9,22 @@ local HEALTH_TIMEOUT_MS = 15000
 ---@param root string the plugin's directory
 ---@param provider string the effective provider name
 ---@param cfg sightline.Config
----@return boolean ok, table? key where the provider's key comes from
+---@return boolean ok, table? info the report: the key's source, credentials, endpoint
 local function check_python(python, root, provider, cfg)
   local pythonpath = root .. '/python' .. (vim.env.PYTHONPATH and (':' .. vim.env.PYTHONPATH) or '')
   local mcp = next(cfg.mcp.servers) ~= nil or vim.uv.fs_stat('.mcp.json') ~= nil
-  local args = vim.json.encode({ provider = provider, mcp = mcp })
+  -- The keys its credential and endpoint checks read (a command's presence, never its text).
+  local prov = cfg.provider
+  local sent = {
+    base_url = prov.base_url,
+    model = prov.model,
+    deployment = prov.deployment,
+    region = prov.region,
+    project = prov.project,
+    api_key_cmd = prov.api_key_cmd ~= nil or nil,
+    entra_token_cmd = prov.entra_token_cmd ~= nil or nil,
+  }
+  local args = vim.json.encode({ provider = provider, mcp = mcp, config = sent })
   local res = vim
     .system({ python, '-m', 'sightline.entry.health', args }, { text = true, env = { PYTHONPATH = pythonpath } })
     :wait(HEALTH_TIMEOUT_MS)
@@ -37,12 +48,14 @@ local function check_python(python, root, provider, cfg)
     else
       local say = p.needed and h.error or h.warn
       all = all and not p.needed
-      say(('%s is not importable there (%s): needed by %s'):format(p.dist, p.error, p.needed_by), {
-        require('sightline.diagnose').install_advice(root) .. ', or set the `python` option',
-      })
+      local advice = require('sightline.diagnose').install_advice(root) .. ', or set the `python` option'
+      if type(p.extra) == 'string' then
+        advice = ("pip install 'sightline[%s]' into %s, or set the `python` option"):format(p.extra, python)
+      end
+      say(('%s is not importable there (%s): needed by %s'):format(p.dist, p.error, p.needed_by), { advice })
     end
   end
-  return all, info.key
+  return all, info
 end
 
 ---The configuration in effect: which layers, whether the last setup() took, every option
@@ -138,6 +151,31 @@ local function check_key(provider, cfg, key)
   end
 end
 
+---The cloud provider's credentials (where from, never a value) and whether its endpoint
+---accepts a connection (sightline.entry.health found both).
+---@param provider string
+---@param info table? sightline.entry.health's report
+local function check_reach(provider, info)
+  local creds = info and info.credentials
+  if type(creds) == 'table' then
+    if creds.error then
+      h.error(('%s credentials: %s'):format(provider, creds.error))
+    else
+      h.ok(('%s credentials from %s'):format(provider, creds.from))
+    end
+  end
+  local ep = info and info.endpoint
+  if type(ep) == 'table' then
+    if ep.ok then
+      h.ok(('endpoint %s accepts connections'):format(ep.url))
+    else
+      h.error(('endpoint %s is not reachable (%s: %s)'):format(ep.url, ep.address, ep.error or 'failed'), {
+        'check provider.base_url / provider.region, the network and any proxy',
+      })
+    end
+  end
+end
+
 ---:checkhealth sightline, from the effective configuration.
 function M.check()
   h.start('sightline')
@@ -152,9 +190,9 @@ function M.check()
   local host = require('sightline.host')
   local python = host.python()
   local provider = config.provider_name(cfg)
-  local python_ok, key = false, nil
+  local python_ok, info = false, nil
   if vim.fn.executable(python) == 1 then
-    python_ok, key = check_python(python, host.root, provider, cfg)
+    python_ok, info = check_python(python, host.root, provider, cfg)
   else
     h.error(('Python interpreter %q not found'):format(python))
   end
@@ -167,7 +205,8 @@ function M.check()
   elseif provider == 'echo' then
     h.info('the echo provider repeats what you type (set $ANTHROPIC_API_KEY for Claude)')
   else
-    check_key(provider, cfg, key)
+    check_key(provider, cfg, info and info.key)
+    check_reach(provider, info)
   end
 
   if python_ok then

@@ -230,6 +230,7 @@ end
 ---@field scope? table the range a scoped turn may change
 ---@field pending? string what waits for a decision, in one line
 ---@field tokens? integer tokens used in this conversation
+---@field capabilities? {tools: boolean, vision: boolean, thinking: string?, context_window: integer?, local: boolean} what the model can do
 
 ---Status from the Lua-side mirror; never starts the core. Usable from a statusline.
 ---@return sightline.Status
@@ -246,7 +247,9 @@ function M.status()
     autoaccept = cfg.autoaccept,
     workspace = vim.fn.getcwd(-1, -1),
   }
-  for _, key in ipairs({ 'provider', 'model', 'mode', 'autoaccept', 'workspace', 'scope', 'pending', 'tokens', 'cost' }) do
+  local shown =
+    { 'provider', 'model', 'mode', 'autoaccept', 'workspace', 'scope', 'pending', 'tokens', 'cost', 'capabilities' }
+  for _, key in ipairs(shown) do
     if mirror[key] ~= nil and mirror[key] ~= vim.NIL then
       out[key] = mirror[key]
     end

@@ -154,6 +154,23 @@ local function text_of(buf, max)
   return table.concat(out, '\n') .. '\n'
 end
 
+---A checkpoint's view of `path`: whether a buffer of it is loaded (brought up to date with its
+---file first) and, when that holds unsaved changes, its whole lines up to `max` bytes; else
+---the file on disk is its state and no text crosses.
+---@param path string
+---@param max integer
+---@return {loaded: boolean, modified: boolean?, text: string?, disk: sightline.Disk?}
+function M.file_state(path, max)
+  local buf, disk = loaded(path)
+  if not buf then
+    return { loaded = false }
+  end
+  if not vim.bo[buf].modified then
+    return { loaded = true, modified = false, disk = disk }
+  end
+  return { loaded = true, modified = true, text = text_of(buf, max), disk = disk }
+end
+
 ---Whole lines, up to `max` bytes, of the loaded buffer of `path` as text, or nil.
 ---@param path string
 ---@param max integer
@@ -164,6 +181,21 @@ function M.read_text(path, max)
     return nil
   end
   return { text = text_of(buf, max), disk = disk }
+end
+
+---Before the core deletes `path` (a rewind undoing the turn that created it): wipe its loaded
+---buffer, unless it holds unsaved changes (then false: the core keeps the file too).
+---@param path string absolute
+---@return boolean
+function M.drop_buffer(path)
+  local buf = type(path) == 'string' and require('sightline.port.buffers').find(path) or nil
+  if not buf or not api.nvim_buf_is_valid(buf) then
+    return true
+  end
+  if api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
+    return false
+  end
+  return pcall(api.nvim_buf_delete, buf, { force = true })
 end
 
 ---Files the core saw change on disk by their content (an ACP agent wrote them itself): their

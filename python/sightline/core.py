@@ -14,22 +14,26 @@ from typing import Any
 
 from sightline import providers
 from sightline.agent.session import Session
-from sightline.domain import history, history_admin, narrator, paths, scope, skills
+from sightline.domain import history, history_admin, images, narrator, paths, scope, skills
 from sightline.domain import mentions as grammar
 from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.errors import Refused
 from sightline.editor.port import Editor
 from sightline.mcp_client.manager import Manager
+from sightline.mentions import clipboard
+from sightline.mentions import images as image_mentions
 from sightline.mentions import mcp_resources as mcp_mentions
+from sightline.mentions import urls as url_mentions
 from sightline.mentions.build_parts import ContextLimits
 from sightline.mentions.composer import ComposerCompletion
 from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
-from sightline.providers import REGISTRY
+from sightline.providers import REGISTRY, vision
 from sightline.providers.base import Provider, ProviderError
 from sightline.slash import catalog as slash_catalog
 from sightline.slash import mcp_prompts
 from sightline.slash.service import Context as SlashContext
 from sightline.slash.service import SlashCommands
+from sightline.tools import imaging
 from sightline.tools.registry import default_registry
 from sightline.ui import chips
 from sightline.ui.chips import reference_finder
@@ -94,18 +98,23 @@ class Core:
         self.session.ui.schedule()
 
     def _mcp_parts(self, found: list[grammar.Mention]) -> Callable[[int], list[str]] | None:
-        """The `@mcp:` resources' parts, read on the turn's worker (they wait on a server)."""
-        if not any(m.kind == "mcp" for m in found):
+        """The `@mcp:` resources' and `@url:` pages' parts, read on the turn's worker (they
+        wait on a server)."""
+        if not any(m.kind in ("mcp", "url") for m in found):
             return None
         workspace, max_file, max_total = (
             self.session.workspace,
             self.cfg.max_file_bytes,
             self.cfg.max_total_bytes,
         )
+        net = self.cfg.network
 
         def late(used: int) -> list[str]:
             remaining = max(0, max_total - used)
-            return mcp_mentions.parts(self.mcp, workspace, found, max_file, remaining)
+            out = mcp_mentions.parts(self.mcp, workspace, found, max_file, remaining)
+            remaining -= sum(len(p.encode("utf-8", "replace")) for p in out)
+            out += url_mentions.parts(found, net, max_file, max(0, remaining), self._mcp_note)
+            return out
 
         return late
 
@@ -226,6 +235,7 @@ class Core:
             chip = {**selection.flat(), "file_path": selection.name}
             chip["attachment_id"] = chips.attachment_id(chip, "sel")
         found = grammar.parse_mentions(text)  # once per send: every part below reads these
+        pictures = self.images(found, text)  # refused before anything is sent or recorded
         extra.extend(self.mention_parts(found))
         named = chips.attachment_part(found, self.session.workspace, chip)
         if named:
@@ -238,8 +248,20 @@ class Core:
             chip=chip,
             late=self._mcp_parts(found),
             shown=shown,
+            images=[p.block() for p in pictures],
         )
         return {"turn": turn.id, "status": self.session.status()}
+
+    def images(self, found: list[grammar.Mention], text: str) -> list[images.Image]:
+        """The message's images (`@image:`, dropped paths), ready to send; Refused when the
+        model cannot look at images or one is not an image it can be sent."""
+        workspace = self.session.workspace
+        if not image_mentions.wanted(found, text, workspace):
+            return []
+        provider = self.session.provider
+        if not vision.sees_images(provider):
+            raise Refused(vision.refusal(provider))
+        return image_mentions.attach(found, text, workspace, imaging.DEFAULT_LIMITS)
 
     def mention_parts(self, text: str | list[grammar.Mention]) -> list[str]:
         """The parts `@ext:<name>` and `@path` mentions add for the model (after the
@@ -284,6 +306,11 @@ class Core:
 
     def history_rename(self, path: str, title: str) -> str:
         return history_admin.rename(paths.history_dir(), path, title)
+
+    def paste(self) -> dict[str, str]:
+        """`:Sightline paste`: the clipboard's image as an `@image:` token and its chip."""
+        pasted = clipboard.paste(imaging.DEFAULT_LIMITS)
+        return {"token": pasted.token, "chip": pasted.chip}
 
     def history_delete(self, path: str) -> None:
         history_admin.delete(paths.history_dir(), path)

@@ -422,7 +422,7 @@ def test_checkhealth_a_broken_package_is_an_error_only_where_needed(
     shim.chmod(0o755)
     nv = nvim_factory({"python": str(shim), "provider": {"name": provider}})
     text = "\n".join(typed_health(nv))
-    needed = "needed by the openai, ollama and openrouter providers"
+    needed = "needed by the openai, azure and OpenAI-compatible providers"
     if level == "ERROR":
         found = rf"ERROR openai is not importable there \(ModuleNotFoundError.*\): {needed}"
         assert re.search(found, text)

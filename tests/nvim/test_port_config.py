@@ -64,6 +64,11 @@ _PROVIDER_KEYS = (
     "thinking",
     "context_window",
     "agent",
+    "deployment",
+    "api_version",
+    "entra_token_cmd",
+    "region",
+    "project",
 )
 _SERVER = st.one_of(
     st.fixed_dictionaries({"command": _TEXTS}), st.fixed_dictionaries({"url": _TEXTS})

@@ -47,7 +47,7 @@ def test_every_dependency_of_the_package_is_checked() -> None:
 
 def test_the_key_is_never_in_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, preset in presets.PRESETS.items():
-        if preset.key_env:
+        if preset.key_env and preset.needs_key:
             monkeypatch.setenv(preset.key_env, "sk-SECRET-value")
             found = {"needs_key": True, "env": preset.key_env, "set": True}
             assert health.key_source(name) == found
@@ -65,3 +65,83 @@ def test_runs_as_a_module_and_prints_one_json_line() -> None:
     ).stdout
     info = json.loads(out)
     assert info["python"] and all(p["error"] == "" for p in info["packages"])
+
+
+@pytest.mark.parametrize(
+    ("provider", "extra"),
+    [
+        ("bedrock", {"anthropic", "boto3", "botocore"}),
+        ("vertex", {"anthropic", "google-auth", "requests"}),
+        ("azure", {"openai"}),
+        ("mistral", {"openai"}),
+        ("llamacpp", {"openai"}),
+    ],
+)
+def test_each_new_provider_needs_its_sdk_and_its_extra(provider: str, extra: set[str]) -> None:
+    assert needed(provider) == {"pynvim", "msgpack", "platformdirs", *extra}
+
+
+def test_a_missing_extra_is_named_with_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)  # as if not installed
+    (boto3,) = [p for p in health.report("bedrock", False)["packages"] if p["dist"] == "boto3"]
+    assert boto3["needed"] and boto3["error"] and boto3["extra"] == "bedrock"
+
+
+def test_cloud_credentials_say_where_from_never_the_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDHEALTH")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "health-hidden-aws-value")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+    report = health.report("bedrock", False, {"base_url": "http://127.0.0.1:9"})
+    assert report["credentials"] == {
+        "from": "$AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY, region eu-west-1"
+    }
+    assert "health-hidden-aws-value" not in json.dumps(report)
+    monkeypatch.delenv("AWS_REGION")
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    assert health.credentials("bedrock", {}) == {
+        "error": "no AWS region: set provider.region or $AWS_REGION"
+    }
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "health-SECRET-azure")
+    monkeypatch.delenv("AZURE_OPENAI_AD_TOKEN", raising=False)
+    cfg = {"base_url": "http://127.0.0.1:9", "deployment": "d"}
+    assert health.credentials("azure", cfg) == {"from": "$AZURE_OPENAI_API_KEY"}
+    assert health.credentials("azure", {**cfg, "entra_token_cmd": True}) == {
+        "from": "provider.entra_token_cmd (a Microsoft Entra ID token)"
+    }
+    assert health.credentials("openai", {}) is None
+
+
+def test_the_endpoint_is_tried_only_where_it_is_the_users_own() -> None:
+    from tests.fakeopenai import FakeOpenAI
+
+    with FakeOpenAI() as server:
+        live = health.report("mistral", False, {"base_url": server.base_url})["endpoint"]
+    assert live["ok"] and live["url"] == server.base_url
+    gone = health.report("mistral", False, {"base_url": server.base_url})["endpoint"]
+    assert not gone["ok"] and gone["error"]
+    # A hosted default is not dialled from a health check; a local server's default is.
+    assert health.endpoint("mistral", {}) is None
+    assert health.endpoint("lmstudio", {}) == "http://localhost:1234/v1"
+
+
+def test_an_extra_is_not_checked_for_a_provider_that_does_not_use_it() -> None:
+    listed = {p["dist"] for p in health.report("anthropic", False)["packages"]}
+    assert "anthropic" in listed and not listed & {"boto3", "botocore", "google-auth"}
+
+
+def test_vertex_credentials_name_the_key_file_region_and_project(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    key_file = tmp_path / "sa.json"
+    key_file.write_text(json.dumps({"type": "service_account", "project_id": "proj-h"}))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))
+    monkeypatch.delenv("ANTHROPIC_VERTEX_PROJECT_ID", raising=False)
+    assert health.credentials("vertex", {"region": "us-east5"}) == {
+        "from": f"$GOOGLE_APPLICATION_CREDENTIALS ({key_file}), region us-east5, project proj-h"
+    }
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
+    said = health.credentials("vertex", {"region": "us-east5"})
+    assert said is not None and "names no file" in said["error"]

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sightline.agent.replay import render_records
-from sightline.domain import history
+from sightline.domain import history, images
 from sightline.domain.wire import (
     ABANDONED,
     NO_REPLY,
@@ -48,7 +48,7 @@ THINKING_ON = AnthropicProvider(provider_config(name="anthropic", model="claude-
 def assert_valid(records: list[Any]) -> list[dict[str, Any]]:
     """What the next send does: the user's record, then the request from the history, as
     sent with thinking off and with it on (then the provider adds budget and breakpoints)."""
-    messages = wire_messages([*records, PROMPT])
+    messages = images.inline(wire_messages([*records, PROMPT]))
     problem = validation_error(body(messages))
     assert problem is None, (problem, messages)
     sent = THINKING_ON._params(Request("system", messages, [{"name": "t", "input_schema": {}}]))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sightline.domain.mentions import (
     escape_path,
@@ -170,3 +172,30 @@ def test_a_send_parses_its_text_once(isolated_env: Path, monkeypatch: pytest.Mon
     sent = [b["text"] for b in user["content"]]
     assert sent[0] == text and any(p.startswith('<file path="a.py">') for p in sent)
     assert any("= @a.py" in p for p in sent)  # the chip's id, named for the model
+
+
+@pytest.mark.parametrize(
+    ("text", "urls"),
+    [
+        ("read @url:https://docs.python.org/3/ please", ["https://docs.python.org/3/"]),
+        ("see @url:http://x.org/a.", ["http://x.org/a"]),
+        ("(@url:https://x.org/a?b=1&c=2)", ["https://x.org/a?b=1&c=2"]),
+        ("@URL:https://x.org/", ["https://x.org/"]),
+        ("@url:ftp://x.org/ @url:file:///etc/passwd @url:https:// mail@url:https://x.org/", []),
+    ],
+)
+def test_url_mentions(text: str, urls: list[str]) -> None:
+    found = parse_mentions(text)
+    assert [m.value for m in found if m.kind == "url"] == urls
+    # `@url:…` is never a file, whether or not it is a URL fetched.
+    assert not any(m.kind == "file" and m.value.lower().startswith("url:") for m in found)
+
+
+@given(st.text(alphabet="abc:/.?&=%-_()[]'\"`,;!", max_size=30), st.sampled_from(["http", "https"]))
+def test_a_url_mention_is_the_url_up_to_whitespace_without_closing_punctuation(
+    rest: str, scheme: str
+) -> None:
+    token = f"@url:{scheme}://h{rest}"
+    (found,) = [m for m in parse_mentions(f"see {token} now") if m.kind == "url"]
+    assert token.startswith(found.token) and found.value == found.token[len("@url:") :]
+    assert not found.value.endswith(tuple(".,;!?)]}\"'`"))

@@ -85,8 +85,9 @@ def test_propose_edit_accepted_against_the_fake_editor(tmp_path: Path) -> None:
     assert res.content == "accepted: a.py was changed and saved."
     assert not res.is_error
     assert (tmp_path / "a.py").read_text().splitlines()[49:52] == ["line 49", "L", "line 51"]
-    # Two port calls: find the unique occurrence (its lines only), apply the edit.
-    assert fake.calls == ["find_unique", "apply_edit"]
+    # Three port calls: find the unique occurrence (its lines only), the file's state for
+    # the turn's checkpoint (no text crosses for a buffer without unsaved changes), apply.
+    assert fake.calls == ["find_unique", "file_state", "apply_edit"]
     shown = turn.session.transcript.lines
     assert "@@ -49,5 +49,5 @@" in shown  # hunks numbered in the file, not the excerpt
 
@@ -138,7 +139,8 @@ def test_replace_selection_against_the_fake_editor(tmp_path: Path) -> None:
     res = selection.REPLACE_SELECTION.handler(turn, {"text": "THIRTY"})
     assert res.content == "accepted: b.txt was changed and saved."
     assert fake.buffers[1].lines[29:32] == ["row 29", "THIRTY", "row 31"]
-    assert fake.calls == ["reanchor_range", "replace_range"]
+    # file_state: the file as it was, for the turn's checkpoint (no text: not modified).
+    assert fake.calls == ["reanchor_range", "file_state", "replace_range"]
     assert turn.scope is not None and (turn.scope.end_col, turn.scope.text) == (6, "THIRTY")
 
 

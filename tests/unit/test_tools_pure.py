@@ -49,8 +49,13 @@ def test_policy_is_a_rule_over_kinds() -> None:
         Kind.WRITE,
         Kind.EXEC,
         Kind.NAVIGATE,
+        Kind.NETWORK,
     }
     assert allowed_kinds("plan", False) == {Kind.READ, Kind.VIEW, Kind.PLAN}
+    # The network reaches a plan turn only where the user allowed hosts; never a scoped one.
+    assert allowed_kinds("plan", False, True) == {Kind.READ, Kind.VIEW, Kind.PLAN, Kind.NETWORK}
+    assert Kind.NETWORK not in allowed_kinds("normal", True, True)
+    assert Kind.NETWORK not in allowed_kinds("plan", True, True)
     assert allowed_kinds("normal", True) == {Kind.READ, Kind.VIEW, Kind.SCOPED_WRITE}
     assert allowed_kinds("plan", True) == {Kind.READ, Kind.VIEW, Kind.PLAN}
 

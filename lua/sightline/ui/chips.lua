@@ -13,6 +13,7 @@ local track_ns = api.nvim_create_namespace('sightline.chip_target')
 ---@field start_col? integer
 ---@field end_row? integer
 ---@field end_col? integer
+---@field url? string an `@url:` page (opened with vim.ui.open; the model has no id for it)
 ---@field attachment_id? string the id the model reads
 ---@field mark? integer the extmark that tracks the range in its buffer
 
@@ -132,6 +133,14 @@ end
 ---@param ctx table? passed on to reveal (secrets)
 ---@return string
 local function open(target, how, ctx)
+  if type(target.url) == 'string' then
+    -- vim.ui.open answers (process, nil) or (nil, why); pcall adds a thrown error.
+    local ok, res, err = pcall(vim.ui.open, target.url)
+    if ok and not err then
+      return 'OK'
+    end
+    return ('could not open %s: %s'):format(target.url, tostring(ok and err or res))
+  end
   how = how or default_how()
   local opts = M.resolve(target)
   local reveal = require('sightline.reveal')

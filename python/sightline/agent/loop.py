@@ -7,16 +7,17 @@ import logging
 import traceback
 from typing import Any
 
-from sightline.agent import compacting, compaction
+from sightline.agent import checkpointing, compacting, compaction
 from sightline.agent.prompt import RULES_MAX_FILE_BYTES, load_rules, system_prompt
-from sightline.agent.replay import show_outcome
+from sightline.agent.replay import show_images, show_outcome
 from sightline.agent.state import SessionState
 from sightline.agent.turn import Turn
-from sightline.domain import narrator
+from sightline.domain import images, narrator
 from sightline.domain.errors import Refused
 from sightline.domain.wire import clean_text, wire_messages
 from sightline.gate.policy import allowed_kinds
 from sightline.gate.turn_contract import ToolResult
+from sightline.providers import vision
 from sightline.providers.base import (
     Notice,
     ProviderError,
@@ -78,13 +79,15 @@ def run(session: SessionState, turn: Turn) -> None:
             text = note.text.removeprefix(narrator.error("").text)
             session.record({"type": "event", "event": "error", "text": text})
     finally:
+        checkpointing.finish(session, turn)  # before idle: a rewind right after sees it
         session.finish(turn, status)
 
 
 def tools(session: SessionState, turn: Turn, mode: str) -> list[Tool]:
     scoped = turn.scope is not None
-    extra = session.extra_tools(session.workspace, allowed_kinds(mode, scoped))
-    return tools_for([*session.registry, *extra], mode, scoped)
+    hosts = bool(session.cfg.network.allow_hosts)
+    extra = session.extra_tools(session.workspace, allowed_kinds(mode, scoped, hosts))
+    return tools_for([*session.registry, *extra], mode, scoped, session.cfg)
 
 
 def _loop(session: SessionState, turn: Turn) -> str:
@@ -104,8 +107,9 @@ def _loop(session: SessionState, turn: Turn) -> str:
     skills = [(skill.name, skill.description) for skill in session.skills()]
     system = system_prompt(session.workspace, mode, turn.scope is not None, rules, skills)
     for iteration in range(cfg.max_iterations + 1):
-        # Each request asks again: an MCP server that died since is left out.
-        offered = tools(session, turn, mode)
+        # Each request asks again: an MCP server that died since is left out. A model
+        # without tools (its capabilities) is offered none: it chats.
+        offered = tools(session, turn, mode) if session.provider.capabilities.tools else []
         by_name = {tool.name: tool for tool in offered}
         assert session.conversation is not None
         if accounts.last_context >= compaction.TRIGGER * accounts.context_window():
@@ -115,7 +119,7 @@ def _loop(session: SessionState, turn: Turn) -> str:
         request = Request(
             # The workspace path may hold bytes that are not UTF-8 (surrogate escapes).
             system=clean_text(system),
-            messages=wire_messages(session.conversation.records),
+            messages=images.inline(wire_messages(session.conversation.records)),
             tools=[tool.spec() for tool in offered],
         )
         reply = _stream(session, turn, request)
@@ -268,6 +272,12 @@ def _run_tool(
         block["is_error"] = True
     if result.shown is not None:
         block["shown"] = result.shown  # for the history's reader; never sent (domain/wire.py)
+    if result.images:
+        if vision.sees_images(session.provider):
+            block["content"] = [{"type": "text", "text": block["content"]}, *result.images]
+            show_images(transcript, list(result.images))
+        else:
+            block["content"] += "\n(not sent: the model in use cannot look at images)"
     return block
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sightline.agent.accounting import footer_of
-from sightline.domain import narrator
+from sightline.domain import images, narrator
 from sightline.domain.wire import ABANDONED, is_compaction
 from sightline.tools.registry import call_label
 from sightline.ui.transcript import Transcript
@@ -54,6 +54,7 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
                     chip if isinstance(chip, dict) else None,
                     expanded=expanded if isinstance(expanded, str) else None,
                 )
+                show_images(transcript, _blocks(record.get("content")))
         elif kind == "message" and record.get("role") == "assistant":
             for block in _blocks(record.get("content")):
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
@@ -150,3 +151,14 @@ def show_outcome(
         _status, _, output = content.partition("\n")
         if output and output != "(no output)":
             transcript.add_output(output)
+
+
+def show_images(transcript: Transcript, blocks: list[Any]) -> None:
+    """The chips of the images a user message carries (as sent and when reopened)."""
+    for block in blocks:
+        image = images.Image.from_block(block)
+        if image is not None:
+            note = narrator.image_attached(
+                image.name, image.width, image.height, image.size, block.get("scaled_from")
+            )
+            transcript.add_note(*note)

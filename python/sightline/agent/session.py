@@ -16,7 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sightline.agent import compacting, compaction, loop
+from sightline.agent import checkpointing, compacting, compaction, loop
+from sightline.agent.replay import show_images
 from sightline.agent.state import MODES, SessionState
 from sightline.agent.turn import Turn
 from sightline.domain.errors import Refused
@@ -36,6 +37,7 @@ class Session(SessionState):
         chip: dict[str, Any] | None = None,
         late: Callable[[int], list[str]] | None = None,
         shown: str | None = None,
+        images: list[dict[str, Any]] | None = None,
     ) -> Turn:
         """Start a turn; returns once it is accepted (the worker runs on its own thread).
         `late` adds the parts that must wait on the worker (see Turn.late).  `shown`: what
@@ -51,6 +53,8 @@ class Session(SessionState):
                 raise Refused("this conversation is open in another Neovim (read-only)")
             parts = [text, *(extra_parts or [])]
             content = [{"type": "text", "text": part} for part in parts]
+            # Image references (domain/images.py): the bytes are kept once, by hash.
+            content += images or []
             user: dict[str, Any] = {
                 "type": "message",
                 "role": "user",
@@ -63,8 +67,10 @@ class Session(SessionState):
                 user.update(note=note, chip=chip)
             self._turn_ids += 1
             turn = Turn(self._turn_ids, self, scope=scope, user=user, late=late)
+            checkpointing.begin(self, turn, text)
             self._begin(turn)
         self.transcript.add_user(user["visible"], note, chip, expanded=user.get("expanded"))
+        show_images(self.transcript, images or [])
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})
         threading.Thread(
             target=loop.run, args=(self, turn), name=f"turn-{turn.id}", daemon=True

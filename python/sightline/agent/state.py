@@ -14,7 +14,7 @@ from typing import Any
 from sightline.agent.accounting import Accounts
 from sightline.agent.replay import render_records
 from sightline.agent.turn import Turn
-from sightline.domain import history, narrator, paths
+from sightline.domain import checkpoints, history, narrator, paths
 from sightline.domain.config import CoreConfig
 from sightline.domain.errors import Refused
 from sightline.domain.skills import Skill
@@ -46,6 +46,8 @@ class SessionState:
         self.workspace = workspace
         self.registry = registry
         self.history_dir = history_dir or paths.history_dir()
+        # Checkpoints live with the conversations (domain/checkpoints.py).
+        self.checkpoints = checkpoints.Store(self.history_dir / "checkpoints")
         self.mode = "normal"
         self.autoaccept = cfg.autoaccept
         self.transcript = Transcript(finder=reference_finder(workspace))
@@ -101,6 +103,8 @@ class SessionState:
             "state": self.state(),
             "provider": self.cfg.provider.name,
             "model": self._model_name(),
+            # What the model can do (providers/base.py Capabilities): the pane offers no more.
+            "capabilities": self.provider.capabilities.to_dict(),
             "mode": self.mode,
             "autoaccept": self.autoaccept,
             "workspace": self.workspace,

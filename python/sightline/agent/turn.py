@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain.scope import Selection
 from sightline.editor.port import Editor
 from sightline.gate import turn_contract as turn_view
+from sightline.gate.checkpoint import TurnFiles
 from sightline.gate.decisions import Gate
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ class Turn:
     late: Callable[[int], list[str]] | None = None
     retry_row: int | None = None  # the transcript row saying a request is being retried
     lock: threading.Lock = field(default_factory=threading.Lock)
+    files: TurnFiles = field(default_factory=TurnFiles)  # what it changed: its checkpoint
     _cancelled: threading.Event = field(default_factory=threading.Event)
     _on_cancel: list[Callable[[], None]] = field(default_factory=list)
 

@@ -67,6 +67,14 @@ class ProviderConfig:
     # acp: the agent's mode for normal turns, by its id; the only way a mode that does not
     # ask before it writes or runs commands is used (providers/acp/modes.py).
     agent_mode: str | None = None
+    # azure: the deployment (it names the model) and the API version of the endpoint.
+    deployment: str | None = None
+    api_version: str | None = None
+    # azure: a command printing a Microsoft Entra ID token (instead of a key).
+    entra_token_cmd: str | list[str] | None = None
+    # bedrock and vertex: the cloud region; vertex: the Google Cloud project.
+    region: str | None = None
+    project: str | None = None
 
     @classmethod
     def from_table(cls, prov: _Table) -> ProviderConfig:
@@ -84,12 +92,55 @@ class ProviderConfig:
             thinking=prov.thinking("thinking"),
             context_window=prov.optional_count("context_window"),
             agent_mode=prov.optional_text("agent_mode"),
+            deployment=prov.optional_text("deployment"),
+            api_version=prov.optional_text("api_version"),
+            entra_token_cmd=prov.command("entra_token_cmd"),
+            region=prov.optional_text("region"),
+            project=prov.optional_text("project"),
         )
 
     @classmethod
     def from_dict(cls, raw: object) -> ProviderConfig:
         """The effective provider table alone (the ACP check of :checkhealth)."""
         return cls.from_table(_Table(raw, "provider"))
+
+
+SEARCH_BACKENDS = ("searxng", "brave", "tavily")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """tools.network.search: the service web_search asks."""
+
+    backend: str
+    url: str | None
+    api_key_cmd: str | list[str] | None = field(compare=False)
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """tools.network: what fetch_url, web_search and `@url:` may reach, and their bounds."""
+
+    allow_hosts: tuple[str, ...]
+    timeout_ms: int
+    max_bytes: int
+    search: SearchConfig | None
+
+    @classmethod
+    def from_table(cls, net: _Table) -> NetworkConfig:
+        hosts = net.raw.get("allow_hosts")
+        if hosts is None or (isinstance(hosts, Mapping) and not hosts):
+            hosts = []
+        if not isinstance(hosts, list | tuple) or not all(isinstance(h, str) for h in hosts):
+            raise net._fail("allow_hosts", "a list of host names", hosts)
+        search = None
+        if net.raw.get("search") is not None:
+            sub = net.table("search")
+            backend = sub.text("backend")
+            if backend not in SEARCH_BACKENDS:
+                raise sub._fail("backend", "one of " + ", ".join(SEARCH_BACKENDS), backend)
+            search = SearchConfig(backend, sub.optional_text("url"), sub.command("api_key_cmd"))
+        return cls(tuple(hosts), net.ms("timeout_ms"), net.count("max_bytes"), search)
 
 
 @dataclass(frozen=True)
@@ -104,6 +155,8 @@ class CoreConfig:
     mcp_servers: tuple[ServerConfig, ...]
     mcp_start_timeout_ms: int
     mcp_call_timeout_ms: int
+    checkpoints_max_bytes: int = 256 << 20  # checkpoints.max_mb
+    network: NetworkConfig = NetworkConfig((), 1, 1, None)
 
     @classmethod
     def before_init(cls) -> CoreConfig:
@@ -133,6 +186,8 @@ class CoreConfig:
             mcp_servers=_mcp_servers(mcp.raw.get("servers")),
             mcp_start_timeout_ms=mcp.ms("start_timeout_ms"),
             mcp_call_timeout_ms=mcp.ms("call_timeout_ms"),
+            checkpoints_max_bytes=root.table("checkpoints").count("max_mb") << 20,
+            network=NetworkConfig.from_table(tools.table("network")),
         )
 
 

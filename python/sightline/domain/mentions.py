@@ -1,5 +1,5 @@
-"""The mention grammar: `@ext:<name>`, `@mcp:<server>:<uri>` and `@<path>`; cleaning text
-for display.
+"""The mention grammar: `@ext:<name>`, `@mcp:<server>:<uri>`, `@url:<http(s) URL>`,
+`@image:<path>` and `@<path>`; cleaning text for display.
 
 The user's text is never rewritten: these helpers only find what it mentions. A send
 parses its text once (Core.send) and hands the mentions to whoever adds parts for them.
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-MentionKind = Literal["extension", "file", "mcp"]
+MentionKind = Literal["extension", "file", "mcp", "url", "image"]
 
 # What may stand right before the `@` of a mention (besides start of text).
 _BEFORE = r"""(?<![^\s(\[{"'`])"""
@@ -25,6 +25,10 @@ _EXT_RE = re.compile(_BEFORE + r"""@ext:([a-z0-9][a-z0-9._-]*?)\.*(?=$|[\s,;:!?)
 # `@mcp:{server}:{uri}`: a server name holds no `:` or whitespace; the uri runs to whitespace.
 _MCP_RE = re.compile(_BEFORE + r"@mcp:([^\s:]+):(\S+)")
 _MCP_TRAILING = ".,;!?)]}\"'`"
+# `@url:https://…`: fetched at send (mentions/urls.py); the URL runs to whitespace.
+_URL_RE = re.compile(_BEFORE + r"@url:(https?://\S+)", re.IGNORECASE)
+# `@image:path`: a picture for the model (mentions/images.py); the path is written as @path's.
+_IMAGE_RE = re.compile(_BEFORE + r"@image:((?:\\.|[^\s\\])+)", re.DOTALL)
 _FILE_RE = re.compile(_BEFORE + r"@((?:\\.|[^\s\\])+)", re.DOTALL)
 _TRAILING_PUNCT = ".,;:!?)]}\"'`"
 _MENTION_OPENERS = "([{\"'`"
@@ -85,11 +89,23 @@ def _mentions_in(text: str, part: int) -> list[Mention]:
             taken.add(m.start())
             token = m.group(0)[: len(m.group(0)) - (len(m.group(2)) - len(uri))]
             out.append(Mention("mcp", f"{m.group(1)}:{uri}", token, part, m.start()))
+    for m in _URL_RE.finditer(text) if "@url:" in text.lower() else ():
+        url = m.group(1).rstrip(_MCP_TRAILING)
+        if "://" in url and url.split("://", 1)[1]:
+            taken.add(m.start())
+            token = m.group(0)[: len(m.group(0)) - (len(m.group(1)) - len(url))]
+            out.append(Mention("url", url, token, part, m.start()))
+    for m in _IMAGE_RE.finditer(text) if "@image:" in text else ():
+        raw = _strip_trailing_punct(m.group(1))
+        path = unescape_path(raw)
+        if path:
+            taken.add(m.start())
+            out.append(Mention("image", path, "@image:" + raw, part, m.start()))
     for m in _FILE_RE.finditer(text):
         raw = m.group(1)
         # "@ext:…" is never a file, even when the name after it is not valid; nor is a
-        # resource mention.
-        if m.start() in taken or raw.startswith("ext:"):
+        # resource mention, nor `@url:…`.
+        if m.start() in taken or raw.startswith(("ext:", "url:", "image:")):
             continue
         raw = _strip_trailing_punct(raw)
         path = unescape_path(raw)

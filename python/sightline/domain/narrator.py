@@ -225,6 +225,42 @@ def command_ran(status: str, seconds: float, lines: int) -> Note:
     return Note(f"⏵ {status} · {seconds:.1f} s · {lines} lines of output")
 
 
+def size(n: int) -> str:
+    """`512 B`, `12.3 kB`, `4.0 MB`: a size as the transcript shows it."""
+    if n < 1000:
+        return f"{n} B"
+    if n < 1_000_000:
+        return f"{n / 1000:.1f} kB"
+    return f"{n / 1_000_000:.1f} MB"
+
+
+def fetched(url: str, status: int, reason: str, nbytes: int, cut: bool) -> Note:
+    """fetch_url or `@url:` got a page: where from, its status and size (its excerpt is
+    folded below)."""
+    said = f"{status} {reason}".rstrip()
+    tail = " (cut at tools.network.max_bytes)" if cut else ""
+    return Note(f"⇣ {url} · {said} · {size(nbytes)}{tail}", WARNING if status >= 400 else NOTE)
+
+
+def image_attached(name: str, width: int, height: int, nbytes: int, scaled_from: Any) -> Note:
+    """An image the message carries (`@image:`, a paste, a dropped path), as its chip:
+    name, pixel size, bytes, and the size it had when it was scaled down to be sent."""
+    scaled = ""
+    if isinstance(scaled_from, list | tuple) and len(scaled_from) == 2:
+        scaled = f" (scaled from {scaled_from[0]}×{scaled_from[1]})"
+    return Note(f"▣ {name} · {width}×{height}{scaled} · {size(nbytes)}")
+
+
+def url_not_fetched(url: str, why: str) -> Note:
+    """An `@url:` the message mentions could not be fetched (the model is told too)."""
+    return Note(f"✗ @url:{url} not fetched — {why}", ERROR)
+
+
+def searched(backend: str, query: str, results: int) -> Note:
+    """web_search answered (its results are folded below)."""
+    return Note(f"⌕ {backend}: {query} · {results} result{'' if results == 1 else 's'}")
+
+
 def moved_to(where: str) -> Note:
     """go_to_position moved the cursor (the focus stayed in the pane)."""
     return Note("↳ " + where)
@@ -440,3 +476,61 @@ def turn_footer(seconds: float, used: pricing.Tokens, dollars: float | None) -> 
         if dollars is not None:
             out += f" · {format_cost(dollars)}"
     return Note(out)
+
+
+# -- checkpoints and rewinds -------------------------------------------------------------------
+
+
+def checkpoints_dropped(count: int, cap_mb: int) -> Note:
+    """The checkpoint store passed its cap (checkpoints.max_mb): the oldest were dropped."""
+    what = "checkpoint was" if count == 1 else f"{count} checkpoints were"
+    return Note(
+        f"the oldest {what} dropped to keep the checkpoint store under {cap_mb} MB "
+        "(checkpoints.max_mb): those turns can no longer be rewound",
+        WARNING,
+    )
+
+
+def rewind_started(seq: int, label: str) -> Note:
+    return Note(f"⟲ rewinding to before #{seq} ({label}): the files it and later turns changed")
+
+
+def rewind_conflict(rel: str) -> Note:
+    """A file the user changed after the undone turns: its way back is proposed hunk by hunk."""
+    return Note(
+        f"{rel} changed since (your edits): take the hunks that go back to the checkpoint; "
+        "those you reject keep your text",
+        WARNING,
+    )
+
+
+def rewind_delete_question(names: Sequence[str]) -> str:
+    """The gate's question before a rewind deletes the files the undone turns created."""
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return f"delete {shown} (created by the undone turns)?"
+
+
+def rewind_label(seq: int, label: str) -> str:
+    return f"rewind to before #{seq} ({label})"
+
+
+def rewound(
+    restored: Sequence[str], kept: Sequence[str], deleted: Sequence[str], left: Sequence[str]
+) -> list[Line]:
+    """What a rewind did, file by file."""
+
+    def names(paths: Sequence[str]) -> str:
+        return ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+
+    lines: list[Line] = []
+    if restored:
+        lines.append((f"⟲ restored: {names(restored)}", NOTE))
+    if deleted:
+        lines.append((f"⟲ deleted: {names(deleted)}", NOTE))
+    if kept:
+        lines.append((f"⟲ kept as you left them: {names(kept)}", WARNING))
+    if left:
+        lines.append((f"⟲ not restored (their earlier text was not kept): {names(left)}", WARNING))
+    if not lines:
+        lines.append(("⟲ nothing to rewind: every file already holds that checkpoint", NOTE))
+    return lines

@@ -1,10 +1,10 @@
-"""What tokens cost: a small table of known models' list prices, overridable by config.
+"""What tokens cost: the arithmetic over the list prices of domain/models.py (the one table
+of models, with its sources and date), overridable by config.
 
-Prices are US dollars per million tokens. A model is found by its exact name, else by the
-longest table entry it starts with at a `-` boundary (`claude-sonnet-4-5-20250929` →
-`claude-sonnet-4-5`), after dropping an OpenRouter vendor prefix (`openai/gpt-4.1` →
-`gpt-4.1`). `provider.prices` entries come first and may name any model. A model not
-found has no cost (shown as unknown, never as 0); a local server (ollama) costs nothing.
+Prices are US dollars per million tokens. `provider.prices` entries come first and may name
+any model (found like the table's: exact name, else the longest entry it starts with at a
+`-` boundary). A model not found has no cost (shown as unknown, never as 0); a local server
+(ollama) costs nothing.
 
 Pure: no I/O.
 """
@@ -14,36 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-Price = Mapping[str, float]  # input, output, cache_read, cache_write
+from sightline.domain import models
 
-# List prices as published by the vendors (per million tokens).
-PRICES: dict[str, dict[str, float]] = {
-    "claude-opus-4": {"input": 15.0, "output": 75.0, "cache_read": 1.5, "cache_write": 18.75},
-    "claude-opus-4-5": {"input": 5.0, "output": 25.0, "cache_read": 0.5, "cache_write": 6.25},
-    "claude-sonnet": {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75},
-    "claude-haiku-4-5": {"input": 1.0, "output": 5.0, "cache_read": 0.1, "cache_write": 1.25},
-    "claude-3-5-haiku": {"input": 0.8, "output": 4.0, "cache_read": 0.08, "cache_write": 1.0},
-    "gpt-4.1": {"input": 2.0, "output": 8.0, "cache_read": 0.5},
-    "gpt-4.1-mini": {"input": 0.4, "output": 1.6, "cache_read": 0.1},
-    "gpt-4.1-nano": {"input": 0.1, "output": 0.4, "cache_read": 0.025},
-    "gpt-4o": {"input": 2.5, "output": 10.0, "cache_read": 1.25},
-    "gpt-4o-mini": {"input": 0.15, "output": 0.6, "cache_read": 0.075},
-    "gpt-5": {"input": 1.25, "output": 10.0, "cache_read": 0.125},
-    "gpt-5-mini": {"input": 0.25, "output": 2.0, "cache_read": 0.025},
-    "gpt-5-nano": {"input": 0.05, "output": 0.4, "cache_read": 0.005},
-    "o3": {"input": 2.0, "output": 8.0, "cache_read": 0.5},
-    "o4-mini": {"input": 1.1, "output": 4.4, "cache_read": 0.275},
-}
+Price = models.Price
 
-# Context windows in tokens, looked up like prices (exact name, else the longest prefix).
-CONTEXT: dict[str, int] = {
-    "claude": 200_000,
-    "gpt-4.1": 1_047_576,
-    "gpt-4o": 128_000,
-    "gpt-5": 400_000,
-    "o3": 200_000,
-    "o4-mini": 200_000,
-}
+# The table's prices and context windows by entry (read-only views of models.MODELS).
+PRICES: dict[str, Price] = {k: m.price for k, m in models.MODELS.items() if m.price is not None}
+CONTEXT: dict[str, int] = {k: m.context for k, m in models.MODELS.items() if m.context}
 DEFAULT_CONTEXT = 128_000  # a hosted model not in the table
 LOCAL_CONTEXT = 8_192  # a local server's model (Ollama's default num_ctx is smaller still)
 
@@ -64,24 +41,13 @@ class Tokens:
         return {k: getattr(self, k) for k in KEYS}
 
 
-def _lookup(table: Mapping[str, Price], model: str) -> Price | None:
-    if model in table:
-        return table[model]
-    best = ""
-    for name in table:
-        if model.startswith(name + "-") and len(name) > len(best):
-            best = name
-    return table[best] if best else None
-
-
 def price_of(model: str, overrides: Mapping[str, Price] | None = None) -> Price | None:
     """The price of `model`, config first; None when unknown."""
-    for name in (model, model.rsplit("/", 1)[-1]):
-        for table in (overrides or {}, PRICES):
-            found = _lookup(table, name)
-            if found is not None:
-                return found
-    return None
+    found = models.find(overrides or {}, model)
+    if found is not None and overrides is not None:
+        return overrides[found]
+    found = models.find(PRICES, model)
+    return PRICES[found] if found is not None else None
 
 
 def cost(tokens: Tokens, price: Price) -> float:
@@ -102,10 +68,7 @@ def context_window(model: str, *, local: bool = False, configured: int | None = 
     default (small for a local server, whose models are often run with a short context)."""
     if configured:
         return configured
-    for name in (model, model.rsplit("/", 1)[-1]):
-        if name in CONTEXT:
-            return CONTEXT[name]
-        best = max((k for k in CONTEXT if name.startswith(k + "-")), key=len, default="")
-        if best:
-            return CONTEXT[best]
+    found = models.find(CONTEXT, model)
+    if found is not None:
+        return CONTEXT[found]
     return LOCAL_CONTEXT if local else DEFAULT_CONTEXT

@@ -13,6 +13,21 @@ KEY_ENV_VARS = (
     "ANTHROPIC_AUTH_TOKEN",
     "OPENAI_API_KEY",
     "OPENROUTER_API_KEY",
+    # The OpenAI-compatible presets (domain/presets.py key_env).
+    "MISTRAL_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+    "VLLM_API_KEY",
+    "LLAMA_API_KEY",
+    # azure, bedrock (the SDKs would read these; the providers pass them explicitly).
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_AD_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    # web_search's services (tools/search.py)
+    "BRAVE_API_KEY",
+    "TAVILY_API_KEY",
 )
 REDACTED = "[REDACTED]"
 

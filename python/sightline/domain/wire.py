@@ -32,6 +32,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from sightline.domain import images
+
 # What the model reads for a call the previous core never finished (restart, kill, quit).
 ABANDONED = (
     "not completed: the session ended before this call finished "
@@ -121,12 +123,21 @@ def _text_block(block: dict[str, Any]) -> dict[str, Any] | None:
     return {"type": "text", "text": clean_text(text)}
 
 
+def _image_ref(block: dict[str, Any]) -> dict[str, Any] | None:
+    """An image reference as kept (domain/images.py); the request inlines its bytes."""
+    return dict(block) if images.is_reference(block) else None
+
+
 def _result_content(content: Any) -> str | list[dict[str, Any]]:
     if isinstance(content, str):
         return clean_text(content) if content.strip() else "(no output)"
     if isinstance(content, list):
-        texts = [t for b in content if isinstance(b, dict) and (t := _text_block(b))]
-        return texts or "(no output)"
+        kept = [
+            t
+            for b in content
+            if isinstance(b, dict) and (t := _text_block(b) or _image_ref(b)) is not None
+        ]
+        return kept or "(no output)"
     return "(no output)" if content is None else clean_text(str(content))
 
 
@@ -149,6 +160,8 @@ def _blocks(role: str, content: Any) -> list[dict[str, Any]]:
             out.append(dict(block))
         elif kind == "tool_result" and role == "user":
             out.append(dict(block))
+        elif kind == "image" and role == "user" and (ref := _image_ref(block)) is not None:
+            out.append(ref)
         elif role == "assistant" and kind in _ASSISTANT_KEEP:
             keys = _ASSISTANT_KEEP[str(kind)]
             # Unchanged or not at all: the signature covers the text. One the API cannot

@@ -174,6 +174,17 @@ class BufferText(TypedDict):
     disk: NotRequired[Disk]
 
 
+class FileState(TypedDict, total=False):
+    """file_state: whether the file has a loaded buffer (brought up to date with its file
+    first) and, when that holds unsaved changes, its text (else the file's bytes on disk are
+    its state)."""
+
+    loaded: bool
+    modified: bool
+    text: str
+    disk: Disk
+
+
 class KeptBuffer(TypedDict):
     """sync_files: a buffer left as it was although its file changed, and why."""
 
@@ -240,9 +251,19 @@ class Editor(Protocol):
         bounded."""
         ...
 
+    def drop_buffer(self, path: str) -> bool:
+        """Wipe the loaded buffer of `path` before the core deletes the file (a rewind);
+        False when it holds unsaved changes (then it stays, and so must the file)."""
+        ...
+
     def editor_buffer(self, max_bytes: int) -> EditorBuffer | None:
         """The editor window's buffer: name, whole lines up to `max_bytes` (then one cut
         line), filetype; None when no window shows the user's editing."""
+        ...
+
+    def file_state(self, path: str, max_bytes: int) -> FileState:
+        """Whether `path` has a loaded buffer and, when it holds unsaved changes, its whole
+        lines up to `max_bytes` (a checkpoint's view of the file)."""
         ...
 
     def find_unique(self, path: str, needle: str, context: int) -> Found:
@@ -403,8 +424,14 @@ class NvimEditor:
     def diagnostics(self, query: DiagnosticsQuery) -> Diagnostics:
         return cast(Diagnostics, self._call("diagnostics", query))
 
+    def drop_buffer(self, path: str) -> bool:
+        return bool(self._call("drop_buffer", path))
+
     def editor_buffer(self, max_bytes: int) -> EditorBuffer | None:
         return cast("EditorBuffer | None", self._call("editor_buffer", max_bytes))
+
+    def file_state(self, path: str, max_bytes: int) -> FileState:
+        return cast(FileState, self._call("file_state", path, max_bytes) or {})
 
     def find_unique(self, path: str, needle: str, context: int) -> Found:
         return cast(Found, self._call("find_unique", path, needle, context))

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from sightline.agent import rewind
 from sightline.agent.session import MODES
 from sightline.core import Core
 from sightline.domain import extensions, scope, secrets
@@ -141,6 +142,11 @@ def _compact(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"turn": turn.id, "status": core.session.status()}
 
 
+@method("images.paste")
+def _paste(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return core.paste()
+
+
 @method("agent.status")
 def _status(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"status": core.session.status()}
@@ -206,6 +212,21 @@ def _hunk(core: Core, params: dict[str, Any]) -> dict[str, Any]:
 @method("agent.compare")
 def _compare(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"proposal": compare_view(core.session)}
+
+
+@method("checkpoints.list")
+def _checkpoints_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"checkpoints": rewind.choices(core.session)}
+
+
+@method("checkpoints.rewind", seq=Int(min=1), row=Int(min=0))
+def _checkpoints_rewind(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """Rewind to before checkpoint `seq`, or the turn of transcript row `row`."""
+    if params.get("seq") is None and params.get("row") is None:
+        raise Refused("checkpoints.rewind: seq or row is required")
+    seq = params.get("seq") or rewind.at_row(core.session, params["row"])
+    turn = rewind.start(core.session, seq)
+    return {"turn": turn.id, "status": core.session.status()}
 
 
 @method("history.list")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain import diff, narrator
 from sightline.domain.errors import Refused
 from sightline.editor.port import Applied, Editor, EditorError, HunkSpec
+from sightline.gate import checkpoint
 from sightline.gate.decisions import Pending
 from sightline.gate.turn_contract import ToolResult
 
@@ -431,6 +432,7 @@ _NOT_SAVED = {
 
 
 def _apply(turn: Turn, proposal: Proposal, after: str) -> ToolResult:
+    checkpoint.before_write(turn, proposal.abspath, proposal.path)  # the turn's checkpoint
     if proposal.applier is not None:
         return proposal.applier(turn, proposal, after)
     rel = proposal.path

@@ -31,6 +31,9 @@ class ToolResult:
     # The reason a failed call's line gives the user, when the model's wording (`content`)
     # would not speak to them (worded in domain/narrator.py); recorded beside the result.
     shown: str | None = None
+    # Image references (domain/images.py) the result carries (read_file on a picture): sent
+    # after its text to a model that can look at images, left out for one that cannot.
+    images: tuple[dict[str, Any], ...] = ()
 
 
 class Session(Protocol):

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 
 from sightline.domain.config import ProviderConfig
-from sightline.domain.presets import default_model
+from sightline.domain.presets import default_model, preset
 from sightline.providers.base import Provider, ProviderError, preload_module
 
 
@@ -24,10 +24,23 @@ def _anthropic(cfg: ProviderConfig) -> Provider:
 
 
 def _openai(cfg: ProviderConfig) -> Provider:
-    # openai, ollama and openrouter: one implementation, the preset table says the rest.
+    # Every Chat Completions preset: one implementation, the preset table says the rest.
     from sightline.providers.openai_api import OpenAIProvider
 
     return OpenAIProvider(cfg)
+
+
+def _azure(cfg: ProviderConfig) -> Provider:
+    from sightline.providers.azure_api import AzureProvider
+
+    return AzureProvider(cfg)
+
+
+def _claude_cloud(cfg: ProviderConfig) -> Provider:
+    # bedrock and vertex: Claude through the anthropic SDK's cloud clients.
+    from sightline.providers.cloud_claude import CloudClaudeProvider
+
+    return CloudClaudeProvider(cfg)
 
 
 def _acp(cfg: ProviderConfig) -> Provider:
@@ -43,6 +56,16 @@ REGISTRY: dict[str, Callable[[ProviderConfig], Provider]] = {
     "ollama": _openai,
     "openrouter": _openai,
     "acp": _acp,
+    # OpenAI-compatible services (domain/presets.py).
+    "mistral": _openai,
+    "deepseek": _openai,
+    "xai": _openai,
+    "lmstudio": _openai,
+    "vllm": _openai,
+    "llamacpp": _openai,
+    "azure": _azure,
+    "bedrock": _claude_cloud,
+    "vertex": _claude_cloud,
 }
 
 
@@ -60,8 +83,14 @@ def preload(cfg: ProviderConfig, made: Callable[[], Provider]) -> threading.Even
 
 
 def with_default_model(cfg: ProviderConfig) -> ProviderConfig:
-    """`cfg` with the preset's default model when the user gave none."""
+    """`cfg` with the preset's default model when the user gave none: Azure's deployment; ""
+    for a preset whose server says (its first listed model, asked on the first request)."""
     if cfg.model:
+        return cfg
+    found = preset(cfg.name)
+    if found is not None and found.kind == "azure":
+        return dataclasses.replace(cfg, model=cfg.deployment or "")
+    if found is not None and found.kind == "openai" and not found.model:
         return cfg
     return dataclasses.replace(cfg, model=default_model(cfg.name) or "default")
 

@@ -296,7 +296,6 @@ def _abortable_http_client(client_cls: Any = None) -> tuple[Any, Callable[[], No
 
 @dataclass
 class AnthropicProvider(AbortableStream, ProviderBase):
-    capabilities = Capabilities(thinking="budget")
     cfg: ProviderConfig
     name: str = "anthropic"
     _client: Any = None
@@ -309,6 +308,10 @@ class AnthropicProvider(AbortableStream, ProviderBase):
     @property
     def model(self) -> str:
         return self.cfg.model
+
+    @property
+    def capabilities(self) -> Capabilities:  # type: ignore[override]  # per model
+        return Capabilities(thinking="budget").for_model(self.cfg.model)
 
     def _get_client(self) -> Any:
         # One api_key_cmd at a time: a turn started while a stopped one still waits for the
@@ -353,7 +356,8 @@ class AnthropicProvider(AbortableStream, ProviderBase):
         if tools:
             params["tools"] = tools
         budget = thinking_budget(self.cfg)
-        if budget and request.thinking and thinking_allowed(request.messages):
+        thinks = self.capabilities.thinks  # claude-3-5-haiku refuses a thinking budget
+        if budget and thinks and request.thinking and thinking_allowed(request.messages):
             params["thinking"] = {"type": "enabled", "budget_tokens": budget}
             # provider.max_tokens stays the reply's own budget; thinking counts on top.
             params["max_tokens"] = self.cfg.max_tokens + budget

@@ -2,23 +2,26 @@
 provider shares: the retry loop, the abortable stream, the api_key_cmd runner.
 
 A new provider is one module with a class implementing `Provider` (subclass `ProviderBase`
-for the defaults), one line in providers/__init__.py REGISTRY and its name in the Lua
+for the defaults), one line in providers/__init__.py REGISTRY, its name in the Lua
 schema (lua/sightline/config.lua PROVIDERS; tests/nvim/test_port_config.py holds the
-two equal). The core asks a provider what it can do (`capabilities`), never its name."""
+two equal) and its models in domain/models.py (tools, vision, thinking, context, price).
+The core asks a provider what it can do (`capabilities`, `Capabilities.for_model` of its
+model), never its name."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import os
 import shlex
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from sightline.domain import secrets, spawn
+from sightline.domain import models, secrets, spawn
 
 if TYPE_CHECKING:
     from sightline.gate.turn_contract import Turn
@@ -115,7 +118,9 @@ class Request:
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What a provider can do; the core reads these, never the provider's name."""
+    """What a provider can do with its model; the core and the pane read these, never the
+    provider's name. The provider's own facts are set by it; the model's (tools, vision,
+    thinking, context window, price) come from domain/models.py through `for_model`."""
 
     # What provider.thinking means to it: a token budget, an effort name, or nothing.
     thinking: Literal["budget", "effort"] | None = None
@@ -126,6 +131,39 @@ class Capabilities:
     choose_model: bool = True
     # It runs on this machine: no cost, and a model's context size is not known by name.
     local: bool = False
+    # The model takes provider.thinking (False: the setting is not sent, as the API
+    # would refuse it).
+    thinks: bool = True
+    # The model calls tools; without, the loop offers none and it chats (said once).
+    tools: bool = True
+    # The model reads images (an attached image is sent to it, not left out).
+    vision: bool = False
+    # The model's context window in tokens; None = not known (pricing.context_window).
+    context_window: int | None = None
+    # The model's list price per million tokens; None = not known ({} for a local one).
+    price: Mapping[str, float] | None = None
+
+    def for_model(self, model: str) -> Capabilities:
+        """These facts of the provider joined with what domain/models.py knows of `model`."""
+        found = models.lookup(model)
+        return dataclasses.replace(
+            self,
+            thinks=found.thinking is not False,
+            tools=found.tools,
+            vision=bool(found.vision),
+            context_window=None if self.local else found.context,
+            price={} if self.local else found.price,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """What the pane reads (status().capabilities)."""
+        return {
+            "tools": self.tools,
+            "vision": self.vision,
+            "thinking": self.thinking if self.thinks else None,
+            "context_window": self.context_window,
+            "local": self.local,
+        }
 
 
 class Provider(Protocol):
@@ -299,7 +337,9 @@ class AbortableStream:
                 stream.close()
 
 
-def key_from_cmd(cmd: str | list[str], timeout_s: float) -> str | None:
+def key_from_cmd(
+    cmd: str | list[str], timeout_s: float, what: str = "provider.api_key_cmd"
+) -> str | None:
     """The key `provider.api_key_cmd` prints, run once: no stdin (the core's stdin is its RPC
     channel to Neovim) and an environment without the keys the core knows. The caller
     registers the key with the redactor."""
@@ -311,7 +351,5 @@ def key_from_cmd(cmd: str | list[str], timeout_s: float) -> str | None:
         done.check_returncode()
         out = done.stdout.decode(errors="replace")
     except (OSError, ValueError, subprocess.SubprocessError) as err:
-        raise ProviderError(
-            f"provider.api_key_cmd failed ({type(err).__name__}): check the command."
-        ) from None
+        raise ProviderError(f"{what} failed ({type(err).__name__}): check the command.") from None
     return out.strip() or None

@@ -1,5 +1,6 @@
-"""OpenAI-compatible providers (`openai`, `ollama`, `openrouter`): the official openai SDK,
-Chat Completions, always streaming.
+"""OpenAI-compatible providers (`openai`, `ollama`, `openrouter` and the presets of
+domain/presets.py; `azure` subclasses it): the official openai SDK, Chat Completions,
+always streaming.
 
 History stays in the core's own Messages-shaped records. The request is mapped at this
 boundary by `chat_request`, a pure function of (system, wire_messages(records), tools,
@@ -24,6 +25,7 @@ with_retries); Stop shuts the socket down, as the anthropic provider does.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import threading
@@ -31,7 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sightline.domain import secrets
+from sightline.domain import models, secrets
 from sightline.domain.config import ProviderConfig
 from sightline.domain.presets import PRESETS, Preset
 from sightline.providers.base import (
@@ -132,9 +134,24 @@ def _assistant(blocks: list[dict[str, Any]], tools_on: bool) -> dict[str, Any]:
     return out
 
 
+def _data_url(block: dict[str, Any]) -> dict[str, Any] | None:
+    """A Messages API base64 image block as Chat Completions' `image_url` data URL part."""
+    source = block.get("source")
+    if block.get("type") != "image" or not isinstance(source, dict):
+        return None
+    url = f"data:{source.get('media_type')};base64,{source.get('data')}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
 def _user(blocks: list[dict[str, Any]], tools_on: bool) -> list[dict[str, Any]]:
     results = [b for b in blocks if b.get("type") == "tool_result"]
     texts = [str(b["text"]) for b in blocks if b.get("type") == "text"]
+    pictures = [p for b in blocks if (p := _data_url(b)) is not None]
+    # A tool message carries text only: a tool result's images follow in the user message.
+    for r in results:
+        content = r.get("content")
+        if isinstance(content, list):
+            pictures += [p for b in content if isinstance(b, dict) and (p := _data_url(b))]
     out: list[dict[str, Any]] = []
     if tools_on:
         out += [
@@ -143,7 +160,10 @@ def _user(blocks: list[dict[str, Any]], tools_on: bool) -> list[dict[str, Any]]:
         ]
     else:
         texts = [f"[result of a tool call] {_result_text(r)}" for r in results] + texts
-    if texts:
+    if pictures:
+        parts: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+        out.append({"role": "user", "content": [*parts, *pictures]})
+    elif texts:
         out.append({"role": "user", "content": "\n\n".join(texts)})
     return out
 
@@ -167,7 +187,7 @@ def chat_messages(system: str, messages: list[dict[str, Any]], tools_on: bool) -
 
 def chat_request(cfg: ProviderConfig, request: Request, tools_on: bool = True) -> dict[str, Any]:
     """The body sent for `request` (without `stream`); pure, see the module's docstring."""
-    limit = "max_completion_tokens" if cfg.name == "openai" else "max_tokens"
+    limit = preset_of(cfg).max_tokens_key
     params: dict[str, Any] = {
         "model": cfg.model,
         "messages": chat_messages(request.system, request.messages, tools_on),
@@ -176,7 +196,8 @@ def chat_request(cfg: ProviderConfig, request: Request, tools_on: bool = True) -
     }
     if tools_on and request.tools:
         params["tools"] = chat_tools(request.tools)
-    if isinstance(cfg.thinking, str) and request.thinking:
+    thinks = models.lookup(cfg.model).thinking is not False  # gpt-4.1 refuses reasoning_effort
+    if isinstance(cfg.thinking, str) and request.thinking and thinks:
         params["reasoning_effort"] = cfg.thinking
     return params
 
@@ -274,6 +295,8 @@ def _status_text(status: int, cfg: ProviderConfig) -> str:
         400: "The API refused the request (400)",
         401: f"Authentication failed (401): check {f'${key} or ' if key else ''}"
         "provider.api_key_cmd",
+        402: "Payment required (402): the account has no credit left; top it up on the "
+        f"{cfg.name} console",
         403: "Permission denied (403): the key may not have access to this model",
         404: f"Not found (404): check provider.model ({cfg.model}) and provider.base_url",
         413: "The request is too large (413): start a new conversation with :Sightline reset",
@@ -282,6 +305,13 @@ def _status_text(status: int, cfg: ProviderConfig) -> str:
         503: "The API is unavailable (503): try again shortly",
     }
     return texts.get(status, f"The API answered HTTP {status}")
+
+
+def _quota_spent(body: object) -> bool:
+    """A 429 that waiting does not cure: the account's quota or credit is used up."""
+    err = body.get("error", body) if isinstance(body, dict) else None
+    code = str(err.get("code") or err.get("type") or "") if isinstance(err, dict) else ""
+    return code in ("insufficient_quota", "quota_exceeded", "billing_hard_limit_reached")
 
 
 def _detail(body: object) -> str:
@@ -315,7 +345,13 @@ def refuses_tools(err: ProviderError) -> bool:
     return bool(_NO_TOOLS.search(err.detail) or _NO_TOOLS_REV.search(err.detail))
 
 
-def classify(err: BaseException, cfg: ProviderConfig) -> ProviderError:
+def classify(
+    err: BaseException,
+    cfg: ProviderConfig,
+    status_text: Callable[[int, ProviderConfig], str] | None = None,
+) -> ProviderError:
+    """An SDK error in the user's words; `status_text` words an HTTP status for a provider
+    whose fixes differ (azure: the deployment, the Entra role)."""
     import openai
 
     if isinstance(err, ProviderError):
@@ -323,9 +359,18 @@ def classify(err: BaseException, cfg: ProviderConfig) -> ProviderError:
     if isinstance(err, openai.APIStatusError):
         status = err.status_code
         detail = _detail(err.body)
-        text = _status_text(status, cfg)
+        text = (status_text or _status_text)(status, cfg)
         if detail and status in (400, 404, 413, 422):
             text += f": {detail}"
+        if status == 429 and _quota_spent(err.body):
+            return _Fault(
+                secrets.redact(
+                    f"The {cfg.name} quota is used up (429): waiting will not help; check the "
+                    f"account's plan and billing. {detail}".rstrip()
+                ),
+                status,
+                detail,
+            )
         retry_after: float | None = None
         with contextlib.suppress(TypeError, ValueError):
             raw = err.response.headers.get("retry-after")
@@ -376,11 +421,17 @@ def classify(err: BaseException, cfg: ProviderConfig) -> ProviderError:
 class OpenAIProvider(AbortableStream, ProviderBase):
     cfg: ProviderConfig
     tools_on: bool = True  # off once the model refused tools (said once in the pane)
+    _told_no_tools: bool = False
     _client: Any = None
     _abort: Callable[[], None] | None = None
     _stream: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _client_lock: threading.Lock = field(default_factory=threading.Lock)
     _cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        # A model declared without tools (domain/models.py) chats without them from the start.
+        self.tools_on = self.capabilities.tools
 
     @property
     def name(self) -> str:
@@ -391,45 +442,75 @@ class OpenAIProvider(AbortableStream, ProviderBase):
         return self.cfg.model
 
     @property
-    def capabilities(self) -> Capabilities:  # type: ignore[override]  # per preset
-        return Capabilities(thinking="effort", local=preset_of(self.cfg).local)
+    def capabilities(self) -> Capabilities:  # type: ignore[override]  # per preset and model
+        found = preset_of(self.cfg)
+        return Capabilities(thinking=found.thinking, local=found.local).for_model(self.cfg.model)
 
     def base_url(self) -> str | None:
         return self.cfg.base_url or preset_of(self.cfg).base_url
 
     def _get_client(self) -> Any:
-        if self._client is None:
-            import openai
-
-            from sightline.providers.anthropic_api import _abortable_http_client
-
-            key = resolve_api_key(self.cfg)
-            http_client, self._abort = _abortable_http_client(openai.DefaultHttpxClient)
-            self._client = openai.OpenAI(
-                http_client=http_client,
-                # A local server needs no key, but the SDK insists on one; it is not secret.
-                api_key=key or "sightline-no-key",
-                base_url=self.base_url(),
-                max_retries=0,
-                timeout=self.cfg.timeout_ms / 1000,
-            )
+        with self._client_lock:
+            if self._client is None:
+                self._client = self._make_client()
+                if not self.cfg.model:
+                    self._first_listed_model()
         return self._client
+
+    def _make_client(self) -> Any:
+        import openai
+
+        from sightline.providers.anthropic_api import _abortable_http_client
+
+        key = resolve_api_key(self.cfg)
+        http_client, self._abort = _abortable_http_client(openai.DefaultHttpxClient)
+        return openai.OpenAI(
+            http_client=http_client,
+            # A local server needs no key, but the SDK insists on one; it is not secret.
+            api_key=key or "sightline-no-key",
+            base_url=self.base_url(),
+            max_retries=0,
+            timeout=self.cfg.timeout_ms / 1000,
+        )
+
+    def _first_listed_model(self) -> None:
+        """A server that serves what it loaded (LM Studio, vLLM, llama.cpp): its model is the
+        first one its list names, asked once."""
+        try:
+            listed = [m.id for m in self._client.models.list()]
+        except Exception as err:
+            self._client = None
+            raise self._classify(err) from None
+        if not listed:
+            self._client = None
+            raise ProviderError(
+                f"The {self.cfg.name} server lists no model: load one, or set provider.model."
+            )
+        self.cfg = dataclasses.replace(self.cfg, model=listed[0])
+        self.tools_on = self.capabilities.tools
+
+    def _classify(self, err: BaseException) -> ProviderError:
+        return classify(err, self.cfg)
+
+    def _no_tools_notice(self) -> Notice:
+        return Notice(
+            f"⚠ {self.cfg.model} does not support tools: it chats without them "
+            "(no file reading or edits)."
+        )
 
     def _without_tools(self, fault: ProviderError) -> Notice | None:
         """A model that refuses tools chats without them from now on (said once)."""
         if not (self.tools_on and refuses_tools(fault)):
             return None
         self.tools_on = False
-        return Notice(
-            f"⚠ {self.cfg.model} does not support tools: it chats without them "
-            "(no file reading or edits)."
-        )
+        self._told_no_tools = True
+        return self._no_tools_notice()
 
     def stream(self, request: Request, cancelled: Callable[[], bool]) -> Iterator[StreamEvent]:
         self._cancelled.clear()
         return with_retries(
             lambda: self._stream_once(request, cancelled),
-            lambda err: classify(err, self.cfg),
+            self._classify,
             self.cfg.retries,
             stopped=lambda: cancelled() or self._cancelled.is_set(),
             wait=self._cancelled.wait,
@@ -440,6 +521,9 @@ class OpenAIProvider(AbortableStream, ProviderBase):
         self, request: Request, cancelled: Callable[[], bool]
     ) -> Iterator[StreamEvent]:
         client = self._get_client()
+        if not self.tools_on and not self._told_no_tools:
+            self._told_no_tools = True  # declared without tools: said once, before its reply
+            yield self._no_tools_notice()
         stream = client.chat.completions.create(
             stream=True, **chat_request(self.cfg, request, self.tools_on)
         )
@@ -476,7 +560,7 @@ class OpenAIProvider(AbortableStream, ProviderBase):
         try:
             return sorted(m.id for m in self._get_client().models.list())
         except Exception as err:
-            raise classify(err, self.cfg) from None
+            raise self._classify(err) from None
 
     def prepare(self) -> None:
         """Import the SDK and resolve the key before anything is recorded."""

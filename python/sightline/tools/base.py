@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sightline.gate.policy import Kind, allowed_kinds
 from sightline.gate.turn_contract import ToolResult
 
+if TYPE_CHECKING:
+    from sightline.domain.config import CoreConfig
+
 Handler = Callable[[Any, dict[str, Any]], ToolResult]
+
+
+def always(cfg: CoreConfig | None) -> bool:
+    return True
 
 
 @dataclass(frozen=True)
@@ -19,6 +26,9 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     handler: Handler = field(compare=False)
+    # Whether the user's config offers it at all (web_search needs a search backend);
+    # None = the config before the Lua side sent one, or a caller that has none.
+    offered: Callable[[CoreConfig | None], bool] = field(default=always, compare=False)
 
     def spec(self) -> dict[str, Any]:
         """The definition sent to the model."""
@@ -29,6 +39,9 @@ class Tool:
         }
 
 
-def tools_for(registry: Iterable[Tool], mode: str, scoped: bool) -> list[Tool]:
-    kinds = allowed_kinds(mode, scoped)
-    return [tool for tool in registry if tool.kind in kinds]
+def tools_for(
+    registry: Iterable[Tool], mode: str, scoped: bool, cfg: CoreConfig | None = None
+) -> list[Tool]:
+    hosts = cfg is not None and bool(cfg.network.allow_hosts)
+    kinds = allowed_kinds(mode, scoped, hosts)
+    return [tool for tool in registry if tool.kind in kinds and tool.offered(cfg)]

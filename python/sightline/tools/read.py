@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from sightline.domain import disk, secrets, workspace
+from sightline.domain import disk, images, secrets, workspace
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.turn_contract import ToolResult
-from sightline.tools import skills
+from sightline.tools import imaging, skills
 from sightline.tools.base import Tool
 from sightline.tools.output import Bounded, clip_line
 
@@ -110,6 +110,9 @@ def read_file(turn: Turn, args: dict[str, Any]) -> ToolResult:
         rel = workspace.relative(turn.workspace, path)
     if path.is_dir():
         raise Refused(f"{rel}: a directory; use list_files to see what it holds")
+    picture = _image(path, rel)
+    if picture is not None:
+        return picture
     start = _opt_line(args, "start_line") or 1
     end = _opt_line(args, "end_line")
     if end is not None and end < start:
@@ -149,6 +152,26 @@ def read_file(turn: Turn, args: dict[str, Any]) -> ToolResult:
             f"read on with start_line={shown_end + 1}"
         )
     return ToolResult(header + ("\n" + body if body else ""))
+
+
+def _image(path: Path, rel: str) -> ToolResult | None:
+    """A png, jpeg, gif or webp file (by its bytes) as an image for the model, within the
+    same limits as the user's images; None for any other file."""
+    if not path.is_file():  # a FIFO or a device is never opened here (it could block)
+        return None
+    try:
+        with path.open("rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
+    if images.sniff(head) is None:
+        return None
+    image = imaging.prepare(imaging.read_image(path), rel)
+    scaled = (
+        f", scaled from {image.scaled_from[0]}×{image.scaled_from[1]}" if image.scaled_from else ""
+    )
+    text = f"{rel}: {image.media_type} image, {image.width}×{image.height} pixels{scaled}"
+    return ToolResult(text, images=(image.block(),))
 
 
 def list_files(turn: Turn, args: dict[str, Any]) -> ToolResult:

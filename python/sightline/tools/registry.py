@@ -8,7 +8,18 @@ import re
 from typing import Any
 
 from sightline.domain import secrets
-from sightline.tools import command, diagnostics, plan, read, selection, skills, view, write
+from sightline.tools import (
+    command,
+    diagnostics,
+    network,
+    plan,
+    read,
+    search,
+    selection,
+    skills,
+    view,
+    write,
+)
 from sightline.tools.base import Tool
 
 
@@ -19,6 +30,8 @@ def default_registry() -> list[Tool]:
         skills.LOAD_SKILL,
         *write.TOOLS,
         *command.TOOLS,
+        *network.TOOLS,
+        *search.TOOLS,
         *plan.TOOLS,
         selection.REPLACE_SELECTION,
         view.REVEAL,
@@ -29,7 +42,7 @@ def default_registry() -> list[Tool]:
 
 
 # The argument that says what a call is about, in the order looked for.
-_LABEL_KEYS = ("path", "file_path", "command", "pattern", "glob")
+_LABEL_KEYS = ("path", "file_path", "command", "pattern", "glob", "url", "query")
 # An MCP tool's label: at most this many characters of arguments, of each value.
 LABEL_CHARS = 80
 LABEL_VALUE_CHARS = 40

@@ -1,5 +1,5 @@
 """Code references in the transcript (chips): `path:line`, `path:start-end` the agent writes,
-and files mentioned with `@path`.
+files mentioned with `@path`, and pages mentioned with `@url:`.
 
 Found here, in the core; the pane only paints them and navigates on <CR>.
 """
@@ -101,6 +101,11 @@ def reference_finder(workspace: str) -> Callable[[str], list[Chip]]:
                     mentioned = _file_target(mention.value)
                     mentioned["attachment_id"] = attachment_id(mentioned, "file")
                     chips.append((col, col + len(mention.token.encode()), mentioned))
+                elif mention.kind == "url":
+                    # Opened by the user's <CR> only: no attachment_id, so the model
+                    # cannot open it (reveal_attachment).
+                    col = len(line[: mention.start].encode())
+                    chips.append((col, col + len(mention.token.encode()), {"url": mention.value}))
         return chips
 
     return find

@@ -315,6 +315,25 @@ class Transcript:
             cut = self._cuts[i] = Cut()
         return cut.rows(line, first)
 
+    def users_through(self, row: int) -> int:
+        """How many user messages start at or above buffer row `row` (cut lines counted as
+        the rows they are drawn in): the ordinal of the user's turn a row belongs to."""
+        with self._lock:
+            self._join()
+            count, at = 0, 0
+            for i, text in enumerate(self._lines):
+                if at > row:
+                    break
+                count += text == USER_HEADER
+                at += 1 + self._extra.get(i, 0)
+            return count
+
+    def users(self) -> int:
+        """User messages shown so far."""
+        with self._lock:
+            self._join()
+            return sum(text == USER_HEADER for text in self._lines)
+
     def _row_of(self, line: int) -> int:
         """The first row of a line drawn already (or of the line after the last)."""
         return line + sum(n for at, n in self._extra.items() if at < line)

@@ -10,7 +10,8 @@ local SPINNER = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇',
 local SEP = ' · '
 
 ---The name of the provider and its model, the longest first: once when they are the same
----(`echo`), the provider alone while the model is not known yet.
+---(`echo`), the provider alone while the model is not known yet; `(chat only)` after a
+---model that calls no tools (its capabilities: the core offers it none).
 local function names(status)
   local provider = type(status.provider) == 'string' and status.provider or ''
   local model = type(status.model) == 'string' and status.model or ''
@@ -19,13 +20,17 @@ local function names(status)
   elseif provider == '' then
     return { model }
   end
+  local caps = status.capabilities
+  if type(caps) == 'table' and caps.tools == false then
+    return { provider .. ' ' .. model .. ' (chat only)', model .. ' (chat only)', model }
+  end
   return { provider .. ' ' .. model, model }
 end
 
 ---The review keys, as the top bar shows them (one form) and as the composer's bar does.
 local function review_keys(status)
   local keys = require('sightline.config').get().pane.keys
-  local command = status.pending_kind == 'command'
+  local command = status.pending_kind == 'command' or status.pending_kind == 'network'
   local words = {
     keys.accept .. (command and ' allow' or ' accept'),
     keys.reject .. (command and ' deny' or ' reject'),

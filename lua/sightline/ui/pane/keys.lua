@@ -61,6 +61,9 @@ function M.set(buf)
   if buf == S.cbuf then
     map(buf, 'n', keys.send, composer.submit, 'sightline: send')
     map(buf, { 'n', 'i' }, keys.submit, composer.submit, 'sightline: send')
+    map(buf, { 'n', 'i' }, keys.paste, function()
+      require('sightline.ui.paste').key()
+    end, "sightline: paste the clipboard's image")
     map(buf, 'n', '<Up>', composer.recall_key(-1), 'sightline: previous prompt')
     map(buf, 'n', '<Down>', composer.recall_key(1), 'sightline: next prompt')
   end

@@ -282,6 +282,9 @@ end
 
 ---Render the pending Markdown spans that rows [top, view_end) of `win` reach; with `limit`,
 ---at most that many, and rows `margin` view heights around the view count as in it.
+---Pending spans are sorted and disjoint (a delta sends them in order, from its first row
+---on), so those in reach are found by bisection: a delta costs the same whatever the
+---number of spans out of view, which a long transcript opened whole leaves pending.
 local function render_near(buf, win, top, margin, limit)
   local pending = S.md_pending
   if #pending == 0 then
@@ -290,16 +293,26 @@ local function render_near(buf, win, top, margin, limit)
   local bottom = folds.view_end(win, top)
   local reach = (bottom - top) * (margin or 0)
   top, bottom = top - reach, bottom + reach
-  local kept, done = {}, 0
-  for _, p in ipairs(pending) do
-    if p[2] > top and p[1] < bottom and (not limit or done < limit) and not waits(p) then
-      render_span(buf, p)
-      done = done + 1
+  local lo, hi = 1, #pending + 1 -- the first span ending after `top`
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if pending[mid][2] <= top then
+      lo = mid + 1
     else
-      kept[#kept + 1] = p
+      hi = mid
     end
   end
-  S.md_pending = kept
+  local done, i = 0, lo
+  while pending[i] and pending[i][1] < bottom and (not limit or done < limit) do
+    local p = pending[i]
+    if waits(p) then
+      i = i + 1
+    else
+      table.remove(pending, i)
+      render_span(buf, p)
+      done = done + 1
+    end
+  end
   return done
 end
 

@@ -88,7 +88,10 @@ function M.apply(delta)
   notice.render()
   if follow then
     local last = api.nvim_buf_line_count(buf)
-    api.nvim_win_set_cursor(S.twin, { last, 0 })
+    local at = api.nvim_win_get_cursor(S.twin)
+    if at[1] ~= last or at[2] ~= 0 then -- most deltas append to the row it is on already
+      api.nvim_win_set_cursor(S.twin, { last, 0 })
+    end
     if delta.start == 0 then
       -- A whole transcript (opened, reopened after a restart) fills the window from the
       -- end: the view of the longer text it replaced would hide its top behind blank rows.

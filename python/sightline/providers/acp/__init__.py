@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from sightline.domain import narrator
 from sightline.domain.config import ProviderConfig
 from sightline.editor.port import EditorError
+from sightline.gate import checkpoint
 from sightline.providers.acp import modes, presets, snapshot
 from sightline.providers.acp.client import (
     MCP_SERVER,
@@ -33,7 +34,7 @@ from sightline.providers.acp.client import (
     TurnContext,
     _lines_record,
 )
-from sightline.providers.acp.prompt import prompt_blocks
+from sightline.providers.acp.prompt import has_images, prompt_blocks
 from sightline.providers.acp.runtime import AgentProcess, LoopThread
 from sightline.providers.acp.transport import CheckedTransport
 from sightline.providers.base import (
@@ -149,7 +150,9 @@ class AcpProvider(ProviderBase):
         session = turn.session
         loop = self._loop or LoopThread()
         self._loop = loop
-        before = snapshot.take(session.workspace)
+        files = checkpoint.files_of(turn)  # the turn's checkpoint keeps what the scan hashes
+        keep = files.keep if files is not None else None
+        before = snapshot.take(session.workspace, keep=keep)
         ctx = TurnContext(turn, self.spec.client_writes)
         self.client.ctx = ctx
         try:
@@ -157,13 +160,20 @@ class AcpProvider(ProviderBase):
             loop.call(self._ready(session, servername), self._timeout())
             if turn.cancelled():
                 return "stopped"
-            embedded = bool(
-                self.init
-                and self.init.agent_capabilities
-                and self.init.agent_capabilities.prompt_capabilities
-                and self.init.agent_capabilities.prompt_capabilities.embedded_context
+            prompt_caps = (
+                self.init.agent_capabilities.prompt_capabilities
+                if self.init and self.init.agent_capabilities
+                else None
             )
-            blocks = prompt_blocks(user, session.workspace, embedded)
+            embedded = bool(prompt_caps and prompt_caps.embedded_context)
+            takes_images = bool(prompt_caps and prompt_caps.image)
+            if has_images(user) and not takes_images:
+                # Known only once the agent has started: refused before the prompt is sent.
+                raise ProviderError(
+                    f"the ACP agent {self.spec.name!r} does not take images "
+                    "(its promptCapabilities.image is off); nothing was sent to it"
+                )
+            blocks = prompt_blocks(user, session.workspace, embedded, takes_images)
             assert self._conn is not None and self.session_id is not None
             future = loop.submit(self._conn.prompt(session_id=self.session_id, prompt=blocks))
             response = self._wait(turn, future)
@@ -260,7 +270,8 @@ class AcpProvider(ProviderBase):
     ) -> None:
         """Name the files that changed on disk during the turn without going through the gate."""
         try:
-            after = snapshot.take(session.workspace)
+            files = checkpoint.files_of(turn)
+            after = snapshot.take(session.workspace, keep=files.keep if files else None)
         except Exception:
             log.exception("workspace snapshot failed")
             return
@@ -270,6 +281,13 @@ class AcpProvider(ProviderBase):
             session.transcript.add_note(*narrator.bypass_unchecked())
         if not paths:
             return
+        if files is not None:
+            ws = os.path.realpath(session.workspace)
+            for p in paths:
+                old, new = before.files.get(p), after.files.get(p)
+                was = old[1] or checkpoint.MISSING if old else None
+                now = new[1] or checkpoint.MISSING if new else None
+                files.wrote_itself(os.path.join(ws, p), p, was, now)
         lines = narrator.bypassed(paths)
         kept = self._sync_buffers(turn, paths)
         if kept:

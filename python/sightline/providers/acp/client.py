@@ -506,6 +506,14 @@ class SightlineClient:
             if OWN_TOOLS[own] in allowed_kinds(session.mode, turn.scope is not None):
                 return pick("allow_once", "allow_always")
             return reject("it moves your cursor, which this turn may not")
+        if kind == "fetch":
+            # The agent's own fetch is the network kind of the one policy (gate/policy.py):
+            # never in Change with Agent, in plan mode only where hosts are allowed.
+            hosts = bool(session.cfg.network.allow_hosts)
+            if Kind.NETWORK not in allowed_kinds(session.mode, turn.scope is not None, hosts):
+                if turn.scope is not None:
+                    return reject("Change with Agent does not reach the network")
+                return reject("plan mode reaches the network only with tools.network.allow_hosts")
         if kind not in LOOKING:
             if session.mode == "plan":
                 return reject("plan mode: nothing may change")

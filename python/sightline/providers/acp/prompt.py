@@ -7,6 +7,7 @@ embedded resource when the agent advertises `embeddedContext`; everything else i
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 from pathlib import Path
@@ -21,6 +22,8 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from sightline.domain import images
+
 # Only a whole file part (not truncated or omitted): its body is the file's text.
 _FILE_PART = re.compile(r'\A<file path="([^"]*)">\n(.*)</file>\Z', re.S)
 
@@ -33,13 +36,27 @@ Block = (
 )
 
 
-def prompt_blocks(user: dict[str, Any], workspace: str, embedded: bool) -> list[Block]:
+def has_images(user: dict[str, Any]) -> bool:
+    return any(images.is_reference(b) for b in user.get("content", []))
+
+
+def prompt_blocks(
+    user: dict[str, Any], workspace: str, embedded: bool, takes_images: bool = False
+) -> list[Block]:
     parts = [
         b["text"]
         for b in user.get("content", [])
         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
     ]
     blocks: list[Block] = []
+    # The user's images (domain/images.py references), when the agent's
+    # promptCapabilities.image says it takes them: ACP `image` content, first.
+    for block in user.get("content", []) if takes_images else []:
+        image = images.Image.from_block(block)
+        data = images.get(image.sha256) if image is not None else None
+        if image is not None and data is not None:
+            encoded = base64.b64encode(data).decode("ascii")
+            blocks.append(ImageContentBlock(type="image", mime_type=image.media_type, data=encoded))
     for i, part in enumerate(parts):
         match = _FILE_PART.match(part) if i > 0 and embedded else None
         if match is None:

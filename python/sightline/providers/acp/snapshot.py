@@ -15,6 +15,7 @@ import hashlib
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MAX_FILES = 200_000
@@ -43,15 +44,31 @@ class _Cache:
 _cache = _Cache()
 
 
-def _digest(path: str) -> str:
+# The checkpoint store's keeper (domain/checkpoints.py): given each file hashed (hash, bytes),
+# so that a file the agent then writes itself has its earlier bytes kept.
+Keep = Callable[[str, bytes], None]
+KEEP_MAX_BYTES = 1 << 20  # larger files are hashed in chunks and not kept
+
+
+def _digest(path: str, keep: Keep | None = None) -> str:
     h = hashlib.blake2b(digest_size=16)
     with open(path, "rb", buffering=0) as fh:
+        if keep is not None and os.fstat(fh.fileno()).st_size <= KEEP_MAX_BYTES:
+            data = fh.read()
+            h.update(data)
+            keep(h.hexdigest(), data)
+            return h.hexdigest()
         while chunk := fh.read(1 << 20):
             h.update(chunk)
     return h.hexdigest()
 
 
-def take(root: str, max_files: int = MAX_FILES, max_seconds: float = MAX_SECONDS) -> Snapshot:
+def take(
+    root: str,
+    max_files: int = MAX_FILES,
+    max_seconds: float = MAX_SECONDS,
+    keep: Keep | None = None,
+) -> Snapshot:
     start = time.monotonic()
     files: dict[str, tuple[StatKey, str | None]] = {}
     stack = [root]
@@ -74,11 +91,13 @@ def take(root: str, max_files: int = MAX_FILES, max_seconds: float = MAX_SECONDS
             key: StatKey = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             rel = os.path.relpath(entry.path, root)
             if rel not in SKIPPED:
-                files[rel] = (key, _content(entry, key, start))
+                files[rel] = (key, _content(entry, key, start, keep))
     return Snapshot(files, True)
 
 
-def _content(entry: os.DirEntry[str], key: StatKey, start: float) -> str | None:
+def _content(
+    entry: os.DirEntry[str], key: StatKey, start: float, keep: Keep | None = None
+) -> str | None:
     if entry.is_symlink():
         try:
             return "link:" + os.readlink(entry.path)
@@ -93,7 +112,7 @@ def _content(entry: os.DirEntry[str], key: StatKey, start: float) -> str | None:
     if key[1] > MAX_HASH_BYTES or time.monotonic() - start > HASH_SECONDS:
         return None
     try:
-        digest = _digest(entry.path)
+        digest = _digest(entry.path, keep)
     except OSError:
         return None
     with _cache.lock:

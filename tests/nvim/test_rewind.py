@@ -1,0 +1,184 @@
+"""Checkpoints and `:Sightline rewind`, typed as a user types them: three turns edit four
+files; a rewind restores exactly the state before the chosen turn, keeps what the user typed
+since (shown as hunks to take or leave), deletes files the undone turns created only after a
+yes, and is undone by rewinding the rewind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.agent_util import claude, decide, idle, lines, send, wait_core_pending
+from tests.conftest import status, transcript, wait_for
+from tests.fakeapi import FakeAnthropic, fake_api, reply, text, tool_use
+from tests.screen import Screen
+
+__all__ = ["fake_api"]
+
+START = {
+    "a.txt": "alpha\none\n",
+    "b.txt": "beta\none\n",
+    "c.txt": "gamma\none\n",
+}
+
+
+def propose(path: str, old: str, new: str) -> Any:
+    return tool_use("propose_edit", {"path": path, "old_string": old, "new_string": new})
+
+
+def create(path: str, content: str) -> Any:
+    return tool_use("propose_create", {"path": path, "content": content})
+
+
+def three_turns(nv: Any, api: FakeAnthropic) -> dict[str, dict[str, str | None]]:
+    """Turn 1 edits a and b; turn 2 edits b and c and creates d; turn 3 edits a and c. The
+    files' contents after each turn (None: absent)."""
+    api.script(reply(propose("a.txt", "one", "a1"), propose("b.txt", "one", "b1")), text("ok"))
+    send(nv, "first")
+    idle(nv)
+    api.script(
+        reply(
+            propose("b.txt", "b1", "b2"), propose("c.txt", "one", "c2"), create("d.txt", "new\n")
+        ),
+        text("ok"),
+    )
+    send(nv, "second")
+    idle(nv)
+    api.script(reply(propose("a.txt", "a1", "a3"), propose("c.txt", "c2", "c3")), text("ok"))
+    send(nv, "third")
+    idle(nv)
+    return {
+        "after1": {"a.txt": "alpha\na1\n", "b.txt": "beta\nb1\n", "c.txt": "gamma\none\n"},
+        "after3": {
+            "a.txt": "alpha\na3\n",
+            "b.txt": "beta\nb2\n",
+            "c.txt": "gamma\nc3\n",
+            "d.txt": "new\n",
+        },
+    }
+
+
+def files(ws: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(ws.glob("*.txt"))}
+
+
+def setup_ws(ws: Path) -> None:
+    for name, body in START.items():
+        (ws / name).write_text(body)
+
+
+def rewind_pick(nv: Any, screen: Screen, choice: int) -> None:
+    """`:Sightline rewind`, then the picker's item `choice` (1 = the newest), typed."""
+    nv.input("<Esc>:Sightline rewind<CR>")
+    screen.wait_text("rewind the files to before which turn?")
+    nv.input(f"{choice}<CR>")
+    screen.wait_for(lambda s: s.find("rewind the files") is None, 10, "the picker gone")
+
+
+def test_rewind_to_before_turn_2_restores_turn_1_and_deletes_its_new_file_after_a_yes(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    setup_ws(isolated_env)
+    nv = claude(nvim_factory, fake_api, autoaccept=True)
+    screen = screen_factory(nv)
+    states = three_turns(nv, fake_api)
+    assert files(isolated_env) == states["after3"]
+    nv.command("edit a.txt")
+    abuf = nv.api.get_current_buf().number
+    mtime_untouched = (isolated_env / "a.txt").stat().st_mtime_ns
+
+    rewind_pick(nv, screen, 2)  # newest first: #3, #2, #1
+    st = wait_core_pending(nv)
+    assert st["pending"] == "delete d.txt (created by the undone turns)?"
+    # Nothing is deleted before the yes; the other files are back already.
+    assert (isolated_env / "d.txt").read_text() == "new\n"
+    nv.input(":Sightline accept<CR>")
+    idle(nv)
+    assert files(isolated_env) == states["after1"]
+    assert not (isolated_env / "d.txt").exists()
+    assert lines(nv, abuf) == ["alpha", "a1"]
+    assert nv.api.buf_get_option(abuf, "modified") is False
+    assert (isolated_env / "a.txt").stat().st_mtime_ns != mtime_untouched
+    shown = "\n".join(transcript(nv))
+    assert "restored: a.txt, b.txt, c.txt" in shown and "deleted: d.txt" in shown
+    # The buffer's restore is one undo step.
+    nv.command("undo")
+    assert lines(nv, abuf) == ["alpha", "a3"]
+    nv.command("redo")
+
+    # The rewind is a checkpoint: rewinding it puts turn 3's state back (d.txt too).
+    rewind_pick(nv, screen, 1)
+    idle(nv)
+    assert files(isolated_env) == states["after3"]
+
+
+def test_a_file_the_user_edited_after_turn_2_keeps_their_edit_and_shows_the_hunks(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    setup_ws(isolated_env)
+    nv = claude(nvim_factory, fake_api, autoaccept=True)
+    screen = screen_factory(nv)
+    three_turns(nv, fake_api)
+    nv.command("edit b.txt")
+    bbuf = nv.api.get_current_buf().number
+    nv.input("ggOmine<Esc>:write<CR>")  # the user's own line, saved
+    wait_for(lambda: (isolated_env / "b.txt").read_text() == "mine\nbeta\nb2\n")
+    c_mtime = (isolated_env / "c.txt").stat().st_mtime_ns
+    before_rewind = (isolated_env / "c.txt").read_text()
+
+    rewind_pick(nv, screen, 2)
+    st = wait_core_pending(nv)
+    # b.txt: the way back to its checkpoint is proposed, drawn in its buffer hunk by hunk.
+    assert st["pending"] == "edit b.txt (+1 −2)"
+    drawn = wait_for(lambda: nv.exec_lua("return require('sightline.ui.inline').shown()"))
+    assert drawn["buffer"] == bbuf and len(drawn["hunks"]) == 2
+    assert "b.txt changed since (your edits)" in "\n".join(transcript(nv))
+    assert status(nv)["autoaccept"] is True  # and still it asks
+    decide(nv, "reject")  # keep my text
+    st = wait_core_pending(nv)
+    assert st["pending"] == "delete d.txt (created by the undone turns)?"
+    decide(nv, "reject")  # and keep the new file
+    idle(nv)
+    assert (isolated_env / "b.txt").read_text() == "mine\nbeta\nb2\n"
+    assert lines(nv, bbuf) == ["mine", "beta", "b2"]
+    assert (isolated_env / "d.txt").read_text() == "new\n"
+    assert (isolated_env / "c.txt").read_text() == "gamma\none\n" != before_rewind
+    assert c_mtime != (isolated_env / "c.txt").stat().st_mtime_ns
+    assert "kept as you left them: b.txt, d.txt" in "\n".join(transcript(nv))
+
+
+def test_rewind_without_checkpoints_says_so_and_changes_nothing(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    setup_ws(isolated_env)
+    nv = claude(nvim_factory, fake_api)
+    mtimes = {p: p.stat().st_mtime_ns for p in isolated_env.glob("*.txt")}
+    nv.command("Sightline chat")
+    err = nv.exec_lua("return select(2, require('sightline.ui.rewind').command({}))")
+    assert err == "sightline: nothing to rewind: no turn of this conversation changed a file"
+    err = nv.exec_lua("return select(2, require('sightline.ui.rewind').command({'x'}))")
+    assert err == 'sightline: rewind takes a checkpoint number (#3 or 3), got "x"'
+    assert {p: p.stat().st_mtime_ns for p in isolated_env.glob("*.txt")} == mtimes
+
+
+def test_in_the_transcript_the_turn_under_the_cursor_is_rewound(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    setup_ws(isolated_env)
+    nv = claude(nvim_factory, fake_api, autoaccept=True)
+    states = three_turns(nv, fake_api)
+    nv.command("Sightline chat")
+    tbuf = nv.exec_lua("return require('sightline.ui.pane').buffers().transcript")
+    nv.api.set_current_win(nv.call("bufwinid", tbuf))
+    nv.input("<Esc>")
+    rows = list(nv.api.buf_get_lines(tbuf, 0, -1, False))
+    # The cursor on the reply of the first turn ("first" is its prompt).
+    row = rows.index("first") + 2
+    nv.api.win_set_cursor(0, [row + 1, 0])
+    nv.input(":Sightline rewind<CR>")
+    wait_core_pending(nv)  # turn 2 created d.txt: asked before it goes
+    nv.input(":Sightline accept<CR>")
+    idle(nv)
+    assert files(isolated_env) == START
+    assert "rewinding to before #1 (first)" in "\n".join(transcript(nv))
+    assert states["after1"] != START

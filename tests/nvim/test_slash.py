@@ -29,7 +29,7 @@ from tests.complete_util import (
 from tests.conftest import transcript, wait_for
 from tests.lua_helper import lua_helper
 
-BUILTINS = ["/compact", "/history", "/model", "/plan", "/reset"]
+BUILTINS = ["/compact", "/history", "/model", "/plan", "/reset", "/rewind"]
 
 
 def user_prompts(env: Path) -> Path:
@@ -93,8 +93,8 @@ def test_slash_lists_built_ins_and_prompt_files_of_every_format(nvim: Any, promp
     assert items["/plan"]["kind"] == "built-in" and "plan mode" in items["/plan"]["menu"]
     assert "from .claude/commands" in items["/review"]["info"]
     type_each(nvim, "re")
-    wait_for(lambda: words(nvim) == ["/reset", "/review"], 10, "/re")
-    nvim.input("<C-n><C-y>")
+    wait_for(lambda: words(nvim) == ["/reset", "/rewind", "/review"], 10, "/re")
+    nvim.input("<C-n><C-n><C-y>")
     wait_for(lambda: line(nvim) == "/review" and not pum(nvim), 10, "the accepted command")
 
 
@@ -135,9 +135,9 @@ def test_cmp_source_completes_commands(nvim: Any, prompts: Path) -> None:
         "cmp items",
     )
     items = got["response"]["items"]
-    assert [i["textEdit"]["newText"] for i in items] == ["/reset", "/review"]
-    assert items[1]["labelDetails"] == {"description": "[.claude/commands] Review a file"}
-    assert items[1]["textEdit"]["range"]["start"] == {"line": 0, "character": 0}
+    assert [i["textEdit"]["newText"] for i in items] == ["/reset", "/rewind", "/review"]
+    assert items[2]["labelDetails"] == {"description": "[.claude/commands] Review a file"}
+    assert items[2]["textEdit"]["range"]["start"] == {"line": 0, "character": 0}
     assert lua_helper(nvim, "engines.cmp_keyword_at_end", "/rev") == "/rev"
     assert lua_helper(nvim, "engines.cmp_keyword_at_end", "a /rev") == ""
 

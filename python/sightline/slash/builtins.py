@@ -25,6 +25,7 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("model", "model", "show or switch the model", "[name]"),
     Builtin("plan", "plan", "switch plan mode (read and plan, no edits)", "[on|off|toggle]"),
     Builtin("reset", "reset", "start a new conversation"),
+    Builtin("rewind", "rewind", "put the files back as they were before a turn", "[N]"),
 )
 
 BY_NAME: dict[str, Builtin] = {b.name: b for b in BUILTINS}

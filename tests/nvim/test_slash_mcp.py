@@ -9,7 +9,12 @@ from typing import Any
 
 from tests.complete_util import line, menu, open_composer, pum, send_keys, type_each, words
 from tests.conftest import transcript, wait_for
-from tests.nvim.test_mcp_client_npm import everything
+from tests.mcp_servers.npm import everything_server
+
+def everything() -> dict[str, Any]:
+    command, *args = everything_server()
+    return {"servers": {"every": {"command": command, "args": args}}}
+
 
 PROMPTS = [
     "/mcp:every:simple-prompt",

@@ -78,7 +78,7 @@ def test_runs_as_a_module_and_prints_one_json_line() -> None:
     ],
 )
 def test_each_new_provider_needs_its_sdk_and_its_extra(provider: str, extra: set[str]) -> None:
-    assert needed(provider) == {"pynvim", "msgpack", "platformdirs", *extra}
+    assert needed(provider) == {"pynvim", "msgpack", "platformdirs", "pyyaml", *extra}
 
 
 def test_a_missing_extra_is_named_with_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:

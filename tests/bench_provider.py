@@ -1,5 +1,5 @@
 """Issue 13's benchmarks, per provider (anthropic and openai, and issue 28's azure, mistral,
-bedrock and vertex, each against its loopback fake):
+bedrock, vertex, gemini and copilot, each against its loopback fake):
 
 * input tokens sent for a 20-line Change with Agent in a 5 000-line file, with the default
   system prompt and tools (counted from the request body the fake recorded, ~4 chars/token);
@@ -22,6 +22,8 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
 from tests import fakeapi, fakecloud  # noqa: E402
+from tests import fakecopilot as fc  # noqa: E402
+from tests import fakegemini as fg  # noqa: E402
 from tests import fakeopenai as fo  # noqa: E402
 from tests.benchutil import child, wait  # noqa: E402
 from tests.lua_helper import lua_helper  # noqa: E402
@@ -58,11 +60,35 @@ def _run(kind: str, runs: int) -> list[dict[str, Any]]:
         cwd = os.getcwd()
         os.chdir(ws)
         # Each provider's fake has its own reply types; the script goes to that fake only.
-        reply: fo.Text | fakeapi.TextBlock
-        scoped: fo.ToolCall | fakeapi.ToolUseBlock
+        server: Any
+        reply: fo.Text | fakeapi.TextBlock | fg.Reply
+        scoped: fo.ToolCall | fakeapi.ToolUseBlock | fg.Reply
         try:
-            if kind == "openai":
-                server: Any = fo.FakeOpenAI()
+            if kind == "gemini":
+                server = fg.FakeGemini("bench-key")
+                provider = {
+                    "name": "gemini",
+                    "base_url": server.base_url,
+                    "model": "gemini-2.5-flash",
+                    "retries": 0,
+                }
+                env = {"GEMINI_API_KEY": "bench-key"}
+                first = server.first_content_sent
+                reply = fg.reply(fg.text("BENCHTEXT done", chunks=1))
+                scoped = fg.reply(fg.call("replace_selection", {"text": "x = 1"}))
+            elif kind == "copilot":
+                server = fc.FakeCopilot()
+                provider = {"name": "copilot", "host": server.base_url, "retries": 0}
+                env = {}
+                # Signed in as copilot.vim leaves it (the child's config dir is tmp/config).
+                saved = Path(tmp) / "config" / "github-copilot" / "hosts.json"
+                saved.parent.mkdir(parents=True)
+                saved.write_text(json.dumps({server.base_url: {"oauth_token": server.grant()}}))
+                first = server.first_content_sent
+                reply = fo.text("BENCHTEXT done", chunks=1)
+                scoped = fo.tool_call("replace_selection", {"text": "x = 1"})
+            elif kind == "openai":
+                server = fo.FakeOpenAI()
                 provider = {
                     "name": "openai",
                     "base_url": server.base_url,
@@ -180,7 +206,7 @@ def _cloud(kind: str, tmp: Path) -> tuple[Any, dict[str, Any], dict[str, str]]:
     return vertex, provider, env
 
 
-KINDS = ("anthropic", "openai", "azure", "mistral", "bedrock", "vertex")
+KINDS = ("anthropic", "openai", "azure", "mistral", "bedrock", "vertex", "gemini", "copilot")
 
 
 def bench(runs: int = 21) -> list[dict[str, Any]]:

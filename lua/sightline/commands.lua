@@ -138,6 +138,21 @@ M.subcommands = {
       return require('sightline.extensions').complete(arglead, args)
     end,
   },
+  login = {
+    -- The sign-in waits for GitHub on the core's worker thread; the pane shows the code.
+    run = function(args)
+      if not args[1] then
+        return nil, 'login: which provider? (:Sightline login copilot)'
+      end
+      local res, err = require('sightline.host').request('provider.login', { name = args[1] })
+      if not res then
+        return nil, err
+      end
+      return sl().chat()
+    end,
+    complete = fixed({ 'copilot' }),
+    max_args = 1,
+  },
   model = {
     -- The core knows the models and the current one; the list is fetched off the UI thread
     -- and cached, so only the first <Tab> waits (at most MODEL_WAIT_MS).
@@ -148,7 +163,20 @@ M.subcommands = {
       end
       -- Said either way: with the pane closed nothing else shows that the switch was made.
       local said = args[1] and 'sightline: model %s from the next request on' or 'sightline: model %s'
-      require('sightline.ui.message').notify(said:format(res.model), vim.log.levels.INFO)
+      said = said:format(res.model)
+      if not args[1] then
+        -- A provider that says more of its models (copilot: the premium multiplier) lists them.
+        local known = require('sightline.host').request('agent.models', { wait_ms = 800 })
+        local notes = known and known.notes or {}
+        local each = {}
+        for _, name in ipairs(known and known.models or {}) do
+          each[#each + 1] = notes[name] and ('%s (%s)'):format(name, notes[name]) or nil
+        end
+        if #each > 0 then
+          said = said .. '; models: ' .. table.concat(each, ', ')
+        end
+      end
+      require('sightline.ui.message').notify(said, vim.log.levels.INFO)
       return true
     end,
     complete = function(arglead)

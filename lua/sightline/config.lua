@@ -14,6 +14,8 @@ M.PROVIDERS = {
   openai = { thinking = 'effort' },
   ollama = { thinking = 'effort' },
   openrouter = { thinking = 'effort' },
+  gemini = { thinking = 'budget' }, -- a budget (2.x), or an effort: a level for Gemini 3
+  copilot = { thinking = 'effort' },
   acp = {},
   echo = {},
   -- OpenAI-compatible presets (python/sightline/domain/presets.py).
@@ -34,7 +36,7 @@ table.sort(PROVIDER_NAMES)
 local defaults = {
   python = nil, ---@type string?
   provider = {
-    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"acp"|"echo"|"mistral"|"deepseek"|"xai"|"lmstudio"|"vllm"|"llamacpp"|"azure"|"bedrock"|"vertex"|nil
+    name = nil, ---@type "anthropic"|"openai"|"ollama"|"openrouter"|"acp"|"echo"|"mistral"|"deepseek"|"xai"|"lmstudio"|"vllm"|"llamacpp"|"azure"|"bedrock"|"vertex"|"gemini"|"copilot"|nil
     model = nil, ---@type string? nil = the provider's default model (the core knows them)
     max_tokens = 8192,
     base_url = nil, ---@type string?
@@ -46,6 +48,7 @@ local defaults = {
     thinking = nil, ---@type integer|"low"|"medium"|"high"|false|nil token budget (anthropic) or reasoning effort
     context_window = nil, ---@type integer? nil = the model's known context size
     agent_mode = nil, ---@type string? acp: the agent's mode by id (the only way to one that never asks)
+    host = nil, ---@type string? copilot: the GitHub Enterprise host (nil = github.com)
     deployment = nil, ---@type string? azure: the deployment (it names the model)
     api_version = nil, ---@type string? azure: the data-plane API version (nil = $OPENAI_API_VERSION or 2024-10-21)
     entra_token_cmd = nil, ---@type string|string[]|nil azure: prints a Microsoft Entra ID token instead of a key
@@ -290,6 +293,7 @@ local schema = {
     },
     context_window = { count(1024, 2 ^ 31 - 1), true },
     agent_mode = { 'string', true },
+    host = { text, true },
     deployment = { text, true },
     api_version = { text, true },
     entra_token_cmd = { command, true },

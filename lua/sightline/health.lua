@@ -21,6 +21,7 @@ local function check_python(python, root, provider, cfg)
     deployment = prov.deployment,
     region = prov.region,
     project = prov.project,
+    host = prov.host,
     api_key_cmd = prov.api_key_cmd ~= nil or nil,
     entra_token_cmd = prov.entra_token_cmd ~= nil or nil,
   }
@@ -138,6 +139,16 @@ end
 ---@param cfg sightline.Config
 ---@param key table? from sightline.entry.health
 local function check_key(provider, cfg, key)
+  if key and key.signin then
+    if #key.signin > 0 then
+      h.ok(('signed in to GitHub Copilot on %s: %s'):format(key.host, table.concat(key.signin, ', ')))
+    else
+      h.error(('not signed in to GitHub Copilot on %s'):format(key.host), {
+        'run :Sightline login copilot (or sign in with copilot.vim or its Lua port)',
+      })
+    end
+    return
+  end
   if not key or not key.needs_key then
     return
   end

@@ -77,6 +77,8 @@ class Core:
         self._models: dict[tuple[str, str | None], list[str] | str] = {}
         self._fetches: dict[tuple[str, str | None], threading.Event] = {}
         self._models_lock = threading.Lock()
+        self._notes: dict[tuple[str, str | None], dict[str, str]] = {}
+        self._login: Any = None  # providers.copilot_login.Login, made on first use
 
     def _mcp_note(self, note: narrator.Note) -> None:
         """A server failed or refused a tool: said once in the pane."""
@@ -136,6 +138,33 @@ class Core:
             self.set_workspace(workspace)
         self.preloaded = providers.preload(cfg.provider, lambda: self.session.provider)
 
+    def login(self, name: str) -> None:
+        """Sign in to a provider that signs in (copilot's device flow) on a worker thread;
+        the pane says the code, the address and the outcome."""
+        if name != "copilot":
+            raise Refused(
+                f"login: {name!r} takes an API key, not a sign-in; only copilot signs in "
+                "(:help sightline-providers)"
+            )
+        from sightline.providers.copilot_login import Login
+
+        if self._login is None:
+            self._login = Login()
+        prov = self.cfg.provider
+        host = prov.host if prov.name == "copilot" else None
+
+        def say(note: narrator.Note) -> None:
+            self.session.transcript.add_note(*note)
+            self.session.ui.schedule()
+
+        def done() -> None:
+            # The next request finds the new sign-in (a turn that runs keeps its provider).
+            if self.session.turn is None:
+                self.session.drop_provider()
+
+        if not self._login.start(host, say, done):
+            raise Refused("login: a sign-in is already waiting for its code")
+
     def set_model(self, name: str) -> None:
         """Use model `name` from the next request on (until the next setup())."""
         name = name.strip()
@@ -187,6 +216,10 @@ class Core:
         if current not in models:
             models.insert(0, current)
         out["models"] = models
+        with self._models_lock:
+            notes = self._notes.get(key)
+        if notes:
+            out["notes"] = notes
         return out
 
     def _fetch_models(
@@ -194,6 +227,9 @@ class Core:
     ) -> None:
         try:
             result: list[str] | str = list(provider.models())
+            notes: Any = getattr(provider, "model_notes", dict)()
+            with self._models_lock:
+                self._notes[key] = notes if isinstance(notes, dict) else {}
         except ProviderError as err:
             result = err.message
         except Exception as err:

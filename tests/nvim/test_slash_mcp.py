@@ -11,6 +11,7 @@ from tests.complete_util import line, menu, open_composer, pum, send_keys, type_
 from tests.conftest import transcript, wait_for
 from tests.mcp_servers.npm import everything_server
 
+
 def everything() -> dict[str, Any]:
     command, *args = everything_server()
     return {"servers": {"every": {"command": command, "args": args}}}

@@ -23,7 +23,7 @@ from sightline.providers.acp import MCP_MAIN, mcp_running
 from sightline.providers.acp.client import MCP_SERVER, OWN_TOOLS, own_tool
 from sightline.tools import view
 from tests.conftest import ROOT, wait_for
-from tests.fakegemini import FakeGemini, call, reply, text, validation_error
+from tests.fakegemini import FakeGemini, call, reply, sign, text, validation_error
 from tests.gemini_cli import VERSION
 
 pytestmark = pytest.mark.timeout(30)
@@ -107,7 +107,8 @@ def test_a_scripted_reply_streams_as_sse_with_usage_at_the_end(api: FakeGemini) 
     ]
     parts = [p for e in events for p in e["candidates"][0]["content"]["parts"]]
     assert "".join(p.get("text", "") for p in parts) == "hello world"
-    assert parts[-1] == {"functionCall": {"name": "read_file", "args": {"file_path": "a"}}}
+    fc = {"functionCall": {"name": "read_file", "args": {"file_path": "a"}}}
+    assert parts[-1] == {**fc, "thoughtSignature": sign(fc)}  # the first call is signed
     assert "usageMetadata" in events[-1] and "usageMetadata" not in events[0]
     assert events[-1]["candidates"][0]["finishReason"] == "STOP"
     assert api.pending == 0 and len(api.streamed()) == 1

@@ -27,6 +27,8 @@ def needed(provider: str, mcp: bool = False) -> set[str]:
         ("ollama", {"openai"}),
         ("openrouter", {"openai"}),
         ("acp", {"agent-client-protocol"}),
+        ("gemini", {"google-genai"}),
+        ("copilot", {"openai"}),
         ("echo", set()),
     ],
 )
@@ -53,6 +55,48 @@ def test_the_key_is_never_in_the_report(monkeypatch: pytest.MonkeyPatch) -> None
             assert health.key_source(name) == found
     assert "SECRET" not in json.dumps(health.report("openai", False))
     assert health.key_source("ollama") == {"needs_key": False}
+
+
+def test_gemini_names_the_variable_its_key_is_in_and_whether_the_endpoint_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import socket
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.setenv("GOOGLE_API_KEY", "AIza-SECRET-value")
+    assert health.key_source("gemini") == {"needs_key": True, "env": "GOOGLE_API_KEY", "set": True}
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        out = health.report("gemini", False, {"base_url": f"http://127.0.0.1:{port}"})
+        assert out["endpoint"]["ok"] and out["endpoint"]["address"] == f"127.0.0.1:{port}"
+    assert "SECRET" not in json.dumps(out)
+
+
+def test_copilot_says_where_its_sign_in_is_never_the_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert health.signin("github.example.com") == {
+        "needs_key": False,
+        "signin": [],
+        "host": "github.example.com",
+    }
+    import socket
+
+    with socket.socket() as listening:  # the host's API, on loopback
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        host = f"http://127.0.0.1:{listening.getsockname()[1]}"
+        saved = tmp_path / "config" / "github-copilot" / "hosts.json"
+        saved.parent.mkdir(parents=True)
+        saved.write_text(json.dumps({host: {"oauth_token": "gho_SECRET_token"}}))
+        out = health.report("copilot", False, {"host": host})
+    assert out["key"]["signin"] == [f"copilot.vim's hosts.json ({saved})"]
+    assert out["endpoint"]["ok"] and out["endpoint"]["address"] == host[7:]
+    assert "SECRET" not in json.dumps(out)
 
 
 def test_runs_as_a_module_and_prints_one_json_line() -> None:

@@ -20,10 +20,12 @@ class Accounts:
         cfg: Callable[[], ProviderConfig],
         model: Callable[[], str],
         local: Callable[[], bool],
+        subscription: Callable[[], bool] = lambda: False,
     ):
         self._cfg = cfg
         self._model = model
         self._local = local  # the provider runs on this machine: free, context size unknown
+        self._subscription = subscription  # billed by its plan: tokens have no list price
         self.reset()
 
     def reset(self) -> None:
@@ -86,6 +88,8 @@ class Accounts:
     def _price(self) -> pricing.Price | None:
         if self._local():
             return {}  # a local server: free
+        if self._subscription():
+            return self._cfg().prices.get(self._model())
         return pricing.price_of(self._model(), self._cfg().prices)
 
     def _cost(self, tokens: pricing.Tokens) -> float | None:

@@ -119,7 +119,12 @@ def _loop(session: SessionState, turn: Turn) -> str:
         request = Request(
             # The workspace path may hold bytes that are not UTF-8 (surrogate escapes).
             system=clean_text(system),
-            messages=images.inline(wire_messages(session.conversation.records)),
+            messages=images.inline(
+                wire_messages(
+                    session.conversation.records,
+                    signatures=session.provider.capabilities.signed_parts,
+                )
+            ),
             tools=[tool.spec() for tool in offered],
         )
         reply = _stream(session, turn, request)

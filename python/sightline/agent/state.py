@@ -60,6 +60,7 @@ class SessionState:
             lambda: self.cfg.provider,
             lambda: self.provider.model,
             lambda: self.provider.capabilities.local,
+            lambda: self.provider.capabilities.subscription,
         )
         self._provider: Provider | None = None
         self._turn_ids = 0

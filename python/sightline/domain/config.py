@@ -67,6 +67,8 @@ class ProviderConfig:
     # acp: the agent's mode for normal turns, by its id; the only way a mode that does not
     # ask before it writes or runs commands is used (providers/acp/modes.py).
     agent_mode: str | None = None
+    # copilot: the GitHub host (Enterprise); None = github.com.
+    host: str | None = None
     # azure: the deployment (it names the model) and the API version of the endpoint.
     deployment: str | None = None
     api_version: str | None = None
@@ -92,6 +94,7 @@ class ProviderConfig:
             thinking=prov.thinking("thinking"),
             context_window=prov.optional_count("context_window"),
             agent_mode=prov.optional_text("agent_mode"),
+            host=prov.optional_text("host"),
             deployment=prov.optional_text("deployment"),
             api_version=prov.optional_text("api_version"),
             entra_token_cmd=prov.command("entra_token_cmd"),

@@ -20,6 +20,7 @@ AS_OF. Pure data and lookups: no I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ SOURCES: dict[str, str] = {
     "mistral": "https://mistral.ai/pricing and https://docs.mistral.ai/getting-started/models",
     "deepseek": "https://api-docs.deepseek.com/quick_start/pricing",
     "xai": "https://docs.x.ai/docs/models",
+    "google": "https://ai.google.dev/gemini-api/docs/pricing (paid tier, prompts ≤ 200k tokens)",
 }
 
 
@@ -60,6 +62,10 @@ def _openai(
     context: int, price: Price, *, thinking: bool, vision: bool = True, tools: bool = True
 ) -> Model:
     return Model("openai", context, price, tools=tools, vision=vision, thinking=thinking)
+
+
+def _gemini(price: Price) -> Model:
+    return Model("google", 1_048_576, price, vision=True, thinking=True)
 
 
 MODELS: dict[str, Model] = {
@@ -147,6 +153,13 @@ MODELS: dict[str, Model] = {
     "grok-3-mini": Model(
         "xai", 131_072, {"input": 0.3, "output": 0.5, "cache_read": 0.075}, thinking=True
     ),
+    # Google's Gemini API (the free tier costs nothing but is shown at these prices).
+    "gemini": Model("google", 1_048_576, vision=True, thinking=True),
+    "gemini-2.5-pro": _gemini({"input": 1.25, "output": 10.0, "cache_read": 0.125}),
+    "gemini-2.5-flash": _gemini({"input": 0.3, "output": 2.5, "cache_read": 0.03}),
+    "gemini-2.5-flash-lite": _gemini({"input": 0.1, "output": 0.4, "cache_read": 0.01}),
+    "gemini-3-pro": _gemini({"input": 2.0, "output": 12.0, "cache_read": 0.2}),
+    "gemini-3-flash": _gemini({"input": 0.5, "output": 3.0, "cache_read": 0.05}),
 }
 
 # Bedrock's `anthropic.` vendor part, with an optional cross-region profile (`us.`, `eu.`,
@@ -175,7 +188,9 @@ def find(table: Mapping[str, object], model: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
 def lookup(model: str) -> Model:
-    """What the table knows of `model` (UNKNOWN when nothing)."""
+    """What the table knows of `model` (UNKNOWN when nothing); cached, as each status the
+    pane is sent asks it."""
     found = find(MODELS, model)
     return MODELS[found] if found is not None else UNKNOWN

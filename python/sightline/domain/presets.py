@@ -17,7 +17,7 @@ from typing import Literal
 
 @dataclass(frozen=True)
 class Preset:
-    kind: str  # "anthropic" | "openai" | "azure" | "bedrock" | "vertex" | "echo"
+    kind: str  # "anthropic" | "openai" | "azure" | "bedrock" | "vertex" | "gemini" | "echo"
     model: str  # the default model when provider.model is not set ("": the server's first)
     base_url: str | None = None  # None: the SDK's own default (or $ANTHROPIC_BASE_URL)
     key_env: str | None = None  # the environment variable holding the key
@@ -83,6 +83,16 @@ PRESETS: dict[str, Preset] = {
         thinking="budget",
         extra="vertex",
     ),
+    # The key may also be in $GOOGLE_API_KEY (providers/gemini_api.py KEY_ENVS).
+    "gemini": Preset(
+        kind="gemini",
+        model="gemini-2.5-flash",
+        key_env="GEMINI_API_KEY",
+        thinking="budget",  # or a level: providers/gemini_api.py thinking_config
+        extra="gemini",
+    ),
+    # Chat Completions with the token of the user's GitHub sign-in (providers/copilot_auth.py).
+    "copilot": Preset(kind="openai", model="gpt-4.1", needs_key=False, thinking="effort"),
 }
 
 # OpenAI-compatible services (Chat Completions on the openai SDK), as data.

@@ -13,6 +13,8 @@ KEY_ENV_VARS = (
     "ANTHROPIC_AUTH_TOKEN",
     "OPENAI_API_KEY",
     "OPENROUTER_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
     # The OpenAI-compatible presets (domain/presets.py key_env).
     "MISTRAL_API_KEY",
     "DEEPSEEK_API_KEY",

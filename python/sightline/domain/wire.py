@@ -20,6 +20,8 @@ records: it keeps what the API accepts and repairs the rest, one rule per API co
   become U+FFFD on the wire, while history and buffers keep the originals;
 * thinking and redacted_thinking blocks go back byte for byte, in their place in the
   assistant message (the API checks their signature before a tool_result);
+* with `signatures` (a provider whose replies are signed per part: Gemini), the `signature`
+  of an assistant text or tool_use block stays on it, as recorded; without, none is sent;
 * after a compaction record (see sightline.agent.compaction), the request is its summary as a user
   message, then the records it keeps, then those after it: the rules above then apply to
   that sequence, so a compaction at any point still makes a valid request.
@@ -54,6 +56,7 @@ NO_REPLY_OTHER = "(no reply: this turn ended before any answer)"
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _SURROGATES = re.compile("[\ud800-\udfff]")
+_SIGNATURE = re.compile(r"^[A-Za-z0-9+/_-]+={0,2}$")
 _ASSISTANT_KEEP = {"thinking": ("thinking", "signature"), "redacted_thinking": ("data",)}
 
 
@@ -141,7 +144,14 @@ def _result_content(content: Any) -> str | list[dict[str, Any]]:
     return "(no output)" if content is None else clean_text(str(content))
 
 
-def _blocks(role: str, content: Any) -> list[dict[str, Any]]:
+def _signature(block: dict[str, Any], out: dict[str, Any], keep: bool) -> dict[str, Any]:
+    sig = block.get("signature")
+    if keep and isinstance(sig, str) and _SIGNATURE.match(sig):
+        out["signature"] = sig
+    return out
+
+
+def _blocks(role: str, content: Any, signatures: bool = False) -> list[dict[str, Any]]:
     """The blocks of one record that the API could accept, in order; the rest dropped."""
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
@@ -154,7 +164,7 @@ def _blocks(role: str, content: Any) -> list[dict[str, Any]]:
         kind = block.get("type")
         if kind == "text":
             if text := _text_block(block):
-                out.append(text)
+                out.append(_signature(block, text, signatures and role == "assistant"))
         elif kind == "tool_use" and role == "assistant":
             # Ids and inputs are repaired in the pairing pass (they need the whole history).
             out.append(dict(block))
@@ -172,7 +182,9 @@ def _blocks(role: str, content: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _messages(records: list[Any], head: Any = None) -> list[dict[str, Any]]:
+def _messages(
+    records: list[Any], head: Any = None, signatures: bool = False
+) -> list[dict[str, Any]]:
     """Message records as (role, blocks), same-role neighbours merged, tool_results first;
     a prompt after a prompt that got no reply is kept apart by a NO_REPLY message. `head` is
     a compaction's summary (not a prompt: the kept prompt after it joins it)."""
@@ -190,7 +202,7 @@ def _messages(records: list[Any], head: Any = None) -> list[dict[str, Any]]:
         role = record.get("role")
         if role not in ("user", "assistant"):
             continue
-        blocks = _blocks(str(role), record.get("content"))
+        blocks = _blocks(str(role), record.get("content"), signatures)
         if not blocks:
             continue
         text = role == "user" and record is not head and any(b["type"] == "text" for b in blocks)
@@ -225,7 +237,7 @@ class _Ids:
                 return fresh
 
 
-def _calls(blocks: list[dict[str, Any]], ids: _Ids) -> list[tuple[str, str]]:
+def _calls(blocks: list[dict[str, Any]], ids: _Ids, signatures: bool) -> list[tuple[str, str]]:
     """Repair the tool_use blocks of an assistant message in place; (original id, wire id)."""
     calls: list[tuple[str, str]] = []
     for block in blocks:
@@ -234,6 +246,7 @@ def _calls(blocks: list[dict[str, Any]], ids: _Ids) -> list[tuple[str, str]]:
         original = block.get("id")
         wire_id = ids.take(original)
         name, args = block.get("name"), block.get("input")
+        original_block = dict(block)
         block.clear()
         block.update(
             type="tool_use",
@@ -243,6 +256,7 @@ def _calls(blocks: list[dict[str, Any]], ids: _Ids) -> list[tuple[str, str]]:
             # message must still be one the API accepts.
             input=clean(args) if isinstance(args, dict) else {},
         )
+        _signature(original_block, block, signatures)
         calls.append((str(original), wire_id))
     return calls
 
@@ -274,19 +288,20 @@ def _answer(calls: list[tuple[str, str]], blocks: list[dict[str, Any]]) -> list[
     return answered + rest
 
 
-def wire_messages(records: list[Any]) -> list[dict[str, Any]]:
-    """Messages for the API from any history: role and content only, always valid."""
+def wire_messages(records: list[Any], signatures: bool = False) -> list[dict[str, Any]]:
+    """Messages for the API from any history: role and content only, always valid (with
+    `signatures`, the per-part signatures a provider asked for; see the module's rules)."""
     ids = _Ids()
     out: list[dict[str, Any]] = []
     calls: list[tuple[str, str]] = []  # those of out[-1] when it is the assistant's
-    for msg in _messages(*_effective(records)):
+    for msg in _messages(*_effective(records), signatures=signatures):
         if msg["role"] == "assistant":
             no_reply = msg.pop("no_reply", False)
             if not out or (no_reply and out[-1]["role"] == "assistant"):
                 # A conversation starts with the user; a NO_REPLY whose prompt was dropped
                 # (only stray tool_results) stands for nothing.
                 continue
-            new_calls = _calls(msg["content"], ids)
+            new_calls = _calls(msg["content"], ids, signatures)
             if out[-1]["role"] == "assistant":
                 # Only after an assistant message without calls (see below): merge.
                 out[-1]["content"].extend(msg["content"])

@@ -55,8 +55,13 @@ PACKAGES: tuple[Package, ...] = (
     Package("botocore", "botocore", "the bedrock provider", ("bedrock",), "bedrock"),
     Package("google.auth", "google-auth", "the vertex provider", ("vertex",), "vertex"),
     Package("requests", "requests", "the vertex provider", ("vertex",), "vertex"),
+    Package("google.genai", "google-genai", "the gemini provider", ("gemini",), "gemini"),
     Package("acp", "agent-client-protocol", "the acp provider", ("acp",)),
     Package("mcp", "mcp", "MCP servers and sightline-mcp", ("mcp",)),
+    # The tools' own: found, not imported (no provider kind names them).
+    Package("markdownify", "markdownify", "fetch_url and @url (pages as Markdown)", ("web",)),
+    Package("bs4", "beautifulsoup4", "fetch_url and @url (pages as Markdown)", ("web",)),
+    Package("PIL", "pillow", "images in the conversation", ("images",)),
 )
 
 
@@ -91,14 +96,30 @@ def check_package(pkg: Package, needed: bool) -> dict[str, Any]:
     }
 
 
-def key_source(provider: str) -> dict[str, Any]:
-    """Where the provider's key comes from: its variable and whether it is set (never the
-    value). A provider without a preset (acp, echo) needs none of sightline's keys."""
+# Variables a provider also reads its key from, after the preset's own (gemini_api.KEY_ENVS).
+OTHER_KEY_ENVS = {"gemini": ("GOOGLE_API_KEY",)}
+
+
+def key_source(provider: str, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Where the provider's key comes from: its variable (the first set, of those it reads)
+    and whether it is set (never the value). copilot: where its GitHub sign-in is. A
+    provider without a preset (acp, echo) needs none of sightline's keys."""
+    if provider == "copilot":
+        return signin((cfg or {}).get("host"))
     found = presets.preset(provider)
     if found is None or not found.needs_key or found.kind == "azure":
         return {"needs_key": False}  # azure: its credentials are checked whole (below)
-    env = found.key_env or ""
+    names = [n for n in (found.key_env, *OTHER_KEY_ENVS.get(provider, ())) if n]
+    env = next((n for n in names if os.environ.get(n)), names[0] if names else "")
     return {"needs_key": True, "env": env, "set": bool(env and os.environ.get(env))}
+
+
+def signin(host: Any) -> dict[str, Any]:
+    """copilot: where its GitHub sign-in is (sightline's, copilot.vim's), never the token."""
+    from sightline.providers import copilot_auth
+
+    found = copilot_auth.Host.of(host if isinstance(host, str) else None)
+    return {"needs_key": False, "signin": copilot_auth.token_sources(found), "host": found.name}
 
 
 def credentials(provider: str, cfg: dict[str, Any]) -> dict[str, Any] | None:
@@ -198,6 +219,10 @@ def endpoint(provider: str, cfg: dict[str, Any]) -> str | None:
             base = f"https://{host}.googleapis.com/v1"
     elif not base and found.local:
         base = found.base_url
+    elif provider == "copilot" and cfg.get("host"):
+        from sightline.providers import copilot_auth
+
+        base = copilot_auth.Host.of(str(cfg["host"])).api  # the sign-in's exchange, first
     return base or None
 
 
@@ -220,12 +245,18 @@ def report(provider: str, mcp: bool, cfg: dict[str, Any] | None = None) -> dict[
     kind = provider_kind(provider)
     needs = [(p, not p.kinds or kind in p.kinds or (mcp and "mcp" in p.kinds)) for p in PACKAGES]
     # An optional extra is checked only for its provider: others never install it.
-    packages = [check_package(p, need) for p, need in needs if need or p.extra is None]
+    # An extra's modules are only found, not imported: boto3 and google-auth would add
+    # seconds to a check that already imports the provider's SDK.
+    packages = [
+        {**check_package(p, need and p.extra is None), "needed": need}
+        for p, need in needs
+        if need or p.extra is None
+    ]
     url = endpoint(provider, cfg)
     return {
         "python": sys.version.split()[0],
         "packages": packages,
-        "key": key_source(provider),
+        "key": key_source(provider, cfg),
         "credentials": credentials(provider, cfg),
         "endpoint": reachable(url) if url else None,
     }

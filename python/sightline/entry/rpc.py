@@ -160,6 +160,13 @@ def _model(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"model": core.session.provider.model, "status": core.session.status()}
 
 
+@method("provider.login", name=Text(required=True, max_chars=MAX_NAME_CHARS))
+def _login(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """Start a provider's sign-in (copilot); it goes on in the pane."""
+    core.login(params["name"])
+    return {"started": True}
+
+
 @method("agent.models", wait_ms=Int(min=0, max=5000))
 def _models(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     """The provider's models (cached; the first call fetches them on a worker thread and

@@ -30,6 +30,18 @@ def _openai(cfg: ProviderConfig) -> Provider:
     return OpenAIProvider(cfg)
 
 
+def _gemini(cfg: ProviderConfig) -> Provider:
+    from sightline.providers.gemini_api import GeminiProvider
+
+    return GeminiProvider(cfg)
+
+
+def _copilot(cfg: ProviderConfig) -> Provider:
+    from sightline.providers.copilot_api import CopilotProvider
+
+    return CopilotProvider(cfg)
+
+
 def _azure(cfg: ProviderConfig) -> Provider:
     from sightline.providers.azure_api import AzureProvider
 
@@ -56,6 +68,8 @@ REGISTRY: dict[str, Callable[[ProviderConfig], Provider]] = {
     "ollama": _openai,
     "openrouter": _openai,
     "acp": _acp,
+    "gemini": _gemini,
+    "copilot": _copilot,
     # OpenAI-compatible services (domain/presets.py).
     "mistral": _openai,
     "deepseek": _openai,

@@ -131,6 +131,12 @@ class Capabilities:
     choose_model: bool = True
     # It runs on this machine: no cost, and a model's context size is not known by name.
     local: bool = False
+    # Its replies carry signatures on text and tool_use blocks (Gemini's thought
+    # signatures) that must go back in the same blocks: wire_messages keeps them.
+    signed_parts: bool = False
+    # Billed by a subscription, not by tokens (Copilot's premium requests): no cost is shown
+    # unless provider.prices names the model.
+    subscription: bool = False
     # The model takes provider.thinking (False: the setting is not sent, as the API
     # would refuse it).
     thinks: bool = True
@@ -228,6 +234,10 @@ class ProviderBase:
 
     def models(self) -> list[str]:
         return []
+
+    def model_notes(self) -> dict[str, str]:
+        """A word on some of the models `models()` listed (copilot: the premium multiplier)."""
+        return {}
 
     def close(self) -> None:
         pass

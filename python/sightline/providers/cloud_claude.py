@@ -33,7 +33,7 @@ from sightline.providers.anthropic_api import (
     _abortable_http_client,
     classify,
 )
-from sightline.providers.base import ProviderError, address_origin, preload_module
+from sightline.providers.base import ProviderError, address_origin
 
 # What each cloud's client needs beyond the core: (module, pip distribution).
 NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -245,9 +245,6 @@ class CloudClaudeProvider(AnthropicProvider):
                 "provider.region to a region that has it.",
             )
         return fault
-
-    def preload(self) -> Any:
-        return preload_module("anthropic")
 
     def models(self) -> list[str]:
         """The configured model: listing a cloud's models takes its management API."""

@@ -514,8 +514,15 @@ class OpenAIProvider(AbortableStream, ProviderBase):
             self.cfg.retries,
             stopped=lambda: cancelled() or self._cancelled.is_set(),
             wait=self._cancelled.wait,
-            recover=self._without_tools,
+            recover=self._recover,
         )
+
+    # Hooks for a service on this provider (copilot: token renewal, its headers).
+    def _recover(self, fault: ProviderError) -> Notice | None:
+        return self._without_tools(fault)
+
+    def _extra_headers(self, request: Request) -> dict[str, str] | None:
+        return None
 
     def _stream_once(
         self, request: Request, cancelled: Callable[[], bool]
@@ -525,7 +532,9 @@ class OpenAIProvider(AbortableStream, ProviderBase):
             self._told_no_tools = True  # declared without tools: said once, before its reply
             yield self._no_tools_notice()
         stream = client.chat.completions.create(
-            stream=True, **chat_request(self.cfg, request, self.tools_on)
+            stream=True,
+            extra_headers=self._extra_headers(request),
+            **chat_request(self.cfg, request, self.tools_on),
         )
         with self._lock:
             self._stream = stream

@@ -36,6 +36,7 @@ PRESETS: dict[str, Preset] = {
         "npm install -g @google/gemini-cli",
         client_writes=True,
         label="Gemini CLI",
+        keys=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     ),
     # The Claude adapter writes to disk itself since v0.18 (claude-agent-acp #339).
     "claude": Preset(

@@ -9,7 +9,8 @@ caps: load, embedded, image, modes (ids, the first current), hang_init (initiali
 auth (advertised methods, as the protocol's JSON; session/new answers auth_required until one
 of them was sent in `authenticate`), options (session config options, the protocol's JSON;
 session/set_config_option sets their current value), sessions (what session/list answers),
-replay (what session/load replays: [{"user": text} | {"say": text}, ...]).
+replay (what session/load replays: [{"user": text} | {"say": text}, ...]),
+commands ([[name, description, hint?], ...]: announced right after session/new).
 Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 {"tool": {id, title, kind?, status?, locations?, diff?}}, {"update": {id, status, diff?}},
 {"plan": [[text, status], ...]},
@@ -20,6 +21,7 @@ Steps: {"say": text, "chunks": n?}, {"think": text, "chunks": n?},
 "kill_after_ms"?: n},
 {"mode_update": id} (current_mode_update), {"usage": {inputTokens, outputTokens, ...}} (the
 turn's PromptResponse.usage), {"option_update": {id: value}} (config_option_update),
+{"commands": [[name, description, hint?], ...]} (available_commands_update),
 {"together": [step, ...]} (sent at once),
 {"detach": step} (not waited for), {"raw": line} (written as is),
 {"stream": n, "size": k, "pause_ms": t?, "prose": bool?} (bench).
@@ -54,6 +56,9 @@ from acp.helpers import (
 )
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdate,
     ConfigOptionUpdate,
     ContentToolCallContent,
     CurrentModeUpdate,
@@ -76,6 +81,7 @@ from acp.schema import (
     TerminalToolCallContent,
     ToolCallLocation,
     ToolCallUpdate,
+    UnstructuredCommandInput,
 )
 from acp.stdio import stdio_streams
 
@@ -170,11 +176,34 @@ class ScriptedAgent:
         self.log("new_session", cwd=cwd, mcp_servers=mcp_servers)
         if self.caps.get("auth") and self.authenticated is None:
             raise RequestError.auth_required()
+        sid = f"s-{os.getpid()}"
+        if self.caps.get("commands"):
+            # Announced after the answer, as agents do (the session exists by then).
+            loop = asyncio.get_running_loop()
+            loop.call_later(
+                0.05, lambda: loop.create_task(self.commands(sid, self.caps["commands"]))
+            )
         return NewSessionResponse(
-            session_id=f"s-{os.getpid()}",
+            session_id=sid,
             modes=self._modes(),
             config_options=self.options or None,  # type: ignore[arg-type]
         )
+
+    async def commands(self, sid: str, commands: list[list[str]]) -> None:
+        listed = [
+            AvailableCommand(
+                name=c[0],
+                description=c[1],
+                input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c[2]))
+                if len(c) > 2
+                else None,
+            )
+            for c in commands
+        ]
+        update = AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=listed
+        )
+        await self.conn.session_update(sid, update)
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, **kw: Any
@@ -400,6 +429,8 @@ class ScriptedAgent:
             await conn.session_update(sid, update)
         elif "usage" in step:
             self.usage = step["usage"]
+        elif "commands" in step:
+            await self.commands(sid, step["commands"])
         elif "crash" in step:
             os._exit(int(step["crash"]))
         elif "wait_cancel" in step:

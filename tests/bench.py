@@ -287,6 +287,7 @@ def collect() -> list[Row]:
     for name in (
         "bench_reveal",
         "bench_completion",
+        "bench_slash",
         "bench_change",
         "bench_provider",
         "bench_inline",

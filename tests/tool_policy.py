@@ -10,6 +10,7 @@ TABLE = {
     "list_files": (1, 1, 1, 1),
     "grep": (1, 1, 1, 1),
     "get_diagnostics": (1, 1, 1, 1),
+    "load_skill": (1, 1, 1, 1),
     "propose_edit": (1, 0, 0, 0),
     "propose_create": (1, 0, 0, 0),
     "run_command": (1, 0, 0, 0),

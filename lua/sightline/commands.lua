@@ -297,6 +297,14 @@ M.subcommands = {
     complete = fixed(ON_OFF),
     max_args = 1,
   },
+  skills = {
+    run = function(args)
+      return require('sightline.skills').command(args)
+    end,
+    complete = function(arglead, args)
+      return require('sightline.skills').complete(arglead, args)
+    end,
+  },
   mcp = {
     run = function(args)
       return require('sightline.mcp_client').command(args)
@@ -329,12 +337,13 @@ end
 
 ---The :Sightline callback. Refusals show as one message, never a traceback.
 ---@param opts table the user command's opts (fargs, range, line1, line2, bang)
+---@return boolean? ran true when the subcommand ran without a refusal (for `/` commands)
 function M.run(opts)
   local args = vim.deepcopy(opts.fargs)
   local name = table.remove(args, 1)
   if not name then
     require('sightline.ui.pane').toggle()
-    return
+    return true
   end
   local sub = M.subcommands[name]
   if not sub then
@@ -365,6 +374,8 @@ function M.run(opts)
     require('sightline.ui.pane').notice(shorten(err), vim.log.levels.WARN)
   elseif type(res) == 'string' and not vim.startswith(res, 'OK') then
     require('sightline.ui.message').notify(shorten(res), vim.log.levels.WARN)
+  else
+    return res ~= nil and res ~= false
   end
 end
 

@@ -134,6 +134,7 @@ function M.ensure()
     config = config_for_core(),
     workspace = vim.fn.getcwd(-1, -1),
     conversation = S.conversation,
+    config_dir = vim.fn.stdpath('config'), -- where the user's prompt files and skills are
   })
   return job
 end

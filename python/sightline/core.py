@@ -15,7 +15,7 @@ from typing import Any
 from sightline import providers
 from sightline.agent import steering
 from sightline.agent.session import Session
-from sightline.domain import history, history_admin, images, narrator, paths, scope
+from sightline.domain import history, history_admin, images, narrator, paths, scope, skills
 from sightline.domain import mentions as grammar
 from sightline.domain.config import ConfigError, CoreConfig
 from sightline.domain.errors import Refused
@@ -30,6 +30,10 @@ from sightline.mentions.composer import ComposerCompletion
 from sightline.mentions.parts import buffer_reader, context_parts, editor_reader
 from sightline.providers import REGISTRY, vision
 from sightline.providers.base import Provider, ProviderError
+from sightline.slash import catalog as slash_catalog
+from sightline.slash import mcp_prompts
+from sightline.slash.service import Context as SlashContext
+from sightline.slash.service import SlashCommands
 from sightline.tools import imaging
 from sightline.tools.registry import default_registry
 from sightline.ui import chips
@@ -60,7 +64,25 @@ class Core:
         self.completion = ComposerCompletion(
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
         )
+        # The user's `stdpath('config')` (sent by Neovim): where their prompts and skills are.
+        self.config_dir: str | None = None
+        self.session.skills = lambda: skills.active(self.session.workspace, self.config_dir)
         atexit.register(self.mcp.stop_all)
+        # `/` in the composer: built-ins, prompt files and other sources' commands.
+        self.slash = SlashCommands(note=self._slash_note)
+        self.slash.extra.append(
+            lambda ctx: [
+                slash_catalog.skill_command(s)
+                for s in skills.active(ctx.workspace, ctx.config_dir or self.config_dir)
+            ]
+        )
+        self.slash.extra.append(lambda ctx: mcp_prompts.commands(self.mcp, ctx.workspace))
+        self.slash.extra.append(lambda ctx: self._agent_commands())
+        self.slash.starting = lambda ctx: self.mcp.starting(ctx.workspace)
+        self.completion = ComposerCompletion(
+            extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items),
+            slash=lambda ws, config, line: self.slash.complete_line(SlashContext(ws, config), line),
+        )
         # Set once what the provider's first request needs is loaded (core.ping says so).
         self.preloaded = threading.Event()
         # Model lists per (provider, base_url): fetched once, off Neovim's thread.
@@ -73,6 +95,20 @@ class Core:
     def _mcp_note(self, note: narrator.Note) -> None:
         """A server failed or refused a tool: said once in the pane."""
         self.session.transcript.add_note(*note)
+        self.session.ui.schedule()
+
+    def _agent_commands(self) -> list[slash_catalog.Command]:
+        """The slash commands an ACP agent announced (a provider offering `agent_commands`)."""
+        provider = self.session.provider
+        announced = getattr(provider, "agent_commands", None)
+        if not callable(announced):
+            return []
+        name = str(getattr(provider, "agent_name", "") or provider.model)
+        return slash_catalog.agent_commands(name, announced())
+
+    def _slash_note(self, text: str) -> None:
+        """A prompt file skipped (broken front matter, bounds): said once in the pane."""
+        self.session.transcript.add_note(*narrator.prompt_skipped(text))
         self.session.ui.schedule()
 
     def _mcp_parts(self, found: list[grammar.Mention]) -> Callable[[int], list[str]] | None:
@@ -291,7 +327,9 @@ class Core:
             session.conversation = None
             session.transcript.add_note(*narrator.new_conversation(workspace))
 
-    def send(self, params: dict[str, Any]) -> dict[str, Any]:
+    def send(self, params: dict[str, Any], *, shown: str | None = None) -> dict[str, Any]:
+        """Start a turn.  `shown`: what the user typed when `text` is what it expanded to
+        (a `/` prompt): the transcript shows it, the expanded text folded under it."""
         text = params.get("text")
         if not isinstance(text, str):
             raise Refused("send: text must be a string")
@@ -326,6 +364,7 @@ class Core:
             note=note,
             chip=chip,
             late=self._mcp_parts(found),
+            shown=shown,
             images=[p.block() for p in pictures],
             edit_at=edit_at if isinstance(edit_at, int) else None,
         )
@@ -355,10 +394,11 @@ class Core:
             read_editor=editor_reader(self.editor, self.session.workspace),
         )
 
-    def selection(self, params: dict[str, Any]) -> scope.Selection:
+    def selection(self, params: dict[str, Any], *, scoped: bool = True) -> scope.Selection:
         """Check the flat range in Neovim and read the selected text there (the request
-        carries none). Refused before any turn starts; nothing is recorded."""
-        why = self.session.provider.scope_refusal()
+        carries none). Refused before any turn starts; nothing is recorded. `scoped`: for
+        a turn held to the selection (a prompt's `${selection}` only quotes it)."""
+        why = self.session.provider.scope_refusal() if scoped else None
         if why:
             raise Refused(f"sightline: {why}")
         flat = {k: params.get(k) for k in scope.RANGE_KEYS}

@@ -9,6 +9,18 @@ from typing import Any
 import pytest
 
 from sightline.domain import extensions
+from tests.complete_util import (
+    SETUP_BLINK,
+    SETUP_CMP,
+    blink_menu,
+    line,
+    menu,
+    open_composer,
+    pum,
+    type_each,
+    type_until,
+    words,
+)
 from tests.conftest import capture_notify, said, wait_for
 from tests.docs_util import DOC
 from tests.extensions_util import make_extension
@@ -27,33 +39,6 @@ def workspace(isolated_env: Path, tmp_path: Path) -> Path:
     extensions.disable("docs", workspace=isolated_env)  # inactive: never offered
     extensions.install(make_extension(tmp_path / "src", "k8s", "Cluster notes"))
     return isolated_env
-
-
-def menu(nv: Any) -> dict[str, Any]:
-    return dict(nv.exec_lua("return vim.fn.complete_info({'items', 'selected', 'mode'})"))
-
-
-def words(nv: Any) -> list[str]:
-    return [item["word"] for item in menu(nv)["items"]]
-
-
-def line(nv: Any) -> str:
-    return str(nv.exec_lua("return vim.api.nvim_get_current_line()"))
-
-
-def pum(nv: Any) -> bool:
-    return bool(nv.exec_lua("return vim.fn.pumvisible() == 1"))
-
-
-def open_composer(nv: Any) -> None:
-    assert nv.exec_lua("return require('sightline').chat()") is True
-    assert nv.api.get_mode()["mode"] == "i"
-
-
-def type_until(nv: Any, keys: str, expected: list[str]) -> None:
-    """Type keys into the composer and wait for the menu to show `expected`."""
-    nv.input(keys)
-    wait_for(lambda: words(nv) == expected, 10, f"the menu after {keys!r}")
 
 
 ALL = [
@@ -143,9 +128,6 @@ def test_the_menu_starts_at_the_at_after_multibyte_text(nvim: Any, workspace: Pa
 
 
 # --- the engines' sources -----------------------------------------------------------------
-
-SETUP_CMP = "require('cmp').setup({ sources = { { name = 'buffer' } } })"
-SETUP_BLINK = "require('blink.cmp').setup({})"
 
 
 def test_cmp_source(nvim: Any, workspace: Path) -> None:
@@ -247,23 +229,6 @@ ENGINE = (
     "return require('sightline.complete').engine(require('sightline.ui.pane').buffers().composer)"
 )
 COMPOSER_OPT = "local b = require('sightline.ui.pane').buffers().composer; return vim.bo[b][...]"
-
-
-def blink_menu(nv: Any) -> list[str] | None:
-    menu_ = nv.exec_lua("return _G.fake_blink.menu")
-    return None if menu_ is None else list(menu_)
-
-
-def type_each(nv: Any, text: str) -> None:
-    """Type one key at a time, as a person does (each gets its own TextChangedI)."""
-    for char in text:
-        before = line(nv)
-        nv.input(char)
-
-        def typed(b: str = before, c: str = char) -> bool:
-            return bool(line(nv) == b + c)
-
-        wait_for(typed, 10, f"{char!r} typed")
 
 
 def help_blink_snippet() -> str:

@@ -33,7 +33,7 @@ def needed(provider: str, mcp: bool = False) -> set[str]:
     ],
 )
 def test_each_provider_needs_the_core_and_its_own_sdk(provider: str, extra: set[str]) -> None:
-    core = {"pynvim", "msgpack", "platformdirs", "tree-sitter", "tree-sitter-bash"}
+    core = {"pynvim", "msgpack", "platformdirs", "tree-sitter", "tree-sitter-bash", "pyyaml"}
     assert needed(provider) == {*core, *extra}
     assert "mcp" in needed(provider, mcp=True)
 
@@ -123,7 +123,7 @@ def test_runs_as_a_module_and_prints_one_json_line() -> None:
     ],
 )
 def test_each_new_provider_needs_its_sdk_and_its_extra(provider: str, extra: set[str]) -> None:
-    core = {"pynvim", "msgpack", "platformdirs", "tree-sitter", "tree-sitter-bash"}
+    core = {"pynvim", "msgpack", "platformdirs", "tree-sitter", "tree-sitter-bash", "pyyaml"}
     assert needed(provider) == {*core, *extra}
 
 

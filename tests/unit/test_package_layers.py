@@ -43,6 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tools",),
     ("mcp_client",),
     ("mentions",),
+    ("slash",),
     ("providers",),
     ("agent",),
     ("core",),

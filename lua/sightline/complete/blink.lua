@@ -28,7 +28,7 @@ end
 function source:get_completions(ctx, callback)
   local complete = require('sightline.complete')
   local before = ctx.line:sub(1, ctx.cursor[2])
-  local start, items, _, refresh_ms = complete.query(before)
+  local start, items, _, refresh_ms = complete.query(before, false, ctx.cursor[1] - 1)
   local lsp = {}
   if start >= 0 then
     -- blink matches its keyword (letters, digits, _ and -) at the cursor, not the token.

@@ -25,10 +25,11 @@ function source:get_trigger_characters()
   return require('sightline.complete').TRIGGERS
 end
 
----The whole token from its `@` (escaped characters included) is what cmp matches, so the
----menu starts at the `@` and cmp's own filter sees what the core saw.
+---The whole token from its `@` (escaped characters included), or a `/` command from the
+---line's start, is what cmp matches, so the menu starts at the `@` or `/` and cmp's own
+---filter sees what the core saw.
 function source:get_keyword_pattern()
-  return [[@\%(\\.\|[^[:space:]\\]\)*]]
+  return [[\%(^/\S*\|@\%(\\.\|[^[:space:]\\]\)*\)]]
 end
 
 ---Columns in the items' textEdit are byte columns.
@@ -41,11 +42,11 @@ end
 function source:complete(params, callback)
   local complete = require('sightline.complete')
   local before = params.context.cursor_before_line
-  local start, items, _, refresh_ms = complete.query(before)
+  local row = params.context.cursor.row - 1
+  local start, items, _, refresh_ms = complete.query(before, false, row)
   if start < 0 then
     return callback({ items = {}, isIncomplete = true })
   end
-  local row = params.context.cursor.row - 1
   -- isIncomplete: every keystroke asks again; the core narrows from the last one.
   callback({
     items = complete.lsp_items(items, row, start, #before, before:sub(start + 1)),

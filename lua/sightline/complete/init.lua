@@ -41,21 +41,36 @@ local function room()
   return math.max(1, vim.o.columns - col + 1)
 end
 
----The mention at the end of `before` (the line up to the cursor) and its items.
+---A `/` command being typed at the start of the composer's first line (the core decides
+---the rest).
+---@param before string
+---@param row integer? 0-based line of `before`
+---@return boolean
+local function may_be_command(before, row)
+  -- 47: '/'; after an MCP prompt's name come its arguments
+  return row == 0 and before:byte(1) == 47 and (not before:find('%s') or vim.startswith(before, '/mcp:'))
+end
+
+---The mention (or `/` command) at the end of `before` (the line up to the cursor) and its items.
 ---@param before string
 ---@param fit boolean? fit the items to the built-in menu's room on the screen
----@return integer start byte column (0-based) of the `@`, -1 when not in a mention
+---@param row integer? the 0-based line of `before` (a `/` command completes on the first)
+---@return integer start byte column (0-based) of the `@` or `/`, -1 when not in one
 ---@return table[] items complete-items computed by the core, best first
 ---@return number? cpu_ms the core's CPU time for the answer
 ---@return integer? refresh_ms set when an item says more is on its way: ask again after it
-function M.query(before, fit)
-  if not may_be_mention(before) then
+function M.query(before, fit, row)
+  local command = may_be_command(before, row)
+  if not command and not may_be_mention(before) then
     return -1, {}
   end
   local res = require('sightline.host').request('complete.candidates', {
     before = before,
     workspace = vim.fn.getcwd(-1, -1),
     room = fit and room() or nil,
+    row = row,
+    -- where the user's prompt files are (stdpath('config')/sightline/prompts)
+    config_dir = command and vim.fn.stdpath('config') or nil,
   })
   if not res then
     return -1, {}
@@ -113,9 +128,9 @@ end
 ---@return integer|table[]
 function M.omnifunc(findstart, _)
   if findstart == 1 then
-    local col = api.nvim_win_get_cursor(0)[2]
-    local before = api.nvim_get_current_line():sub(1, col)
-    local start, items = M.query(before, true)
+    local cursor = api.nvim_win_get_cursor(0)
+    local before = api.nvim_get_current_line():sub(1, cursor[2])
+    local start, items = M.query(before, true, cursor[1] - 1)
     -- The menu it opens is followed like the one that opens by itself.
     S.pending, S.items, S.last = items, items, before
     return start >= 0 and start or -3 -- -3: not a mention, leave completion quietly
@@ -151,7 +166,7 @@ end
 ---@param before string the line up to the cursor
 ---@param col integer the cursor's byte column
 function M.show(before, col)
-  local start, items, cpu_ms, refresh_ms = M.query(before, true)
+  local start, items, cpu_ms, refresh_ms = M.query(before, true, api.nvim_win_get_cursor(0)[1] - 1)
   if start < 0 then
     if vim.fn.pumvisible() == 1 then
       vim.fn.complete(col + 1, {}) -- left the mention (a space): close our menu

@@ -106,7 +106,8 @@ def _loop(session: SessionState, turn: Turn) -> str:
         note = narrator.rules(used, cut, RULES_MAX_FILE_BYTES // 1024, left_out)
         session.transcript.add_note(*note)
         session.ui.schedule()
-    system = system_prompt(session.workspace, mode, turn.scope is not None, rules)
+    skills = [(skill.name, skill.description) for skill in session.skills()]
+    system = system_prompt(session.workspace, mode, turn.scope is not None, rules, skills)
     for iteration in range(cfg.max_iterations + 1):
         # Each request asks again: an MCP server that died since is left out. A model
         # without tools (its capabilities) is offered none: it chats.

@@ -89,14 +89,32 @@ def _rules_text(rules: list[RulesFile]) -> str:
     return "\n".join(parts)
 
 
+SKILLS_HEAD = """
+Skills you can use follow (name: when to use it). When one fits the task, call load_skill
+with its name first and follow its instructions."""
+
+
+def _skills_text(skills: list[tuple[str, str]]) -> str:
+    lines = [SKILLS_HEAD]
+    lines.extend(f"- {name}: {' '.join(description.split())}" for name, description in skills)
+    return "\n".join(lines)
+
+
 def system_prompt(
-    workspace: str, mode: str, scoped: bool, rules: list[RulesFile] | None = None
+    workspace: str,
+    mode: str,
+    scoped: bool,
+    rules: list[RulesFile] | None = None,
+    skills: list[tuple[str, str]] | None = None,
 ) -> str:
+    """`skills`: the (name, description) of each skill the model may load."""
     text = BASE.format(workspace=workspace)
     if mode == "plan":
         text += PLAN
     if scoped:
         text += SCOPED
+    if skills:
+        text += "\n" + _skills_text(skills)
     if rules and any(r.refused is None for r in rules):
         text += "\n" + _rules_text(rules)
     return text

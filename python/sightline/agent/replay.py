@@ -47,11 +47,13 @@ def render_records(transcript: Transcript, records: list[dict[str, Any]]) -> Non
             abandon()  # the next user message answers them, or the request does
             if isinstance(record.get("visible"), str):
                 note, chip = record.get("note"), record.get("chip")
+                expanded = record.get("expanded")
                 transcript.add_user(
                     record["visible"],
                     note if isinstance(note, str) else None,
                     chip if isinstance(chip, dict) else None,
                     key=record,
+                    expanded=expanded if isinstance(expanded, str) else None,
                 )
                 show_images(transcript, _blocks(record.get("content")))
         elif kind == "message" and record.get("role") == "assistant":

@@ -37,13 +37,16 @@ class Session(SessionState):
         note: str | None = None,
         chip: dict[str, Any] | None = None,
         late: Callable[[int], list[str]] | None = None,
+        shown: str | None = None,
         images: list[dict[str, Any]] | None = None,
         edit_at: int | None = None,
     ) -> Turn:
         """Start a turn; returns once it is accepted (the worker runs on its own thread).
         `late` adds the parts that must wait on the worker (see Turn.late). With `edit_at`
         (a record index of the active branch: one of the user's messages), the message
-        replaces that one on a new branch (steering.edit)."""
+        replaces that one on a new branch (steering.edit).
+        `shown`: what the user typed when `text` is its expansion (a `/` prompt file); the
+        transcript shows it with the expanded text folded under it, history keeps both."""
         with self._lock:
             if self.turn is not None:
                 raise Refused("a turn is already running: wait for it or :Sightline stop")
@@ -62,15 +65,19 @@ class Session(SessionState):
                 "type": "message",
                 "role": "user",
                 "content": content,
-                "visible": text,
+                "visible": text if shown is None else shown,
             }
+            if shown is not None:
+                user["expanded"] = text
             if note:  # display only: how the transcript labels the message when reopened
                 user.update(note=note, chip=chip)
             self._turn_ids += 1
             turn = Turn(self._turn_ids, self, scope=scope, user=user, late=late)
             checkpointing.begin(self, turn, text)
             self._begin(turn)
-        self.transcript.add_user(text, note, chip, key=user)
+        self.transcript.add_user(
+            user["visible"], note, chip, key=user, expanded=user.get("expanded")
+        )
         show_images(self.transcript, images or [])
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": scope is not None})
         self.start(turn)

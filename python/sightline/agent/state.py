@@ -17,6 +17,7 @@ from sightline.agent.turn import Turn
 from sightline.domain import checkpoints, history, narrator, paths
 from sightline.domain.config import CoreConfig
 from sightline.domain.errors import Refused
+from sightline.domain.skills import Skill
 from sightline.domain.wire import ABANDONED, cut_off, unanswered
 from sightline.editor.port import Editor
 from sightline.gate.approvals import Approvals
@@ -75,6 +76,8 @@ class SessionState:
         # How a queued message is sent when the turn ends (Core sets it: the same path as
         # the composer's, mentions included); None: Session.send with the text alone.
         self.dispatch: Callable[[str], Any] | None = None
+        # The skills the model may load (domain/skills.py: Core sets where they are read).
+        self.skills: Callable[[], list[Skill]] = lambda: []
 
     # -- the provider -------------------------------------------------------------------------
 

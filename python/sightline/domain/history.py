@@ -66,7 +66,7 @@ def _check_message(record: dict[str, Any]) -> str | None:
         for block in content:
             if why := _check_block(block):
                 return why
-    for key in ("visible", "note"):
+    for key in ("visible", "note", "expanded"):
         if record.get(key) is not None and not isinstance(record[key], str):
             return f"{key} is not text"
     if record.get("chip") is not None and not isinstance(record["chip"], dict):

@@ -61,6 +61,11 @@ def error(message: str) -> Note:
     return Note("✗ " + message, ERROR)
 
 
+def prompt_skipped(why: str) -> Note:
+    """A prompt file or skill left out of `/` (its file, line and reason)."""
+    return Note("✗ " + why, WARNING)
+
+
 def internal_error(err: BaseException) -> Note:
     return Note(f"✗ internal error: {type(err).__name__}: {err} (details in the log)", ERROR)
 

@@ -43,6 +43,7 @@ PACKAGES: tuple[Package, ...] = (
     Package("platformdirs", "platformdirs", "the core"),
     Package("tree_sitter", "tree-sitter", "the core (kept approvals)"),
     Package("tree_sitter_bash", "tree-sitter-bash", "the core (kept approvals)"),
+    Package("yaml", "pyyaml", "the core (prompt files and skills)"),
     Package(
         "anthropic",
         "anthropic",

@@ -28,6 +28,8 @@ from sightline.domain.mcp_config import ServerConfigError
 from sightline.editor import msgtext
 from sightline.editor.port import EditorError
 from sightline.entry import extension_admin as admin
+from sightline.entry import skills as skills_admin
+from sightline.entry import slash as slash_run
 from sightline.entry.params import (
     Choice,
     Directory,
@@ -86,8 +88,15 @@ def _ping(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"pid": os.getpid(), "sdk_loaded": core.preloaded.is_set()}
 
 
-@method("core.init", config=Table(), workspace=WORKSPACE, conversation=FilePath())
+@method(
+    "core.init",
+    config=Table(),
+    workspace=WORKSPACE,
+    conversation=FilePath(),
+    config_dir=Text(max_chars=4096),
+)
 def _init(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.config_dir = params.get("config_dir") or core.config_dir
     with _named("core.init"):
         core.configure(params.get("config", {}), params.get("workspace"))
     path = params.get("conversation")
@@ -344,6 +353,8 @@ def _complete_warm(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     token=Text(max_chars=MAX_LINE_CHARS),
     room=Int(min=1, max=100_000),
     workspace=WORKSPACE,
+    row=Int(min=0),
+    config_dir=Text(max_chars=4096),
 )
 def _complete_candidates(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     """`before` (the line up to the cursor) or `token` (the text after `@`); `room`, the
@@ -354,9 +365,28 @@ def _complete_candidates(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     if before is None and token is None:
         raise Refused("complete.candidates: expected `before` or `token` (a string)")
     result = core.completion.candidates(
-        _workspace(core, params), before=before, token=token, room=params.get("room")
+        _workspace(core, params),
+        before=before,
+        token=token,
+        room=params.get("room"),
+        row=params.get("row"),
+        config_dir=params.get("config_dir"),
     )
     return {**result, "cpu_ms": (time.thread_time() - started) * 1000}
+
+
+@method(
+    "slash.run",
+    text=Text(required=True, max_chars=MAX_PROMPT_CHARS),
+    workspace=WORKSPACE,
+    config_dir=Text(max_chars=4096),
+    file=Text(max_chars=4096),
+    inputs=Table(),
+    **RANGE,
+)
+def _slash_run(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """A message sent from the composer that starts with `/` (sightline.slash.run)."""
+    return slash_run.run(core, params)
 
 
 @method("extensions.list", workspace=WORKSPACE)
@@ -430,6 +460,23 @@ def _extension_errors(core: Core) -> Iterator[None]:
 
 
 MCP_NAME = Text(required=True, max_chars=MAX_NAME_CHARS)
+
+
+@method("skills.list", workspace=WORKSPACE)
+def _skills_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    return {"skills": skills_admin.listing(_workspace(core, params), core.config_dir)}
+
+
+@method("skills.enable", name=MCP_NAME, workspace=WORKSPACE)
+def _skills_enable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    ws = _workspace(core, params)
+    return {"message": skills_admin.switch(ws, core.config_dir, params["name"], True)}
+
+
+@method("skills.disable", name=MCP_NAME, workspace=WORKSPACE)
+def _skills_disable(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    ws = _workspace(core, params)
+    return {"message": skills_admin.switch(ws, core.config_dir, params["name"], False)}
 
 
 @method("mcp.list", workspace=WORKSPACE)

@@ -19,7 +19,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Coroutine, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sightline.domain import secrets, spawn
@@ -105,6 +105,7 @@ class Listing:
     resources: list[Any]
     server_name: str | None
     version: str | None
+    prompts: list[Any] = field(default_factory=list)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -204,9 +205,17 @@ class Connection:
                 resources.extend(rpage.resources)
                 if not (cursor := rpage.next_cursor):
                     break
+        prompts: list[Any] = []
+        if caps.prompts is not None:
+            cursor = None
+            for _ in range(MAX_PAGES):
+                ppage = await client.list_prompts(cursor=cursor)
+                prompts.extend(ppage.prompts)
+                if not (cursor := ppage.next_cursor):
+                    break
         info = client.server_info
         name, version = (info.name, info.version) if info else (None, None)
-        return Listing(tools, resources, name, version)
+        return Listing(tools, resources, name, version, prompts)
 
     def _why(self, err: BaseException) -> str:
         """Why the start failed, said once: the SDK nests the same error in task groups, so
@@ -255,6 +264,16 @@ class Connection:
 
         try:
             return await asyncio.wait_for(self.client.read_resource(uri), timeout_s)
+        except MCPError as err:
+            if self._closed(err):
+                self._died("it exited")
+            raise McpFailure(_one_line(str(err))) from None
+
+    async def get_prompt(self, name: str, args: dict[str, str], timeout_s: float) -> Any:
+        from mcp import MCPError
+
+        try:
+            return await asyncio.wait_for(self.client.get_prompt(name, args), timeout_s)
         except MCPError as err:
             if self._closed(err):
                 self._died("it exited")

@@ -54,6 +54,7 @@ class Server:
     started: concurrent.futures.Future[mcp.Listing] | None = None
     tools: list[Listed] = field(default_factory=list)
     resources: list[Any] = field(default_factory=list)
+    prompts: list[Any] = field(default_factory=list)
 
 
 class Manager:
@@ -159,6 +160,7 @@ class Manager:
                 listing = fut.result()
                 server.tools = listed_tools(server.cfg, listing.tools)
                 server.resources = listing.resources
+                server.prompts = listing.prompts
                 server.state = "running"
                 notes = [
                     narrator.mcp_tool_not_offered(server.cfg.name, t.name, t.refused)
@@ -175,7 +177,7 @@ class Manager:
             if server.conn is not conn or server.state == "failed":
                 return
             server.state, server.error = "failed", why
-            server.tools, server.resources = [], []
+            server.tools, server.resources, server.prompts = [], [], []
         if conn is not None:
             conn.stop_soon()
         self._notify(narrator.mcp_server_failed(server.cfg.name, server.cfg.source, why))
@@ -294,6 +296,15 @@ class Manager:
         fut = mcp.event_loop().submit(conn.read_resource(uri, timeout_s))
         return mcp.wait(fut, timeout_s + 2)
 
+    def get_prompt(self, server: Server, name: str, args: dict[str, str], timeout_s: float) -> Any:
+        """A prompt of a running server, its arguments filled (waits: never on Neovim's
+        thread)."""
+        conn = server.conn
+        if conn is None:
+            raise mcp.McpFailure("not running")
+        fut = mcp.event_loop().submit(conn.get_prompt(name, args, timeout_s))
+        return mcp.wait(fut, timeout_s + 2)
+
     # -- commands ----------------------------------------------------------------------
 
     def _find(self, name: str, workspace: Path | str) -> ServerConfig:
@@ -335,7 +346,7 @@ class Manager:
             conn, server.conn = server.conn, None
             if server.state != "failed":
                 server.state = "stopped"
-            server.tools, server.resources = [], []
+            server.tools, server.resources, server.prompts = [], [], []
         if conn is not None:
             conn.stop_soon()
 

@@ -51,7 +51,19 @@ MAX_QUERY_CHARS = 256
 _BOUNDARY = "\n/_-. "  # characters after which a match starts a word
 _index_ids = itertools.count(1)
 
-ItemKind = Literal["extension", "file", "editor", "mcp", "mcp_starting"]
+ItemKind = Literal[
+    "extension",
+    "file",
+    "editor",
+    "mcp",
+    "mcp_starting",
+    # `/` commands (slash/catalog.py)
+    "command",
+    "prompt",
+    "skill",
+    "agent_command",
+    "mcp_prompt",
+]
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,11 @@ KIND_STYLES: dict[ItemKind, KindStyle] = {
     "editor": KindStyle("editor", 6),  # Variable
     "mcp": KindStyle("mcp", 18),  # Reference
     "mcp_starting": KindStyle("mcp", 1, pending=True),  # Text
+    "command": KindStyle("built-in", 3),  # Function
+    "prompt": KindStyle("prompt", 15),  # Snippet
+    "skill": KindStyle("skill", 9),  # Module
+    "agent_command": KindStyle("agent", 23),  # Event
+    "mcp_prompt": KindStyle("mcp", 15),  # Snippet
 }
 
 

@@ -26,6 +26,10 @@ from sightline.mentions.completion import (
 log = logging.getLogger(__name__)
 
 ExtraItems = Callable[[str, str, list[CompletionItem]], list[CompletionItem]]
+# Items for a `/` command typed at the start of the composer's first line: (workspace, the
+# user's config folder, the line up to the cursor) -> (the character the items replace
+# from, -1 for none; the items) (sightline.slash.service).
+SlashItems = Callable[[str, str | None, str], tuple[int, list[CompletionItem]]]
 
 # A listing younger than this is reused when the composer opens again.
 STALE_AFTER_S = 2.0
@@ -38,10 +42,14 @@ REFRESH_MS = 250
 
 class ComposerCompletion:
     def __init__(
-        self, dirs: extensions.ExtensionDirs | None = None, extra: ExtraItems | None = None
+        self,
+        dirs: extensions.ExtensionDirs | None = None,
+        extra: ExtraItems | None = None,
+        slash: SlashItems | None = None,
     ) -> None:
         self._dirs = dirs
         self._extra = extra  # more items for a token: the MCP servers' resources
+        self._slash = slash
         self._cache: FileListCache | None = None
         self._session: CompletionSession | None = None
         self._extensions: list[tuple[str, str | None]] | None = None
@@ -73,6 +81,8 @@ class ComposerCompletion:
         before: str | None = None,
         token: str | None = None,
         room: int | None = None,
+        row: int | None = None,
+        config_dir: str | None = None,
     ) -> dict[str, Any]:
         """Items for the mention at the end of `before` (the line up to the cursor), or for
         `token` (the text after `@`).  `start` is the byte column of the `@` in `before`,
@@ -80,8 +90,24 @@ class ComposerCompletion:
         screen cells from the cursor to the right edge; the menu is fitted to the cells it
         has from the `@` (menu_fit.py).  `refresh_ms`, when set: an item says something is
         on its way (MCP servers starting); ask again after that long while the menu is open
-        for the same text."""
+        for the same text.  `row` (0-based) is the composer line `before` is on: on the first
+        one, a `/` at its start completes a command (`config_dir`: the user's
+        `stdpath('config')`, where their prompt files are)."""
         start = 0
+        line = before or ""
+        if token is None and row == 0 and self._slash is not None and slash_at_start(line):
+            at, items = self._slash(workspace, config_dir, line)
+            if at < 0:
+                return {"start": -1, "items": columns([])}
+            if room is not None:
+                items = menu_fit.fit(items, room + menu_fit.cells(line[at:]))
+            answer: dict[str, Any] = {
+                "start": len(line[:at].encode("utf-8")),
+                "items": columns(items),
+            }
+            if any(item.style.pending for item in items):
+                answer["refresh_ms"] = REFRESH_MS
+            return answer
         if token is None:
             found = mention_at_end(before or "")
             if found is None:
@@ -120,6 +146,11 @@ class ComposerCompletion:
     def _active(self, workspace: str) -> list[tuple[str, str | None]]:
         found = extensions.active_extensions(workspace, self._dirs)
         return [(ext.name, ext.description) for ext in found.values()]
+
+
+def slash_at_start(before: str) -> bool:
+    """`before` (the first line up to the cursor) starts with a `/` command."""
+    return before.startswith("/") and not before.startswith("//")
 
 
 def columns(items: list[CompletionItem]) -> dict[str, list[Any]]:

@@ -21,7 +21,7 @@ from sightline.domain import disk, images, secrets, workspace
 from sightline.domain.errors import Refused
 from sightline.gate.policy import Kind
 from sightline.gate.turn_contract import ToolResult
-from sightline.tools import imaging
+from sightline.tools import imaging, skills
 from sightline.tools.base import Tool
 from sightline.tools.output import Bounded, clip_line
 
@@ -103,8 +103,11 @@ def read_file(turn: Turn, args: dict[str, Any]) -> ToolResult:
     rel_arg = _opt_str(args, "path")
     if rel_arg is None:
         raise Refused("path: required")
-    path = workspace.resolve(turn.workspace, rel_arg)
-    rel = workspace.relative(turn.workspace, path)
+    if rel_arg.startswith(skills.PREFIX):  # a file of a skill load_skill listed
+        path, rel = skills.resolve(turn, rel_arg)
+    else:
+        path = workspace.resolve(turn.workspace, rel_arg)
+        rel = workspace.relative(turn.workspace, path)
     if path.is_dir():
         raise Refused(f"{rel}: a directory; use list_files to see what it holds")
     picture = _image(path, rel)
@@ -305,7 +308,13 @@ TOOLS = [
         input_schema={
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "Path relative to the workspace root."},
+                "path": {
+                    "type": "string",
+                    "description": (
+                        "Path relative to the workspace root, or a skill's file as load_skill "
+                        "lists it (skill:{name}/{path})."
+                    ),
+                },
                 "start_line": {"type": "integer", "minimum": 1, "description": "First line."},
                 "end_line": {"type": "integer", "minimum": 1, "description": "Last line."},
             },

@@ -16,6 +16,7 @@ from sightline.tools import (
     read,
     search,
     selection,
+    skills,
     view,
     write,
 )
@@ -26,6 +27,7 @@ def default_registry() -> list[Tool]:
     tools: list[Tool] = [
         *read.TOOLS,
         *diagnostics.TOOLS,
+        skills.LOAD_SKILL,
         *write.TOOLS,
         *command.TOOLS,
         *network.TOOLS,

@@ -27,6 +27,7 @@ from sightline.ui.rows import MARKDOWN_ROWS, ROW_BYTES, Cut, wrap
 # Rows one delta carries at most (about 1 MB): more wait for the next push.
 DELTA_ROWS = 1000
 
+EXPANDED_HEADER = "▸ sent as"
 USER_HEADER = "▍You"
 OUTPUT_PREFIX = "  "
 OUTPUT_SHOWN = 6
@@ -134,9 +135,12 @@ class Transcript:
         note: str | None = None,
         chip: dict[str, Any] | None = None,
         key: Any = None,
+        *,
+        expanded: str | None = None,
     ) -> None:
         """A user message; `note` is a muted line under it, a chip when `chip` is its target;
-        `key` is what `user_at` answers for its rows."""
+        `key` is what `user_at` answers for its rows. `expanded`: what a typed `/` command
+        sent, folded under it from its header on."""
         with self._lock:
             self._in_reply = False
             self._separate()
@@ -147,6 +151,13 @@ class Transcript:
             for line in text.split("\n"):
                 self._push(line)
             self.md.append([first, len(self._lines)])
+            if expanded is not None:
+                start = len(self._lines)
+                self._push(EXPANDED_HEADER, "SightlineNote")
+                for line in expanded.split("\n"):
+                    self._push(line)
+                self.md.append([start + 1, len(self._lines)])
+                self.folds.append([start, len(self._lines)])
             if note:
                 self._push(note, "SightlineNote")
                 if chip:

@@ -38,12 +38,19 @@ function M.submit(opts)
     notice.notice('sightline: nothing to send: type a message first')
     return
   end
-  if notice.refused(send(text, opts)) then
+  local function sent()
     require('sightline.ui.pane.steer').edit_done()
     notice.clear()
     table.insert(S.prompts, text)
     S.prompt_index, S.draft = nil, nil
-    api.nvim_buf_set_lines(S.cbuf, 0, -1, false, {})
+    if state.valid_buf(S.cbuf) then
+      api.nvim_buf_set_lines(S.cbuf, 0, -1, false, {})
+    end
+  end
+  if text:byte(1) == 47 then -- '/': a command, a prompt file… (see :help sightline-slash)
+    require('sightline.slash').submit(text, sent)
+  elseif notice.refused(send(text, opts)) then
+    sent()
   end
 end
 

@@ -30,6 +30,9 @@ function M.text()
   if vim.startswith(first, '∴') then -- the model's thinking, folded from its header on
     return ('%s  ▸ %d %s (zo shows them)'):format(first, n - 1, n - 1 == 1 and 'line' or 'lines')
   end
+  if vim.startswith(first, '▸ sent as') then -- what a `/` prompt file expanded to
+    return ('%s: %d %s (zo shows them)'):format(first, n - 1, n - 1 == 1 and 'line' or 'lines')
+  end
   return ('  ▸ %d more %s of output (zo shows them)'):format(n, n == 1 and 'line' or 'lines')
 end
 

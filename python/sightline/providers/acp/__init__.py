@@ -215,7 +215,13 @@ class AcpProvider(ProviderBase):
             "selection (use the gemini agent or the anthropic provider)"
         )
 
+    def agent_commands(self) -> list[tuple[str, str, str]]:
+        """The slash commands the agent announced for its session (name, description,
+        input hint), newest list; none before its session starts."""
+        return list(self.client.commands)
+
     def close(self) -> None:
+        self.client.commands = []
         proc, loop = self._proc, self._loop
         self._proc = self._conn = None
         self.session_id = None

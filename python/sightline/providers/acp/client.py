@@ -36,6 +36,7 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
+    AvailableCommandsUpdate,
     ConfigOptionUpdate,
     CreateTerminalResponse,
     CurrentModeUpdate,
@@ -159,6 +160,13 @@ class TurnContext:
                 self._idle.wait(min(left, 0.05))
 
 
+def _command(command: Any) -> tuple[str, str, str]:
+    """One announced command as (name, description, input hint)."""
+    given = getattr(command, "input", None)
+    hint = getattr(getattr(given, "root", given), "hint", None)
+    return (str(command.name), str(command.description or ""), str(hint or ""))
+
+
 def _lines_record(event: str, lines: list[tuple[str, str | None]], **extra: Any) -> dict[str, Any]:
     """An `acp` history record: wire.py ignores it, the transcript shows its lines."""
     return {"type": "acp", "event": event, "lines": [[t, g] for t, g in lines], **extra}
@@ -179,6 +187,8 @@ class SightlineClient:
         self.config_options: list[options.Option] = []  # the agent's, as it last sent them
         self.changed: Callable[[], None] = lambda: None  # redraw the bar (between turns too)
         self.collected: list[tuple[str, str]] | None = None  # a replay being collected
+        # The agent's slash commands (available_commands_update): (name, description, hint).
+        self.commands: list[tuple[str, str, str]] = []
 
     # -- the stream ------------------------------------------------------------------------
 
@@ -187,6 +197,10 @@ class SightlineClient:
             self._collect(update)  # a session resumed from the agent's list: its history
             return
         ctx = self.ctx
+        if isinstance(update, AvailableCommandsUpdate):
+            # Any time, in a turn or not: each update replaces the list (the composer's `/`).
+            self.commands = [_command(c) for c in update.available_commands]
+            return
         mode = side_mode(update)
         if isinstance(update, CurrentModeUpdate):
             mode = update.current_mode_id

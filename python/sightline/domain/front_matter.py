@@ -1,0 +1,65 @@
+"""YAML front matter of Markdown files (prompt files, skills), parsed with PyYAML's base
+loader: every value is text, no tag builds an object.  Errors name the file's line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import yaml
+
+
+class FrontMatterError(ValueError):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"{line}: {message}")
+        self.line = line
+        self.message = message
+
+
+def split_front_matter(text: str, keys: Sequence[str]) -> tuple[dict[str, str], str]:
+    """The front matter's `keys` (as text; others are left alone) and the body after it.
+    A file without a `---` first line has none.  Errors carry the file's line number
+    (1-based)."""
+    if not text.startswith("---\n") and text.rstrip("\n") != "---":
+        return {}, text
+    end = text.find("\n---", 3)
+    while end >= 0 and text[end + 4 : end + 5] not in ("", "\n"):
+        end = text.find("\n---", end + 1)
+    if end < 0:
+        raise FrontMatterError(1, "front matter is not closed by a --- line")
+    block = text[4 : end + 1]
+    body = text[end + 5 :]
+    try:
+        # The base loader: every value is text (what the keys hold), no tags build objects;
+        # its C version when PyYAML has one, as the first `/` reads every prompt file.
+        loader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+        data = yaml.load(block, Loader=loader)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        if err.context_mark is not None and (mark is None or mark.line >= block.count("\n")):
+            mark = err.context_mark  # (an unclosed `[` is found at the end: say where it opened)
+        line = (mark.line + 2) if mark is not None else 2
+        problem = str(err.problem or err.context or "invalid YAML").strip()
+        raise FrontMatterError(line, f"front matter: {problem}") from None
+    except yaml.YAMLError as err:
+        raise FrontMatterError(2, f"front matter: {str(err).splitlines()[0]}") from None
+    if data is None:
+        return {}, body
+    if not isinstance(data, dict):
+        raise FrontMatterError(2, "front matter: expected `key: value` lines")
+    meta: dict[str, str] = {}
+    for key in keys:
+        value = data.get(key)
+        if value is None:
+            continue
+        if isinstance(value, list | dict):
+            raise FrontMatterError(_key_line(block, key), f"front matter: {key}: expected text")
+        meta[key] = " ".join(str(value).split())
+    return meta, body
+
+
+def _key_line(block: str, key: str) -> int:
+    for i, line in enumerate(block.split("\n")):
+        if line.startswith(f"{key}:"):
+            return i + 2
+    return 2

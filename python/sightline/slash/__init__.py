@@ -1,0 +1,1 @@
+"""`/` in the composer: built-in commands, prompt files and the commands other sources offer."""

@@ -1,0 +1,209 @@
+"""Prompt files: Markdown files that become `/name` commands.
+
+Four folders, in this order (the first of a name wins):
+
+* the workspace's `.sightline/prompts/*.md` (sightline's own format);
+* the workspace's `.claude/commands/*.md` (Claude Code's: `$ARGUMENTS`, `$1`…);
+* the workspace's `.github/prompts/*.prompt.md` (GitHub Copilot's: `${input:name}`,
+  `${selection}`, `${file}`…);
+* the user's `stdpath('config')/sightline/prompts/*.md` (sightline's format).
+
+Each may start with YAML front matter (`description`, `argument-hint`, `model`), parsed with
+PyYAML's safe loader.  A file is skipped, with a note naming it, when its front matter is
+broken (the note gives the line), when it is over 64 KiB, binary, a link out of its folder,
+or not a regular file (a FIFO would block the read) — the rules files' bounds.
+
+Nothing is read at start-up: the folders are listed when `/` is typed, and a file is read
+when the menu shows it or it is run, again only when its size or mtime changed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from sightline.domain.errors import Refused
+from sightline.domain.front_matter import FrontMatterError, split_front_matter
+from sightline.domain.workspace import Outside, within
+from sightline.tools import read
+
+Format = Literal["sightline", "claude", "copilot"]
+
+MAX_BYTES = 64 * 1024
+# Longer names are not commands anyone types; they would only widen the menu.
+MAX_NAME_CHARS = 64
+FRONT_MATTER_KEYS = ("description", "argument-hint", "model")
+
+
+@dataclass(frozen=True)
+class Folder:
+    path: Path
+    format: Format
+    source: str  # where its commands come from, as the menu shows it
+    suffix: str  # what a prompt file's name ends with
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    name: str  # the command, without its `/`
+    path: Path
+    format: Format
+    source: str
+    description: str
+    argument_hint: str
+    model: str | None
+    body: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: Path
+    why: str  # one line, starting with the file's name (and line, for front matter)
+
+
+def folders(workspace: str, config_dir: str | None) -> list[Folder]:
+    """The folders prompt files are read from, in the order their names win."""
+    root = Path(workspace)
+    out = [
+        Folder(root / ".sightline" / "prompts", "sightline", ".sightline/prompts", ".md"),
+        Folder(root / ".claude" / "commands", "claude", ".claude/commands", ".md"),
+        Folder(root / ".github" / "prompts", "copilot", ".github/prompts", ".prompt.md"),
+    ]
+    if config_dir:
+        out.append(Folder(Path(config_dir) / "sightline" / "prompts", "sightline", "user", ".md"))
+    return out
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A prompt file as its folder lists it: named, not read yet."""
+
+    name: str
+    folder: Folder
+    path: str
+    linked: bool
+    stat: os.stat_result
+
+
+class PromptLibrary:
+    """The prompt files of the folders.  `entries` lists them (names from the file names,
+    a stat each); `load` reads one, once per version (size, mtime, inode): the menu reads
+    only the files it shows."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[tuple[int, int, int], PromptFile | Skipped]] = {}
+
+    def entries(self, where: Iterable[Folder]) -> list[Entry]:
+        """The first file of each name, in the folders' order."""
+        out: list[Entry] = []
+        names: set[str] = set()
+        seen: set[str] = set()
+        for folder in where:
+            for entry in _listed(folder):
+                seen.add(entry.path)
+                if entry.name not in names:
+                    names.add(entry.name)
+                    out.append(entry)
+        for gone in set(self._known) - seen:
+            del self._known[gone]  # deleted files, or a folder of another workspace
+        return out
+
+    def load(self, entry: Entry) -> PromptFile | Skipped:
+        known = self._known.get(entry.path)
+        stamp = _stamp(entry.stat)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        outcome = load(entry.folder, entry.name, Path(entry.path), entry.linked, entry.stat)
+        self._known[entry.path] = (stamp, outcome)
+        return outcome
+
+    def scan(self, where: Iterable[Folder]) -> tuple[list[PromptFile], list[Skipped]]:
+        """Every prompt file of `where`, read (the first of each name), and those skipped."""
+        found: list[PromptFile] = []
+        skipped: list[Skipped] = []
+        for entry in self.entries(where):
+            outcome = self.load(entry)
+            if isinstance(outcome, Skipped):
+                skipped.append(outcome)
+            else:
+                found.append(outcome)
+        return found, skipped
+
+
+def _listed(folder: Folder) -> Iterable[Entry]:
+    try:
+        entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
+    except OSError:
+        return  # no such folder (the usual case), or unreadable: nothing to offer
+    cut = len(folder.suffix)
+    for entry in entries:
+        if not entry.name.endswith(folder.suffix) or entry.name.startswith("."):
+            continue
+        name = entry.name[:-cut]
+        if not _valid_name(name):
+            continue
+        try:
+            st = entry.stat()  # (follows a link: its target's version)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            yield Entry(name, folder, entry.path, entry.is_symlink(), st)
+
+
+_NAME = re.compile(rf"[^\s/\\]{{1,{MAX_NAME_CHARS}}}")
+
+
+def _valid_name(name: str) -> bool:
+    """A name typed after `/`: no whitespace, slash or control character."""
+    return _NAME.fullmatch(name) is not None and name.isprintable()
+
+
+def load(
+    folder: Folder, name: str, path: Path, linked: bool, st: os.stat_result
+) -> PromptFile | Skipped:
+    """Read one prompt file within the bounds; a Skipped says why it is not offered."""
+    shown = f"{folder.source}/{path.name}"
+    if linked:
+        try:
+            within(folder.path, path.name)
+        except Outside:
+            return Skipped(path, f"{shown}: a link out of its folder; skipped")
+    if not stat.S_ISREG(st.st_mode):
+        return Skipped(path, f"{shown}: not a regular file; skipped")
+    if st.st_size > MAX_BYTES:
+        return Skipped(path, f"{shown}: over 64 KiB; skipped")
+    try:
+        with read.open_regular(path, shown) as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except Refused as why:
+        return Skipped(path, f"{why.message}; skipped")
+    except OSError as err:
+        return Skipped(path, f"{shown}: cannot be read ({err.strerror or err}); skipped")
+    if len(raw) > MAX_BYTES:
+        return Skipped(path, f"{shown}: over 64 KiB; skipped")
+    if read.is_binary(raw):
+        return Skipped(path, f"{shown}: a binary file; skipped")
+    text = raw.decode(errors="replace").replace("\r\n", "\n")
+    try:
+        meta, body = split_front_matter(text, FRONT_MATTER_KEYS)
+    except FrontMatterError as err:
+        return Skipped(path, f"{shown}:{err.line}: {err.message}; skipped")
+    return PromptFile(
+        name=name,
+        path=path,
+        format=folder.format,
+        source=folder.source,
+        description=meta.get("description", ""),
+        argument_hint=meta.get("argument-hint", ""),
+        model=meta.get("model") or None,
+        body=body,
+    )

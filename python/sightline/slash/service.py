@@ -1,0 +1,159 @@
+"""The core's `/`: the menu's items while a command is typed, and what a sent one does.
+
+The candidates (built-ins, the prompt folders' file names, other sources' commands) are
+listed when `/` is typed and narrowed from that list on later keystrokes; a prompt file is
+read when the menu shows it (at most MAX_ITEMS are), so the first `/` costs a directory
+listing and the files it shows, whatever the size of the library; the rest are read right
+after it on a worker thread, so the keys typed next find them read.  A send looks
+the name up in a fresh listing, so a prompt file saved a moment ago is what runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sightline.domain.text import clean_display_text
+from sightline.mentions.completion import CompletionItem
+from sightline.slash import catalog, mcp_prompts, prompt_files
+from sightline.slash.catalog import Command
+from sightline.slash.prompt_files import Entry, PromptFile, Skipped
+
+# Items in the `/` menu at most: more rows than a menu shows, and each shown prompt file is
+# read for its description (the first `/` reads this many files).
+MAX_ITEMS = 50
+
+Note = Callable[[str], None]
+Candidate = Command | Entry
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where the command is typed: the workspace and the user's config folder
+    (`stdpath('config')`, sent by Neovim)."""
+
+    workspace: str
+    config_dir: str | None = None
+
+
+# Another source's commands for a context: skills, an ACP agent's, MCP prompts.
+Extra = Callable[[Context], Sequence[Command]]
+
+
+@dataclass
+class SlashCommands:
+    note: Note = lambda _text: None  # a skipped prompt file, said once per version
+    extra: list[Extra] = field(default_factory=list)  # skills, agent, MCP prompts
+    # The MCP servers starting now: their prompts come later (the menu asks again).
+    starting: Callable[[Context], list[str]] = lambda _ctx: []
+    _library: prompt_files.PromptLibrary = field(default_factory=prompt_files.PromptLibrary)
+    _listed: list[Candidate] = field(default_factory=list)
+    _prompts: dict[str, tuple[PromptFile, Command]] = field(default_factory=dict)
+    _items: dict[Command, CompletionItem] = field(default_factory=dict)
+    _said: set[tuple[str, str]] = field(default_factory=set)
+    _waiting: bool = False  # MCP servers were starting when the list was made
+    # One reader at a time: the menu's keystroke, a send, or the worker reading ahead.
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def candidates(self, ctx: Context) -> list[Candidate]:
+        """Every command's name for `ctx`, the first of each name (prompt files unread)."""
+        entries = self._library.entries(prompt_files.folders(ctx.workspace, ctx.config_dir))
+        groups: list[Sequence[Candidate]] = [catalog.builtin_commands(), entries]
+        groups.extend(source(ctx) for source in self.extra)
+        return catalog.merge(*groups)
+
+    def command(self, candidate: Candidate) -> Command | None:
+        """The candidate's command, its prompt file read if need be (None: skipped)."""
+        if isinstance(candidate, Command):
+            return candidate
+        with self._lock:
+            return self._read(candidate)
+
+    def _read(self, candidate: Entry) -> Command | None:
+        outcome = self._library.load(candidate)
+        if isinstance(outcome, Skipped):
+            key = (str(outcome.path), outcome.why)
+            if key not in self._said:
+                self._said.add(key)
+                self.note(outcome.why)
+            return None
+        known = self._prompts.get(candidate.path)
+        if known is not None and known[0] is outcome:
+            return known[1]
+        made = catalog.prompt_command(outcome)
+        self._prompts[candidate.path] = (outcome, made)
+        return made
+
+    def complete(self, ctx: Context, token: str) -> list[CompletionItem]:
+        """Items for the text typed after `/` (the command's name so far)."""
+        if token == "" or not self._listed or self._waiting:
+            # (also while MCP servers were starting: their prompts join once they are up)
+            self._listed = self.candidates(ctx)  # (starts the MCP servers in the background)
+            self._waiting = bool(self.starting(ctx))
+            self._items = {}
+        out: list[CompletionItem] = []
+        for candidate in catalog.rank(self._listed, token):
+            command = self.command(candidate)
+            if command is None:
+                continue
+            item = self._items.get(command)
+            if item is None:
+                item = self._items[command] = command.item()
+            out.append(item)
+            if len(out) >= MAX_ITEMS:
+                break
+        if token == "":
+            unread = [c for c in self._listed if isinstance(c, Entry)]
+            threading.Thread(
+                target=self._read_ahead, args=(unread,), name="sightline-prompts", daemon=True
+            ).start()
+        return out
+
+    def _read_ahead(self, entries: list[Entry]) -> None:
+        for entry in entries:
+            self.command(entry)  # (one file per hold of the lock: a keystroke waits little)
+
+    def complete_line(self, ctx: Context, before: str) -> tuple[int, list[CompletionItem]]:
+        """Items for the composer's first line up to the cursor, which starts with `/`: the
+        command's name, or after an MCP prompt's name the argument being typed.  The start
+        is the character index the items replace from (-1: nothing to complete)."""
+        name, space, rest = before[1:].partition(" ")
+        if not space:
+            if any(c.isspace() for c in name):
+                return -1, []
+            items = self.complete(ctx, name)
+            if mcp_prompts.PREFIX.startswith(name) or name.startswith(mcp_prompts.PREFIX):
+                items += self._starting_item(ctx, before)
+            return 0, items
+        command = next((c for c in self._listed if c.name == name), None)
+        if command is None and name.startswith(mcp_prompts.PREFIX):
+            command = self.find(ctx, name)
+        target = command.target if isinstance(command, Command) else None
+        if not isinstance(target, mcp_prompts.McpPrompt) or "\n" in rest:
+            return -1, []
+        current = rest.rsplit(" ", 1)[-1]
+        if "=" in current:
+            return -1, []
+        return len(before) - len(current), mcp_prompts.argument_items(target, rest, current)
+
+    def _starting_item(self, ctx: Context, before: str) -> list[CompletionItem]:
+        names = self.starting(ctx)
+        if not names:
+            return []
+        listed = clean_display_text(", ".join(names), 40)
+        return [
+            CompletionItem(
+                kind="mcp_starting",
+                word=before,
+                abbr="starting…",
+                menu=listed,
+                info=f"MCP servers starting: {listed}; their prompts show here once they are up.",
+            )
+        ]
+
+    def find(self, ctx: Context, name: str) -> Command | None:
+        for candidate in self.candidates(ctx):
+            if candidate.name == name:
+                return self.command(candidate)
+        return None

@@ -1,0 +1,160 @@
+"""Prompt files: the folders, front matter, the bounds, freshness by mtime, and expansion."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sightline.domain.front_matter import split_front_matter
+from sightline.slash import catalog, expand
+from sightline.slash.prompt_files import (
+    PromptFile,
+    PromptLibrary,
+    folders,
+)
+
+
+def scan(ws: Path, config: Path | None = None) -> tuple[dict[str, PromptFile], list[str]]:
+    found, skipped = PromptLibrary().scan(folders(str(ws), str(config) if config else None))
+    return {p.name: p for p in found}, [s.why for s in skipped]
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def test_the_three_formats_and_the_user_folder(tmp_path: Path) -> None:
+    ws, config = tmp_path / "ws", tmp_path / "config"
+    write(ws / ".claude/commands/a.md", "---\ndescription: A\nargument-hint: <x>\n---\nDo $1\n")
+    write(ws / ".github/prompts/b.prompt.md", "---\ndescription: B\nmodel: gpt-5\n---\nB\n")
+    write(ws / ".github/prompts/not-a-prompt.md", "left out: no .prompt.md\n")
+    write(ws / ".sightline/prompts/c.md", "plain, no front matter\n")
+    write(config / "sightline/prompts/c.md", "the workspace's c wins\n")
+    write(config / "sightline/prompts/d.md", "mine\n")
+    found, skipped = scan(ws, config)
+    assert list(found) == ["c", "a", "b", "d"]
+    assert (found["a"].format, found["a"].description, found["a"].argument_hint) == (
+        "claude",
+        "A",
+        "<x>",
+    )
+    assert (found["b"].format, found["b"].model) == ("copilot", "gpt-5")
+    assert found["c"].body == "plain, no front matter\n"
+    assert found["c"].source == ".sightline/prompts"
+    assert found["d"].source == "user" and skipped == []
+
+
+def test_bounds_skip_with_a_reason(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    cmds = ws / ".claude/commands"
+    write(cmds / "big.md", "x" * (64 * 1024 + 1))
+    write(cmds / "bin.md", b"text\0more")
+    outside = write(tmp_path / "secret.md", "not yours\n")
+    cmds.mkdir(parents=True, exist_ok=True)
+    (cmds / "link.md").symlink_to(outside)
+    (cmds / "inside.md").symlink_to(write(cmds / "real.txt", "inside\n"))
+    os.mkfifo(cmds / "fifo.md")
+    write(cmds / "ok.md", "fine\n")
+    found, skipped = scan(ws)  # (a FIFO would block an open without O_NONBLOCK)
+    assert sorted(found) == ["inside", "ok"]
+    assert sorted(skipped) == [
+        ".claude/commands/big.md: over 64 KiB; skipped",
+        ".claude/commands/bin.md: a binary file; skipped",
+        ".claude/commands/fifo.md: not a regular file; skipped",
+        ".claude/commands/link.md: a link out of its folder; skipped",
+    ]
+
+
+def test_front_matter_errors_name_the_line(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws / ".sightline/prompts/a.md", "---\ndescription: ok\nbad: : :\n---\nbody\n")
+    write(ws / ".sightline/prompts/b.md", "---\ndescription: [1, 2]\n---\nbody\n")
+    write(ws / ".sightline/prompts/c.md", "---\ndescription: never closed\nbody\n")
+    write(ws / ".sightline/prompts/d.md", "---\n- a list\n---\nbody\n")
+    found, skipped = scan(ws)
+    assert found == {}
+    first, *rest = sorted(skipped)
+    # (PyYAML's C and Python loaders word this one differently)
+    assert first.startswith(".sightline/prompts/a.md:3: front matter: mapping values are not")
+    assert rest == [
+        ".sightline/prompts/b.md:2: front matter: description: expected text; skipped",
+        ".sightline/prompts/c.md:1: front matter is not closed by a --- line; skipped",
+        ".sightline/prompts/d.md:2: front matter: expected `key: value` lines; skipped",
+    ]
+
+
+def test_a_file_is_read_again_only_when_it_changed(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    path = write(ws / ".sightline/prompts/a.md", "one\n")
+    library = PromptLibrary()
+    where = folders(str(ws), None)
+    (first,), _ = library.scan(where)
+    (again,), _ = library.scan(where)
+    assert again is first  # not read again
+    path.write_text("two, longer\n")
+    (changed,), _ = library.scan(where)
+    assert changed.body == "two, longer\n"
+    path.unlink()
+    assert library.scan(where) == ([], [])
+
+
+def prompt(body: str, fmt: str = "sightline") -> PromptFile:
+    return PromptFile("p", Path("p.md"), fmt, "user", "", "", None, body)  # type: ignore[arg-type]
+
+
+def test_claude_placeholders() -> None:
+    p = prompt("Fix $1 in $2. All: $ARGUMENTS. Not $10.", "claude")
+    v = expand.Values(arguments='issue-7 "src/a b.py"')
+    assert expand.expand(p, v) == 'Fix issue-7 in src/a b.py. All: issue-7 "src/a b.py". Not $10.'
+    # Copilot's placeholders are text in a Claude command
+    assert expand.expand(prompt("${file}", "claude"), expand.Values(file="x")) == "${file}"
+
+
+def test_copilot_placeholders_and_inputs() -> None:
+    body = "In ${fileBasename} (${fileDirname}) for ${input:who:a person}: ${selectedText}"
+    p = prompt(body, "copilot")
+    need = expand.needs(p)
+    assert need.inputs == ("who",) and need.selection and need.file
+    inputs, rest = expand.split_inputs("who=me extra", need.inputs)
+    assert inputs == {"who": "me"} and rest == "extra"
+    text = expand.expand(
+        p, expand.Values(arguments=rest, inputs=inputs, selected_text="x = 1", file="src/a.py")
+    )
+    assert text == "In a.py (src) for me: x = 1\n\nextra"  # arguments without a placeholder follow
+
+
+def test_split_command() -> None:
+    assert catalog.split_command("/review a b\nmore") == ("review", "a b\nmore")
+    assert catalog.split_command("/plan") == ("plan", "")
+    assert catalog.split_command("/ x") is None
+    assert catalog.split_command("//comment") is None
+    assert catalog.split_command("no") is None
+
+
+def test_front_matter_without_keys() -> None:
+    assert split_front_matter("---\n---\nbody", ()) == ({}, "body")
+    assert split_front_matter("no front matter", ()) == ({}, "no front matter")
+
+
+PIECES = [*"ab :${}\n", "$1", "$ARGUMENTS", "${file}", "${selection}", "${input:x}"]
+TEXT = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
+
+
+@given(body=TEXT, arguments=TEXT)
+def test_a_filled_value_is_never_expanded_again(body: str, arguments: str) -> None:
+    """The one rule: values go in once.  Arguments that look like placeholders stay as
+    typed: the file's value appears exactly as often as the body asks for it."""
+    p = prompt(body)
+    asked = sum(
+        1 for m in expand.PATTERNS["sightline"].finditer(body) if m.groupdict().get("var") == "file"
+    )
+    got = expand.expand(p, expand.Values(arguments=arguments, file="§"))
+    assert got.count("§") == asked

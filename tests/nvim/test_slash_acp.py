@@ -19,11 +19,13 @@ def test_agent_commands_are_offered_sent_and_refreshed(
     nvim_factory: Any, tmp_path: Path, isolated_env: Path
 ) -> None:
     turns: list[list[dict[str, Any]]] = [
-        [{"say": "hello"}],
+        # Announced within the first turn, so the core has them once it is idle (an agent
+        # announcing later makes the next `/` offer them).
+        [{"commands": COMMANDS}, {"say": "hello"}],
         [{"say": "searching"}, {"commands": [["deploy", "Deploy the app"]]}],
         [{"say": "ok"}],
     ]
-    nv, log = acp_nvim(nvim_factory, tmp_path, turns, caps={"commands": COMMANDS})
+    nv, log = acp_nvim(nvim_factory, tmp_path, turns)
     nv.command("set columns=200")
     send(nv, "hi")  # the agent's session starts with the first turn, then it announces them
     idle(nv)

@@ -12,14 +12,7 @@ from typing import Any
 from tests.acp_util import acp_nvim
 from tests.agent_util import decide, idle, send, wait_pending
 from tests.conftest import transcript, wait_for
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+from tests.processes import processes_with
 
 
 def test_a_terminal_is_asked_run_and_its_output_and_exit_status_reported(
@@ -65,19 +58,19 @@ def test_a_denied_or_plan_mode_terminal_never_runs(
 def test_stop_kills_a_terminal_with_everything_it_started(
     nvim_factory: Any, tmp_path: Path, isolated_env: Path
 ) -> None:
-    pids = isolated_env / "pids"
-    script = f"sleep 300 & echo $! > {pids}; echo $$ >> {pids}; wait"
+    # Found by a marker in their command lines: in the sandbox their pids are its own.
+    marker = f"30{os.getpid()}"
+    script = f"sleep {marker} & sleep {marker}; wait"
     turn: list[dict[str, Any]] = [{"terminal": script}, {"wait_cancel": True}]
     nv, log = acp_nvim(nvim_factory, tmp_path, [turn])
     send(nv, "run it")
     wait_pending(nv)
     decide(nv, "accept")
-    got = wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2 and pids, 10)
-    started = [int(p) for p in got.read_text().split()]
-    assert all(alive(p) for p in started)
+    # The shell and its two sleeps, and the sandbox's bwrap (outside and inside).
+    wait_for(lambda: len(processes_with(f"sleep {marker}")) >= 3, 10, "the terminal started")
     assert nv.exec_lua("return {require('sightline').stop()}") == [True]
     idle(nv)
-    wait_for(lambda: not any(alive(p) for p in started), 10, "the terminal's tree killed")
+    wait_for(lambda: processes_with(f"sleep {marker}") == [], 10, "the terminal's tree killed")
     log.wait("cancel")
 
 
@@ -95,3 +88,28 @@ def test_a_command_the_user_allowed_in_a_permission_is_not_asked_again(
     idle(nv)
     (done,) = log.wait("terminal_exit")
     assert done["exit"]["exitCode"] == 0 and done["output"]["output"] == "hi\n"
+
+
+def test_a_terminal_runs_in_the_sandbox_and_a_kept_approval_covers_it_again(
+    nvim_factory: Any, tmp_path: Path, isolated_env: Path
+) -> None:
+    outside = tmp_path / "outside.txt"  # beside the workspace: /tmp is private in the sandbox
+    write = [{"terminal": f"echo out > {outside}; echo done", "wait": True}]
+    keep = [{"terminal": "echo kept", "wait": True}]
+    nv, log = acp_nvim(nvim_factory, tmp_path, [write, keep, keep])
+    send(nv, "write beside the workspace")
+    wait_pending(nv)
+    assert any(line.strip().startswith("(runs in the sandbox:") for line in transcript(nv))
+    decide(nv, "accept")
+    idle(nv)
+    (first,) = log.wait("terminal_exit")
+    assert first["output"]["output"] == "done\n" and not outside.exists()
+    send(nv, "run echo")
+    wait_pending(nv)
+    assert nv.exec_lua("return {require('sightline').decide('accept', 'always')}") == [True]
+    idle(nv)
+    send(nv, "again")  # the same command: the kept approval runs it, nothing is asked
+    idle(nv)
+    third = log.wait("terminal_exit", 3)[2]
+    assert third["output"]["output"] == "kept\n"
+    assert any(line.startswith("✔ allowed by your kept approval") for line in transcript(nv))

@@ -128,12 +128,17 @@ def _clip_lines(text: str) -> str:
     return "\n".join([*lines[:head], f"… [{cut} lines of output cut] …", *lines[-tail:]])
 
 
+def sandbox_of(session: Any) -> tuple[sandbox.SandboxConfig, sandbox.Status]:
+    """The sandbox a command of this session runs in (tools.sandbox, probed)."""
+    return (session.cfg.sandbox, sandbox.probe(session.cfg.sandbox))
+
+
 def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
     command = args.get("command")
     if not isinstance(command, str) or not command.strip():
         raise Refused("command: required, a non-empty string")
     session = turn.session
-    box = (session.cfg.sandbox, sandbox.probe(session.cfg.sandbox))
+    box = sandbox_of(session)
     if box[0].required and not box[1].sandboxed:
         session.transcript.add_lines(narrator.command_shown(command))
         why = f"{box[1].why}, and tools.sandbox.required is set"
@@ -151,7 +156,7 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
                 True,
             )
     else:
-        denied = _ask(turn, command, parsed, conversation, sandbox.described(*box))
+        denied = ask_to_run(turn, command, parsed, conversation, sandbox.described(*box))
         if denied is not None:
             return denied
     timeout_s = session.cfg.command_timeout_ms / 1000
@@ -181,10 +186,16 @@ def run_command(turn: Turn, args: dict[str, Any]) -> ToolResult:
     return ToolResult(f"{status}\n{body}", failed)
 
 
-def _ask(
-    turn: Turn, command: str, parsed: shellparse.Parsed, conversation: str | None, how: str
+def ask_to_run(
+    turn: Turn,
+    command: str,
+    parsed: shellparse.Parsed,
+    conversation: str | None,
+    how: str,
+    cancelled: Callable[[], bool] | None = None,
 ) -> ToolResult | None:
-    """Ask the user; keep the decision when they chose to. None: allowed."""
+    """Ask the user; keep the decision when they chose to. None: allowed. (Also an ACP
+    agent's terminal's ask: providers/acp/terminals.py.)"""
     session = turn.session
     one_line = command.strip().replace("\n", " ⏎ ")
     summary = "run: " + (one_line if len(one_line) <= 120 else one_line[:119] + "…")
@@ -209,7 +220,7 @@ def _ask(
     )
     offered = tuple(s for s in SCOPES if rules and (conversation or s == "always"))
     data = {"command": command, "remember": offered, "remember_why": parsed.unknown}
-    item = turn.gate.ask("command", summary, data)
+    item = turn.gate.ask("command", summary, data, cancelled=cancelled)
     effect = "allow" if item.decision == "accept" else "deny"
     if item.scope != "once" and item.decision is not None:
         keep = approvals.command_rules(effect, parsed)

@@ -3,8 +3,9 @@ command runs as sightline's own run_command does (tools/command.py).
 
 * It is asked through the gate, shown verbatim first, unless a permission the user just
   allowed in this turn names the same command (the agent asked already); plan mode and a
-  Change with Agent turn refuse it. Approvals and the sandbox (issue 26) decide in
-  `Terminals.asked`, the one place a terminal is allowed.
+  Change with Agent turn refuse it. A kept approval decides it as it decides run_command
+  (`Terminals.asked`, the one place a terminal is allowed), and it runs in the same sandbox
+  (tools.sandbox).
 * It runs in the workspace (a `cwd` outside it is refused), with the core's keyless
   environment and the agent's variables, in a process group of its own under the watchdog
   (domain/spawn.py): a stop, the turn's end or the core's end kills it with everything it
@@ -28,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sightline.domain import narrator, secrets, spawn, workspace
+from sightline.domain import narrator, sandbox, secrets, shellparse, spawn, workspace
 from sightline.domain.errors import Refused
 
 if TYPE_CHECKING:
@@ -133,14 +134,20 @@ class Terminals:
         if turn.scope is not None:
             raise Refused(f"run {shown}: Change with Agent may change only the selection")
         where = workspace.resolve(session.workspace, cwd) if cwd else session.workspace
-        if not self.asked(ctx, shown, allowed):
-            raise Refused(f"denied by the user; {shown!r} did not run")
-        from sightline.tools.command import command_env
+        from sightline.tools import command as run  # run_command's rules, one place
 
+        box = run.sandbox_of(session)
+        if box[0].required and not box[1].sandboxed:
+            why = f"{box[1].why}, and tools.sandbox.required is set"
+            session.transcript.add_lines(narrator.command_shown(shown))
+            session.transcript.add_note(*narrator.refused("the command", why))
+            raise Refused(f"no sandbox here ({why}); {shown!r} did not run")
+        if not self.asked(ctx, shown, allowed, box):
+            raise Refused(f"denied by the user; {shown!r} did not run")
         proc, group = spawn.popen(
-            argv,
+            sandbox.wrap(argv, session.workspace, *box),
             cwd=str(where),
-            env={**command_env(), **env},
+            env={**run.command_env(), **env},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
@@ -159,21 +166,31 @@ class Terminals:
             self._open[term.id] = term
         return term.id
 
-    def asked(self, ctx: TurnContext, shown: str, allowed: Callable[[str], bool]) -> bool:
+    def asked(
+        self,
+        ctx: TurnContext,
+        shown: str,
+        allowed: Callable[[str], bool],
+        box: tuple[sandbox.SandboxConfig, sandbox.Status],
+    ) -> bool:
         """Whether the user lets `shown` run: a permission allowed in this turn that names it
-        (the agent asked already), else the gate, as run_command's. The seam for approvals
-        and the sandbox (issue 26): they decide here."""
+        (the agent asked already), else an approval they kept for it (matched on the parsed
+        command, as run_command's), else the gate, asked as run_command asks."""
         if allowed(shown):
             return True
+        from sightline.tools import command as run
+
         session, turn = ctx.session, ctx.turn
-        session.transcript.add_lines(narrator.command_shown(shown))
-        one_line = shown.replace("\n", " ⏎ ")
-        summary = "run: " + (one_line if len(one_line) <= 120 else one_line[:119] + "…")
-        item = turn.gate.ask("command", summary, {"command": shown}, cancelled=ctx.over)
-        if item.decision != "accept" or turn.cancelled():
-            session.transcript.add_note(*narrator.rejected(item.reason))
-            return False
-        return True
+        parsed = shellparse.parse(shown)
+        conversation = session.conversation.id if session.conversation else None
+        kept = session.approvals.check_command(session.workspace, conversation, parsed)
+        if kept is not None:
+            session.transcript.add_lines(narrator.command_shown(shown))
+            session.transcript.add_note(*narrator.kept_rule_decided(kept.effect, kept.shown()))
+            return kept.effect == "allow"
+        how = sandbox.described(*box)
+        denied = run.ask_to_run(turn, shown, parsed, conversation, how, cancelled=ctx.over)
+        return denied is None and not turn.cancelled()
 
     # -- the rest (output is read on the loop; waits on a worker thread) ---------------------
 

@@ -179,11 +179,15 @@ def test_the_mcp_server_is_found_in_the_agents_process_group_only() -> None:
         start_new_session=True,
     )
     other = subprocess.Popen([sys.executable, "-c", child], start_new_session=True)
+    # An agent that started no server: neither its group nor its descendants run one.
+    bystander = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True
+    )
     try:
         wait_for(lambda: mcp_running(agent.pid), 10, "the server in the agent's group")
         assert mcp_running(other.pid - 10**6) is False  # no such group
-        assert mcp_running(os.getpid()) is False  # pytest's own group runs no server
+        assert mcp_running(bystander.pid) is False
     finally:
-        for proc in (agent, other):
+        for proc in (agent, other, bystander):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()

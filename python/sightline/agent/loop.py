@@ -85,11 +85,14 @@ def run(session: SessionState, turn: Turn) -> None:
         session.finish(turn, status)
 
 
-def tools(session: SessionState, turn: Turn, mode: str) -> list[Tool]:
+def tools(session: SessionState, turn: Turn, mode: str, skills: bool = True) -> list[Tool]:
+    """The turn's tools by the one policy; `load_skill` only when there is a skill to load
+    (a tool with nothing to offer would only widen the list the model reads)."""
     scoped = turn.scope is not None
     hosts = bool(session.cfg.network.allow_hosts)
     extra = session.extra_tools(session.workspace, allowed_kinds(mode, scoped, hosts))
-    return tools_for([*session.registry, *extra], mode, scoped, session.cfg)
+    offered = tools_for([*session.registry, *extra], mode, scoped, session.cfg)
+    return offered if skills else [tool for tool in offered if tool.name != "load_skill"]
 
 
 def _loop(session: SessionState, turn: Turn) -> str:
@@ -111,7 +114,9 @@ def _loop(session: SessionState, turn: Turn) -> str:
     for iteration in range(cfg.max_iterations + 1):
         # Each request asks again: an MCP server that died since is left out. A model
         # without tools (its capabilities) is offered none: it chats.
-        offered = tools(session, turn, mode) if session.provider.capabilities.tools else []
+        offered = (
+            tools(session, turn, mode, bool(skills)) if session.provider.capabilities.tools else []
+        )
         by_name = {tool.name: tool for tool in offered}
         assert session.conversation is not None
         if accounts.last_context >= compaction.TRIGGER * accounts.context_window():

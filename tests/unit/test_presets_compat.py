@@ -114,6 +114,14 @@ def test_reasoning_effort_goes_only_to_a_model_that_takes_it(
 def test_every_preset_is_a_registered_provider_and_has_its_facts() -> None:
     for name, preset in PRESETS.items():
         assert name in REGISTRY, name
-        assert preset.kind in ("anthropic", "openai", "azure", "bedrock", "vertex", "gemini", "echo")
+        assert preset.kind in (
+            "anthropic",
+            "openai",
+            "azure",
+            "bedrock",
+            "vertex",
+            "gemini",
+            "echo",
+        )
         if preset.kind != "echo":
             assert preset.thinking in ("budget", "effort"), name

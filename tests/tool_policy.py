@@ -25,15 +25,21 @@ TABLE = {
 }
 # Offered only when the user's config gives them what they need (a search service).
 NEEDS_CONFIG = {"web_search"}
+# Offered to a turn only when there is a skill to load (agent/loop.py tools).
+NEEDS_SKILLS = {"load_skill"}
 
 
 COLUMNS = [("normal", False), ("plan", False), ("normal", True), ("plan", True)]
 
 
-def expected(column: int) -> set[str]:
+def expected(column: int, skills: bool = True) -> set[str]:
+    """The tools of a column; `skills`: the workspace has a skill to load."""
     registered = {t.name for t in default_registry()}
     return {
         name
         for name, cols in TABLE.items()
-        if cols[column] and name in registered and name not in NEEDS_CONFIG
+        if cols[column]
+        and name in registered
+        and name not in NEEDS_CONFIG
+        and (skills or name not in NEEDS_SKILLS)
     }

@@ -25,6 +25,15 @@ from tests.processes import processes_with
 __all__ = ["fake_api"]
 
 
+def argv(pid: int) -> list[str]:
+    """A process's argv ([] once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
 def run(command: str) -> Any:
     return tool_use("run_command", {"command": command})
 
@@ -116,7 +125,8 @@ def test_a_stopped_command_says_so_before_the_turn_says_stopped(
     send(nv)
     wait_pending(nv)
     decide(nv, "accept")
-    wait_for(lambda: processes_with("sleep 30"), what="the command to run")
+    # The sleep itself, past the echo: the sandbox's bwrap carries the whole line before.
+    wait_for(lambda: [p for p in processes_with("sleep 30") if argv(p) == ["sleep", "30"]])
     nv.command("Sightline stop")
     idle(nv)
     shown = wait_for(

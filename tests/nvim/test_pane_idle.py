@@ -54,6 +54,11 @@ def test_after_a_long_streamed_reply_the_idle_pane_runs_no_timer_and_draws_nothi
     idle(nvim)
     screen.wait_text("the very end")
     wait_for(lambda: nvim.exec_lua(ACTIVE_TIMERS) == 0, what="no sightline timer running")
+    # What the last timer scheduled has run (requests come after it) and been drawn: the
+    # flush of this full redraw comes after any it caused, on the UI's ordered channel.
+    drawn = screen.flushes
+    nvim.command("redraw!")
+    wait_for(lambda: screen.flushes > drawn, what="the full redraw")
     pushes, flushes = nvim.exec_lua("return _G.pushes"), screen.flushes
     # Nothing is awaited here: what is checked is that nothing happens for a while.
     time.sleep(0.5)

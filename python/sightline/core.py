@@ -61,9 +61,6 @@ class Core:
         self.mcp = Manager(self._mcp_note)
         self.session.extra_tools = self.mcp.turn_tools
         self.session.dispatch = lambda text: self.send({"text": text})
-        self.completion = ComposerCompletion(
-            extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
-        )
         # The user's `stdpath('config')` (sent by Neovim): where their prompts and skills are.
         self.config_dir: str | None = None
         self.session.skills = lambda: skills.active(self.session.workspace, self.config_dir)
@@ -91,6 +88,10 @@ class Core:
         self._models_lock = threading.Lock()
         self._notes: dict[tuple[str, str | None], dict[str, str]] = {}
         self._login: Any = None  # providers.copilot_login.Login, made on first use
+
+    def keep_unsent(self) -> None:
+        """Neovim quit: what was typed and not yet recorded is kept (Session.keep_unsent)."""
+        self.session.keep_unsent()
 
     def _mcp_note(self, note: narrator.Note) -> None:
         """A server failed or refused a tool: said once in the pane."""

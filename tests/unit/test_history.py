@@ -38,6 +38,17 @@ def test_list_only_this_workspace_newest_first(tmp_path: Path) -> None:
     assert history.list_conversations(tmp_path, "/nowhere") == []
 
 
+def test_a_conversation_holding_only_an_unsent_message_is_listed_and_an_empty_one_is_not(
+    tmp_path: Path,
+) -> None:
+    kept = history.Conversation.create(tmp_path, "/a")
+    kept.queue("the question typed before Neovim quit")
+    kept.close()
+    history.Conversation.create(tmp_path, "/a").close()  # opened, nothing typed
+    titles = [s.title for s in history.list_conversations(tmp_path, "/a")]
+    assert titles == ["(not sent) the question typed before Neovim quit"]
+
+
 def test_second_owner_opens_read_only(tmp_path: Path) -> None:
     conv = history.Conversation.create(tmp_path, "/ws")
     other = history.Conversation.load(conv.path)

@@ -251,6 +251,21 @@ class SessionState:
         self.ui.to_composer(texts)
         self.ui.flush()  # at once: recorded as given back, it must reach the composer
 
+    def keep_unsent(self) -> None:
+        """The core is ending (Neovim quit) while a turn still holds its message unrecorded
+        (its credentials or MCP resources were being fetched): kept as "queued, not sent", so
+        the next Neovim puts it back into the composer. Touches nothing but the history: the
+        editor is gone by now."""
+        turn = self.turn
+        if turn is None:
+            return
+        with turn.lock:
+            user, turn.user = turn.user, None
+        conv = self.conversation
+        if user is None or conv is None or conv.read_only:
+            return
+        conv.queue(str(user.get("visible") or ""))
+
     def stop(self, why: str = "stopped by the user", *, quiet: bool = False) -> bool:
         """End the turn at once: later output is discarded, pending decisions rejected.
         `quiet` (a regenerate replaces the turn): nothing is said in the transcript, which

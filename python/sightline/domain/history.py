@@ -304,15 +304,21 @@ def _summary(path: Path, workspace: str) -> Summary | None:
     if meta["workspace"] != workspace:
         return None
     count = sum(1 for r in got.records if r["type"] == "message")
-    if not count:
-        return None
     tree = branches.Tree.of(got.records)
+    # A conversation whose only message never reached the model (Neovim quit while the
+    # key was fetched) is listed too: reopening it puts the message back into the composer.
+    if not count and not tree.queued:
+        return None
     provider = meta.get("provider")
+    title = _title(tree.records)
+    if not count:
+        first = next(iter(tree.queued.values())).strip()
+        title = f"(not sent) {first.splitlines()[0][:80]}" if first else title
     return Summary(
         meta["id"],
         path,
         float(meta["created"]),
-        _title(tree.records),
+        title,
         count,
         turns=len(tree.branches[tree.active].prompts()),
         provider=provider if isinstance(provider, str) else None,

@@ -53,6 +53,11 @@ def main() -> None:
         # Neovim quit (the channel closed, or SIGTERM): exit now. A turn's worker waiting on a
         # command or the model must not keep the core alive; records are already on disk,
         # and the commands' watchdogs see the core gone and kill their process groups.
+        # All but a message whose turn had not reached the model yet: kept, never lost.
+        try:
+            core.keep_unsent()
+        except Exception:
+            logging.getLogger(__name__).exception("keeping the unsent message failed")
         logging.shutdown()
         os._exit(0)
 

@@ -248,8 +248,25 @@ function M.status()
     autoaccept = cfg.autoaccept,
     workspace = vim.fn.getcwd(-1, -1),
   }
-  local shown =
-    { 'provider', 'model', 'mode', 'autoaccept', 'workspace', 'scope', 'pending', 'tokens', 'cost', 'capabilities' }
+  -- The fields |sightline.status()| documents (tests/unit/test_status_doc.py holds the two equal).
+  local shown = {
+    'provider',
+    'model',
+    'mode',
+    'autoaccept',
+    'workspace',
+    'scope',
+    'pending',
+    'tokens',
+    'cost',
+    'capabilities',
+    'conversation',
+    'read_only',
+    'branch',
+    'queued',
+    'agent_mode',
+    'agent_options',
+  }
   for _, key in ipairs(shown) do
     if mirror[key] ~= nil and mirror[key] ~= vim.NIL then
       out[key] = mirror[key]

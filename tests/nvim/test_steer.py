@@ -19,7 +19,7 @@ from tests.agent_util import (
     texts,
     wait_pending,
 )
-from tests.conftest import transcript, wait_for
+from tests.conftest import status, transcript, wait_for
 from tests.fakeapi import FakeAnthropic, fake_api
 from tests.screen import Screen
 
@@ -112,6 +112,8 @@ def test_a_queued_message_survives_a_restart_and_comes_back_into_the_composer(
     wait_for(fake_api.holding.is_set, TURN_TIMEOUT_S, "the reply to stream")
     typed(nv, "do not lose me")
     screen.wait_text("◌ queued (sent when the turn ends): do not lose me")
+    # A statusline sees it too (sightline.status()).
+    assert [q["text"] for q in status(nv)["queued"]] == ["do not lose me"]
     nv.input("<Esc>")
     nv.command("Sightline restart")
     wait_for(lambda: composer_text(nv) == ["do not lose me"], TURN_TIMEOUT_S, "the text back")

@@ -4,8 +4,7 @@
 local M = {}
 
 local function request(method, params)
-  params = vim.tbl_extend('force', params or {}, { workspace = vim.fn.getcwd(-1, -1) })
-  return require('sightline.host').request(method, params)
+  return require('sightline.host').workspace_request(method, params)
 end
 
 ---The listing's lines, numbered as `revoke` takes them.
@@ -60,9 +59,7 @@ function M.complete(arglead, args)
       out[#out + 1] = tostring(n)
     end
   end
-  return vim.tbl_filter(function(v)
-    return vim.startswith(v, arglead)
-  end, out)
+  return require('sightline.commands').starting(out, arglead)
 end
 
 return M

@@ -7,11 +7,19 @@ end
 
 local ON_OFF = { 'on', 'off', 'toggle' }
 
+---The values a completion offers for what is typed so far.
+---@param values string[]
+---@param arglead string
+---@return string[]
+function M.starting(values, arglead)
+  return vim.tbl_filter(function(v)
+    return vim.startswith(v, arglead)
+  end, values)
+end
+
 local function fixed(values)
   return function(arglead)
-    return vim.tbl_filter(function(v)
-      return vim.startswith(v, arglead)
-    end, values)
+    return M.starting(values, arglead)
   end
 end
 

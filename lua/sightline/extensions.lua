@@ -5,12 +5,8 @@ local M = {}
 
 M.VERBS = { 'list', 'install', 'uninstall', 'enable', 'disable' }
 
----@param method string
----@param params table?
----@return table? result, string? err
 local function request(method, params)
-  params = vim.tbl_extend('force', params or {}, { workspace = vim.fn.getcwd(-1, -1) })
-  return require('sightline.host').request(method, params)
+  return require('sightline.host').workspace_request(method, params)
 end
 
 ---The status of every extension this workspace sees (the core's `to_dict()`s).
@@ -115,9 +111,7 @@ end
 ---@return string[]
 function M.complete(arglead, args)
   local function starting(values)
-    return vim.tbl_filter(function(v)
-      return vim.startswith(v, arglead)
-    end, values)
+    return require('sightline.commands').starting(values, arglead)
   end
   if #args <= 1 then
     return starting(M.VERBS)

@@ -139,6 +139,16 @@ function M.ensure()
   return job
 end
 
+---A request about this workspace (Neovim's global working directory), for the
+---subcommands that list or change per-workspace state (:Sightline mcp, skills, ...).
+---@param method string
+---@param params table?
+---@return table? result, string? err
+function M.workspace_request(method, params)
+  params = vim.tbl_extend('force', params or {}, { workspace = vim.fn.getcwd(-1, -1) })
+  return M.request(method, params)
+end
+
 ---Send a request; starts the core if needed.
 ---@param method string
 ---@param params table?

@@ -6,8 +6,7 @@ local M = {}
 M.VERBS = { 'list', 'enable', 'disable' }
 
 local function request(method, params)
-  params = vim.tbl_extend('force', params or {}, { workspace = vim.fn.getcwd(-1, -1) })
-  return require('sightline.host').request(method, params)
+  return require('sightline.host').workspace_request(method, params)
 end
 
 local STATE_HL = { on = 'DiagnosticOk', off = 'Comment', changed = 'WarningMsg', skipped = 'ErrorMsg' }
@@ -75,9 +74,7 @@ end
 ---@return string[]
 function M.complete(arglead, args)
   local function starting(values)
-    return vim.tbl_filter(function(v)
-      return vim.startswith(v, arglead)
-    end, values)
+    return require('sightline.commands').starting(values, arglead)
   end
   if #args <= 1 then
     return starting(M.VERBS)

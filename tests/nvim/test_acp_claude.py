@@ -40,6 +40,20 @@ def claude_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
         assert not server.errors, server.errors[0]
 
 
+SHOWN = "return require('sightline.ui.inline').shown()"
+
+
+def type_in_pane(nv: Any, keys: str) -> None:
+    """Keys typed in the pane's transcript (opened as :Sightline chat does), where the
+    review keys are."""
+    nv.command("Sightline chat")
+    nv.input("<Esc>")
+    wait_for(lambda: nv.api.get_mode()["mode"] == "n", what="Normal mode")
+    win = nv.exec_lua("return vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)")
+    nv.api.set_current_win(nv.api.list_wins()[[w.handle for w in nv.api.list_wins()].index(win)])
+    nv.input(keys)
+
+
 def idle_for(nv: Any) -> None:
     wait_for(lambda: status(nv)["state"] == "idle", AGENT_TIMEOUT_S, "the turn to end")
 
@@ -93,13 +107,18 @@ def test_claude_streams_asks_through_the_gate_and_its_edit_lands_in_the_buffer(
     buf = edit(nv, app)
     send(nv, "make the sum start at 0")
 
-    # the edit: asked through the gate with its diff (the adapter starts in `default`)
+    # the edit: its permission's diff reviewed inline in the file's buffer (the adapter
+    # starts in `default`), accepted whole with `ga` in the pane: the adapter writes it
     st = pending_for(nv)
-    assert st["pending"].startswith("allow Edit"), st
+    assert st["pending"] == "edit app.py (+1 −1)", st
     assert core_status(nv)["agent_mode"]["id"] == "default"
+    drawn = wait_for(lambda: nv.exec_lua(SHOWN), 10, "the edit drawn in its buffer")
+    assert drawn["buffer"] == buf and len(drawn["hunks"]) == 1, drawn
+    assert {"]h", "\\ha", "\\hw"} <= {m["lhs"] for m in nv.api.buf_get_keymap(buf, "n")}
+    assert lines(nv, buf) == APP.splitlines()  # nothing written before the decision
     shown = "\n".join(transcript(nv))
-    assert "Let me read it first." in shown and "+return sum(xs, 0)" in shown
-    decide(nv, "accept")
+    assert "Let me read it first." in shown and "+    return sum(xs, 0)" in shown
+    type_in_pane(nv, "ga")
 
     # the command: rejected with a note
     st = pending_for(nv)
@@ -111,7 +130,8 @@ def test_claude_streams_asks_through_the_gate_and_its_edit_lands_in_the_buffer(
     assert "Done: the sum starts at 0." in shown
     assert app.read_text() == APP.replace("sum(xs)", "sum(xs, 0)")  # Claude Code wrote it
     wait_for(lambda: lines(nv, buf) == app.read_text().splitlines(), 10, "the buffer refreshed")
-    assert "review gate" not in shown, shown
+    assert "review gate" not in shown and "not through" not in shown, shown
+    assert "✔ accepted: the agent writes app.py" in shown, shown
     assert "did not start sightline's MCP server" not in shown, shown
     requests = messages(claude_api)
     edited, ran = _results(requests[2].body), _results(requests[3].body)

@@ -3,8 +3,9 @@ tests/acp_adapters.py) behind the pane of a child Neovim configured as the READM
 (`agent = 'claude'`), Claude Code's model the loopback Messages fake (tests/fakeapi.py) through
 ANTHROPIC_BASE_URL. Nothing reaches the network.
 
-The adapter writes files itself (it gates only at session/request_permission): its edit is
-asked through the gate with its diff, allowed, written by Claude Code, and its buffer shows
+The adapter writes files itself (it never calls fs/write_text_file; it gates only at
+session/request_permission): its Edit's permission carries the diff, reviewed inline in the
+file's buffer and accepted whole with `ga`, then written by Claude Code, and its buffer shows
 it; a command is rejected with a note; plan mode sets the agent's read-only mode; stop
 cancels; Change with Agent is refused; a conversation reopened from history resumes its
 session (session/load).
@@ -83,7 +84,7 @@ def _results(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for b in content if b.get("type") == "tool_result"]
 
 
-def test_claude_streams_asks_through_the_gate_and_its_edit_lands_in_the_buffer(
+def test_claude_streams_its_edit_is_reviewed_inline_and_accepted_and_lands_in_the_buffer(
     nvim_factory: Any, claude_api: FakeAnthropic, isolated_env: Path, tmp_path: Path
 ) -> None:
     app = isolated_env / "app.py"

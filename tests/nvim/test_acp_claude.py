@@ -143,6 +143,50 @@ def test_claude_streams_its_edit_is_reviewed_inline_and_accepted_and_lands_in_th
     assert core_status(nv)["tokens"]["output"] > 0
 
 
+TWO = APP + "\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n"
+
+
+def test_claude_write_partly_taken_is_refused_and_only_the_hunk_taken_is_written(
+    nvim_factory: Any, claude_api: FakeAnthropic, isolated_env: Path, tmp_path: Path
+) -> None:
+    app = isolated_env / "app.py"
+    app.write_text(TWO)
+    wanted = TWO.replace("return sum(xs)\n", "return sum(xs, 0)\n").replace("len(xs)", "9")
+    claude_api.script(
+        reply(tool_use("Read", {"file_path": str(app)})),  # Claude Code writes only what it read
+        reply(tool_use("Write", {"file_path": str(app), "content": wanted})),
+        reply(text("Understood.")),
+        reply(text("Next answer.")),
+    )
+    nv = claude_nvim(nvim_factory, claude_api, tmp_path)
+    buf = edit(nv, app)
+    send(nv, "rewrite it")
+
+    # the Write's whole new text, reviewed as the hunks it changes
+    assert pending_for(nv)["pending"] == "edit app.py (+2 −2)"
+    drawn = wait_for(lambda: nv.exec_lua(SHOWN), 10, "the write drawn in its buffer")
+    assert drawn["buffer"] == buf and len(drawn["hunks"]) == 2, drawn
+    nv.api.win_set_cursor(0, [2, 0])
+    nv.input("\\ha")
+    wait_for(lambda: nv.exec_lua(SHOWN)["hunks"][0].get("decided") == "accept", 10, "hunk 1")
+    nv.api.win_set_cursor(0, [6, 0])
+    nv.input("\\hr")  # the last hunk rejected: the write is decided
+    idle_for(nv)
+
+    taken = TWO.replace("return sum(xs)\n", "return sum(xs, 0)\n", 1)
+    assert app.read_text() == taken  # the gate wrote the hunk taken, Claude Code nothing
+    assert lines(nv, buf) == taken.splitlines()
+    wrote = _results(messages(claude_api)[2].body)
+    assert wrote and wrote[0].get("is_error"), wrote  # the agent's Write was refused
+    shown = "\n".join(transcript(nv))
+    assert "Understood." in shown and "review gate" not in shown, shown
+    # its model is told with the next message which hunk was taken
+    send(nv, "and now?")
+    idle_for(nv)
+    said = json.dumps(messages(claude_api)[-1].body["messages"][-1])
+    assert "partly accepted" in said and "hunk 1" in said, said
+
+
 def test_claude_plan_mode_stop_scope_and_reopen(
     nvim_factory: Any, claude_api: FakeAnthropic, isolated_env: Path, tmp_path: Path
 ) -> None:

@@ -65,23 +65,30 @@ def claude_env(root: Path, base_url: str, key: str) -> dict[str, str]:
     }
 
 
-def codex_env(root: Path, base_url: str, key: str) -> dict[str, str]:
-    """The `codex` preset's user: `codex-acp` on PATH, OPENAI_API_KEY, a fresh CODEX_HOME whose
-    config.toml points the model provider at the loopback Responses fake. TMPDIR is moved off
-    /tmp: Codex refuses to set up its sandbox helper under the temporary directory, where a
-    test's home would otherwise be."""
+def codex_env(root: Path, base_url: str, key: str | None, provider: bool = True) -> dict[str, str]:
+    """The `codex` preset's user: `codex-acp` on PATH, OPENAI_API_KEY (unless `key` is None), a
+    fresh CODEX_HOME whose config.toml points the model API at the loopback Responses fake:
+    with `provider`, a model provider of its own reading the key from `env_key` (Codex then
+    needs no login); without, only the built-in OpenAI provider's `openai_base_url` (Codex
+    then requires the protocol's `authenticate` before session/new, as with the real API).
+    TMPDIR is moved off /tmp: Codex refuses to set up its sandbox helper under the temporary
+    directory, where a test's home would otherwise be."""
     binary = npm_installed(CODEX_PREFIX, CODEX_PACKAGE, CODEX_BIN)
     home = root / "codex-home"
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
-    (codex_home / "config.toml").write_text(
-        'model_provider = "fake"\n'
-        "[model_providers.fake]\n"
-        'name = "fake"\n'
-        f'base_url = "{base_url}"\n'
-        'env_key = "OPENAI_API_KEY"\n'
-        'wire_api = "responses"\n'
-    )
+    if provider:
+        config = (
+            'model_provider = "fake"\n'
+            "[model_providers.fake]\n"
+            'name = "fake"\n'
+            f'base_url = "{base_url}"\n'
+            'env_key = "OPENAI_API_KEY"\n'
+            'wire_api = "responses"\n'
+        )
+    else:
+        config = f'openai_base_url = "{base_url}"\n'
+    (codex_home / "config.toml").write_text(config)
     tmp = root / "tmp"
     tmp.mkdir(exist_ok=True)
     return {
@@ -89,5 +96,5 @@ def codex_env(root: Path, base_url: str, key: str) -> dict[str, str]:
         "HOME": str(home),
         "CODEX_HOME": str(codex_home),
         "TMPDIR": str(tmp),
-        "OPENAI_API_KEY": key,
+        **({"OPENAI_API_KEY": key} if key is not None else {}),
     }

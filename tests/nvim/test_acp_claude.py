@@ -3,8 +3,9 @@ tests/acp_adapters.py) behind the pane of a child Neovim configured as the READM
 (`agent = 'claude'`), Claude Code's model the loopback Messages fake (tests/fakeapi.py) through
 ANTHROPIC_BASE_URL. Nothing reaches the network.
 
-The adapter writes files itself (it gates only at session/request_permission): its edit is
-asked through the gate with its diff, allowed, written by Claude Code, and its buffer shows
+The adapter writes files itself (it never calls fs/write_text_file; it gates only at
+session/request_permission): its Edit's permission carries the diff, reviewed inline in the
+file's buffer and accepted whole with `ga`, then written by Claude Code, and its buffer shows
 it; a command is rejected with a note; plan mode sets the agent's read-only mode; stop
 cancels; Change with Agent is refused; a conversation reopened from history resumes its
 session (session/load).
@@ -40,6 +41,20 @@ def claude_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
         assert not server.errors, server.errors[0]
 
 
+SHOWN = "return require('sightline.ui.inline').shown()"
+
+
+def type_in_pane(nv: Any, keys: str) -> None:
+    """Keys typed in the pane's transcript (opened as :Sightline chat does), where the
+    review keys are."""
+    nv.command("Sightline chat")
+    nv.input("<Esc>")
+    wait_for(lambda: nv.api.get_mode()["mode"] == "n", what="Normal mode")
+    win = nv.exec_lua("return vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)")
+    nv.api.set_current_win(nv.api.list_wins()[[w.handle for w in nv.api.list_wins()].index(win)])
+    nv.input(keys)
+
+
 def idle_for(nv: Any) -> None:
     wait_for(lambda: status(nv)["state"] == "idle", AGENT_TIMEOUT_S, "the turn to end")
 
@@ -69,7 +84,7 @@ def _results(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for b in content if b.get("type") == "tool_result"]
 
 
-def test_claude_streams_asks_through_the_gate_and_its_edit_lands_in_the_buffer(
+def test_claude_streams_its_edit_is_reviewed_inline_and_accepted_and_lands_in_the_buffer(
     nvim_factory: Any, claude_api: FakeAnthropic, isolated_env: Path, tmp_path: Path
 ) -> None:
     app = isolated_env / "app.py"
@@ -93,13 +108,18 @@ def test_claude_streams_asks_through_the_gate_and_its_edit_lands_in_the_buffer(
     buf = edit(nv, app)
     send(nv, "make the sum start at 0")
 
-    # the edit: asked through the gate with its diff (the adapter starts in `default`)
+    # the edit: its permission's diff reviewed inline in the file's buffer (the adapter
+    # starts in `default`), accepted whole with `ga` in the pane: the adapter writes it
     st = pending_for(nv)
-    assert st["pending"].startswith("allow Edit"), st
+    assert st["pending"] == "edit app.py (+1 −1)", st
     assert core_status(nv)["agent_mode"]["id"] == "default"
+    drawn = wait_for(lambda: nv.exec_lua(SHOWN), 10, "the edit drawn in its buffer")
+    assert drawn["buffer"] == buf and len(drawn["hunks"]) == 1, drawn
+    assert {"]h", "\\ha", "\\hw"} <= {m["lhs"] for m in nv.api.buf_get_keymap(buf, "n")}
+    assert lines(nv, buf) == APP.splitlines()  # nothing written before the decision
     shown = "\n".join(transcript(nv))
-    assert "Let me read it first." in shown and "+return sum(xs, 0)" in shown
-    decide(nv, "accept")
+    assert "Let me read it first." in shown and "+    return sum(xs, 0)" in shown
+    type_in_pane(nv, "ga")
 
     # the command: rejected with a note
     st = pending_for(nv)
@@ -111,7 +131,8 @@ def test_claude_streams_asks_through_the_gate_and_its_edit_lands_in_the_buffer(
     assert "Done: the sum starts at 0." in shown
     assert app.read_text() == APP.replace("sum(xs)", "sum(xs, 0)")  # Claude Code wrote it
     wait_for(lambda: lines(nv, buf) == app.read_text().splitlines(), 10, "the buffer refreshed")
-    assert "review gate" not in shown, shown
+    assert "review gate" not in shown and "not through" not in shown, shown
+    assert "✔ accepted: the agent writes app.py" in shown, shown
     assert "did not start sightline's MCP server" not in shown, shown
     requests = messages(claude_api)
     edited, ran = _results(requests[2].body), _results(requests[3].body)
@@ -120,6 +141,50 @@ def test_claude_streams_asks_through_the_gate_and_its_edit_lands_in_the_buffer(
     assert KEY not in shown and all(KEY not in json.dumps(r.body) for r in requests)
     # the turn's tokens, as the adapter reported them
     assert core_status(nv)["tokens"]["output"] > 0
+
+
+TWO = APP + "\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n"
+
+
+def test_claude_write_partly_taken_is_refused_and_only_the_hunk_taken_is_written(
+    nvim_factory: Any, claude_api: FakeAnthropic, isolated_env: Path, tmp_path: Path
+) -> None:
+    app = isolated_env / "app.py"
+    app.write_text(TWO)
+    wanted = TWO.replace("return sum(xs)\n", "return sum(xs, 0)\n").replace("len(xs)", "9")
+    claude_api.script(
+        reply(tool_use("Read", {"file_path": str(app)})),  # Claude Code writes only what it read
+        reply(tool_use("Write", {"file_path": str(app), "content": wanted})),
+        reply(text("Understood.")),
+        reply(text("Next answer.")),
+    )
+    nv = claude_nvim(nvim_factory, claude_api, tmp_path)
+    buf = edit(nv, app)
+    send(nv, "rewrite it")
+
+    # the Write's whole new text, reviewed as the hunks it changes
+    assert pending_for(nv)["pending"] == "edit app.py (+2 −2)"
+    drawn = wait_for(lambda: nv.exec_lua(SHOWN), 10, "the write drawn in its buffer")
+    assert drawn["buffer"] == buf and len(drawn["hunks"]) == 2, drawn
+    nv.api.win_set_cursor(0, [2, 0])
+    nv.input("\\ha")
+    wait_for(lambda: nv.exec_lua(SHOWN)["hunks"][0].get("decided") == "accept", 10, "hunk 1")
+    nv.api.win_set_cursor(0, [6, 0])
+    nv.input("\\hr")  # the last hunk rejected: the write is decided
+    idle_for(nv)
+
+    taken = TWO.replace("return sum(xs)\n", "return sum(xs, 0)\n", 1)
+    assert app.read_text() == taken  # the gate wrote the hunk taken, Claude Code nothing
+    assert lines(nv, buf) == taken.splitlines()
+    wrote = _results(messages(claude_api)[2].body)
+    assert wrote and wrote[0].get("is_error"), wrote  # the agent's Write was refused
+    shown = "\n".join(transcript(nv))
+    assert "Understood." in shown and "review gate" not in shown, shown
+    # its model is told with the next message which hunk was taken
+    send(nv, "and now?")
+    idle_for(nv)
+    said = json.dumps(messages(claude_api)[-1].body["messages"][-1])
+    assert "partly accepted" in said and "hunk 1" in said, said
 
 
 def test_claude_plan_mode_stop_scope_and_reopen(

@@ -4,12 +4,15 @@ README says (`agent = 'codex'`), its model the loopback Responses fake (tests/fa
 through CODEX_HOME's config.toml. Nothing reaches the network.
 
 With its model provider set in config.toml (the key from `env_key`) codex-acp 0.16 starts a
-session without `authenticate` (that step is tested with the scripted agent, as the successor
-adapter needs it); it starts in its `read-only` mode, which asks before any edit: its
-apply_patch is asked through the gate with the whole file's diff, allowed, applied by Codex,
-and the buffer shows it; plan mode keeps the read-only mode and refuses the edit (which ends
-Codex's turn); its model is switched with :Sightline model; stop cancels; Change with Agent is
-refused; a conversation reopened by a new core resumes its session (session/load).
+session without `authenticate`; with none (only `openai_base_url`, the built-in OpenAI
+provider) it requires it, and sightline authenticates with the OPENAI_API_KEY method it
+advertises. It starts in its `read-only` mode, which asks before any edit: its apply_patch's
+permission carries the patch's hunks, reviewed hunk by hunk in the file's buffer; one hunk
+taken, one rejected with a note: Codex is refused, the gate writes the hunk taken and Codex's
+model is told which with the next message. Plan mode keeps the read-only mode and refuses the
+edit (which ends Codex's turn); its model is switched with :Sightline model; stop cancels;
+Change with Agent is refused; a conversation reopened by a new core resumes its session
+(session/load).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 import pytest
 
 from tests.acp_adapters import FOREIGN_ENV, codex_env
-from tests.agent_util import core_status, decide, edit, lines, send
+from tests.agent_util import core_status, edit, lines, send
 from tests.conftest import status, transcript, wait_for
 from tests.fakeresponses import FakeResponses, custom, hold, reply, text
 
@@ -59,47 +62,102 @@ def pending_for(nv: Any) -> dict[str, Any]:
     return dict(got)
 
 
-def codex_nvim(nvim_factory: Any, api: FakeResponses, tmp_path: Path) -> Any:
-    env = codex_env(tmp_path, api.base_url, KEY)
+def codex_nvim(nvim_factory: Any, api: FakeResponses, tmp_path: Path, provider: bool = True) -> Any:
+    env = codex_env(tmp_path, api.base_url, KEY, provider)
     return nvim_factory({"provider": {"name": "acp", "agent": "codex"}}, env)
 
 
-def last_output(api: FakeResponses) -> str:
-    """What the model was told of its last tool call (the last request's last input item)."""
-    item = api.responses()[-1].body["input"][-1]
-    return str(item.get("output", ""))
+TWO = APP + "\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n"
+PATCH_TWO = (
+    "*** Begin Patch\n*** Update File: app.py\n@@\n"
+    "-    return sum(xs)\n+    return sum(xs, 0)\n@@\n"
+    "-    return sum(xs) / len(xs)\n+    return sum(xs, 0) / max(1, len(xs))\n*** End Patch\n"
+)
+SHOWN = "return require('sightline.ui.inline').shown()"
 
 
-def test_codex_logs_in_streams_asks_for_its_patch_and_the_buffer_shows_it(
+def test_codex_streams_and_its_patch_is_reviewed_hunk_by_hunk_in_the_buffer(
     nvim_factory: Any, codex_api: FakeResponses, isolated_env: Path, tmp_path: Path
 ) -> None:
     app = isolated_env / "app.py"
-    app.write_text(APP)
+    app.write_text(TWO)
     codex_api.script(
-        reply(text("Let me fix the sum."), custom("apply_patch", PATCH)),
-        reply(text("Done: the sum starts at 0.")),
+        reply(text("Let me fix the sums."), custom("apply_patch", PATCH_TWO)),
+        reply(text("Understood: only the total changed.")),
     )
     nv = codex_nvim(nvim_factory, codex_api, tmp_path)
     buf = edit(nv, app)
-    send(nv, "make the sum start at 0")
+    send(nv, "make the sums start at 0")
 
+    # its permission's diff, drawn hunk by hunk in the buffer (codex-acp starts read-only)
     st = pending_for(nv)
-    assert st["pending"].startswith("allow Edit"), st
+    assert st["pending"] == "edit app.py (+2 −2)", st
     assert core_status(nv)["agent_mode"]["id"] == "read-only"
-    shown = "\n".join(transcript(nv))
-    assert "Let me fix the sum." in shown and "+    return sum(xs, 0)" in shown
-    decide(nv, "accept")
+    drawn = wait_for(lambda: nv.exec_lua(SHOWN), 10, "the patch drawn in its buffer")
+    assert drawn["buffer"] == buf and len(drawn["hunks"]) == 2, drawn
+    assert "Let me fix the sums." in "\n".join(transcript(nv))
+    # the first hunk taken, the second rejected with a note, by the buffer's hunk keys
+    nv.exec_lua("vim.ui.input = function(_, cb) cb('keep the mean as is') end")
+    nv.api.win_set_cursor(0, [2, 0])
+    nv.input("\\ha")
+    wait_for(lambda: nv.exec_lua(SHOWN)["hunks"][0].get("decided") == "accept", 10, "hunk 1")
+    nv.api.win_set_cursor(0, [6, 0])
+    nv.input("\\hw")
     idle_for(nv)
 
+    # only what the user took is in the file, written by the gate (Codex was refused)
+    taken = TWO.replace("return sum(xs)\n", "return sum(xs, 0)\n", 1)
+    assert app.read_text() == taken
+    assert lines(nv, buf) == taken.splitlines()
+    assert not nv.api.buf_get_option(buf, "modified")
     shown = "\n".join(transcript(nv))
-    assert "Done: the sum starts at 0." in shown
-    assert app.read_text() == APP.replace("sum(xs)", "sum(xs, 0)")  # Codex applied it
-    wait_for(lambda: lines(nv, buf) == app.read_text().splitlines(), 10, "the buffer refreshed")
     assert "review gate" not in shown and "without asking" not in shown, shown
-    assert "Success" in last_output(codex_api)
+    # and Codex's model is told which hunks with the next message
+    send(nv, "and now?")
+    idle_for(nv)
+    told = json.dumps(codex_api.responses()[-1].body["input"])
+    assert "partly accepted" in told and "hunk 1" in told and "keep the mean as is" in told
+    assert "Understood: only the total changed." in "\n".join(transcript(nv))
     bodies = [json.dumps(r.body) for r in codex_api.responses()]
     assert KEY not in shown and all(KEY not in b for b in bodies)
     assert all(r.headers.get("authorization") == f"Bearer {KEY}" for r in codex_api.responses())
+
+
+def test_codex_without_a_provider_requires_a_login_and_is_authenticated_with_its_key(
+    nvim_factory: Any,
+    codex_api: FakeResponses,
+    isolated_env: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    codex_api.script(reply(text("Logged in and answering.")))
+    # No key anywhere: refused with each way to log in, nothing asked of the model API.
+    env = codex_env(tmp_path / "nokey", codex_api.base_url, None, provider=False)
+    nv = nvim_factory({"provider": {"name": "acp", "agent": "codex"}}, env)
+    send(nv, "hi")
+    idle_for(nv)
+    said = wait_for(
+        lambda: (s := "\n".join(transcript(nv))) and "needs you to log in" in s and s,
+        AGENT_TIMEOUT_S,
+        "the login refused",
+    )
+    assert "CODEX_API_KEY or OPENAI_API_KEY" in said and "Login with ChatGPT" in said, said
+    assert not codex_api.responses()
+
+    # The preset's key in the environment: sightline sends `authenticate` with Codex's
+    # OPENAI_API_KEY method (Codex keeps the login in CODEX_HOME/auth.json, as `codex login`
+    # does), and the turn reaches the Responses fake with that key.
+    auth_file = tmp_path / "codex-home" / ".codex" / "auth.json"
+    nv = codex_nvim(nvim_factory, codex_api, tmp_path, provider=False)
+    assert not auth_file.exists()
+    send(nv, "hi")
+    idle_for(nv)
+    shown = "\n".join(transcript(nv))
+    assert "Logged in and answering." in shown and "log in" not in shown, shown
+    assert json.loads(auth_file.read_text())["auth_mode"] == "apikey"  # the login happened
+    assert all(r.headers.get("authorization") == f"Bearer {KEY}" for r in codex_api.responses())
+    assert KEY not in shown
 
 
 def test_codex_plan_mode_stop_scope_and_reopen(

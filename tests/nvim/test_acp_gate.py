@@ -50,10 +50,25 @@ def test_permission_goes_to_the_gate_with_the_agents_options(
     assert listed == ["1. allow agent request Run make (always in this workspace)"]
 
 
-def test_edit_permission_of_a_direct_writer_shows_its_diff_in_the_compare_view(
+def test_edit_permission_of_a_direct_writer_is_reviewed_as_the_whole_file_it_makes(
     nvim_factory: Any, tmp_path: Path, isolated_env: Path
 ) -> None:
-    (isolated_env / "app.py").write_text("x\n")
+    (isolated_env / "app.py").write_text("head\nx\ntail\n")
+    nv, log = acp_nvim(nvim_factory, tmp_path, [[EDIT_PERM]], client_writes=False)
+    send(nv, "edit")
+    assert wait_pending(nv)["pending"] == "edit app.py (+1 −1)"
+    view = nv.exec_lua("return require('sightline.host').request('agent.compare')")["proposal"]
+    assert view["before"] == "head\nx\ntail\n" and view["after"] == "head\ny\ntail\n"
+    decide(nv, "reject", "not y")
+    idle(nv)
+    assert chosen(log) == ["no"]
+    assert (isolated_env / "app.py").read_text() == "head\nx\ntail\n"
+
+
+def test_edit_permission_whose_diff_is_ambiguous_is_asked_whole_with_its_diff(
+    nvim_factory: Any, tmp_path: Path, isolated_env: Path
+) -> None:
+    (isolated_env / "app.py").write_text("x\nx\n")  # the piece to replace occurs twice
     nv, log = acp_nvim(nvim_factory, tmp_path, [[EDIT_PERM]], client_writes=False)
     send(nv, "edit")
     assert wait_pending(nv)["pending"] == "allow Edit app.py"

@@ -66,8 +66,9 @@ from sightline.editor.port import FlatRange
 from sightline.gate import approvals, selection
 from sightline.gate.decisions import SCOPES
 from sightline.gate.policy import Kind, allowed_kinds
-from sightline.gate.proposals import Proposal, review
+from sightline.gate.proposals import Proposal, apply_text, review
 from sightline.gate.selection import BYTES, lost, offset
+from sightline.gate.turn_contract import ToolResult
 from sightline.mentions.parts import buffer_reader
 from sightline.providers.acp import modes, options
 from sightline.providers.acp.terminals import Terminal, Terminals
@@ -638,6 +639,11 @@ class SightlineClient:
             if kept.effect == "allow":
                 return pick("allow_once", "allow_always")
             return pick("reject_once", "reject_always")
+        if kind == "edit" and not reviewed_later:
+            whole = self._whole_edit(ctx, call)
+            if whole is not None:
+                # Its diff reviewed hunk by hunk in the file's buffer, as a write would be.
+                return self._reviewed_edit(ctx, title, whole, pick)
         keeps = any(o.kind in ("allow_always", "reject_always") for o in options)
         offered = tuple(s for s in SCOPES if keeps and (conversation or s == "always"))
         data: dict[str, Any] = {
@@ -685,6 +691,84 @@ class SightlineClient:
         if item.scope == "always":
             return pick("allow_always", "allow_once")
         return pick("allow_once", "allow_always")
+
+    def _whole_edit(self, ctx: TurnContext, call: ToolCallUpdate) -> _WholeEdit | None:
+        """The file an edit permission would write, before and after, when its diff says it
+        exactly: one file of the workspace, each diff block either the whole new text (no
+        old text) or a fragment found once in the file (or everywhere, by the call's
+        `replace_all`: Claude Code's Edit) and replaced. None when it cannot be told."""
+        blocks = [c for c in call.content or [] if isinstance(c, FileEditToolCallContent)]
+        ws = ctx.session.workspace
+        reals = {_real(ws, b.path) for b in blocks}
+        if not blocks or len(reals) != 1 or None in reals:
+            return None
+        real = workspace.resolve(ws, blocks[0].path)
+        if real.is_dir():
+            return None
+        target = ctx.turn.editor.load_lines(str(real))
+        if target.get("error"):
+            return None
+        missing = bool(target.get("missing"))
+        before = "" if missing else diff.buffer_text(list(target["lines"]))
+        raw = call.raw_input if isinstance(call.raw_input, dict) else {}
+        text = before
+        for block in blocks:
+            if not block.old_text:
+                text = block.new_text
+                continue
+            found = diff.count_occurrences(text, block.old_text)
+            if found == 1 or (found > 1 and raw.get("replace_all") is True):
+                text = text.replace(block.old_text, block.new_text)
+            else:
+                return None  # not where the diff says: the agent's own write will tell it
+        after = diff.as_buffer_text(text) if text else ""
+        if after == before:
+            return None
+        rel = workspace.relative(ws, real)
+        if missing:
+            return _WholeEdit(Proposal("create", rel, str(real), "", after))
+        start, end = unique_region(before, after)
+        proposal = Proposal("edit", rel, str(real), before, after, start, end)
+        proposal.buffer = int(target.get("buffer") or 0)  # its hunks reviewed in the buffer
+        return _WholeEdit(proposal)
+
+    def _reviewed_edit(
+        self,
+        ctx: TurnContext,
+        title: str,
+        whole: _WholeEdit,
+        pick: Callable[..., PermissionOption | None],
+    ) -> PermissionOption | None:
+        """The review of an agent's edit that it writes itself (its permission carries the
+        diff). The agent's write is the user's decision only when the user took all of it:
+        then the permission is allowed and the agent writes. Anything else (some hunks, an
+        edit in the compare view, nothing) is refused to the agent; what the user took is
+        applied by the gate itself (one undo step, the save rule), and the agent's model is
+        told which hunks with the next message (prompt.decisions_block)."""
+        turn, proposal = ctx.turn, whole.proposal
+        real, rel = proposal.abspath, proposal.path
+
+        def applier(turn: Turn, p: Proposal, text: str) -> ToolResult:
+            if text == p.after:
+                whole.agent_writes = True
+                return ToolResult(f"accepted: the agent writes {rel}")
+            p.applier = None  # the gate's own apply, by kind
+            return apply_text(turn, p, text)
+
+        proposal.applier = applier
+        result = review(turn, proposal)
+        if turn.cancelled():
+            return None
+        if whole.agent_writes and not result.is_error:
+            ctx.permitted.add(real)  # written by the agent itself, as the user allowed
+            return pick("allow_once", "allow_always")
+        if not result.is_error:
+            ctx.written.add(real)  # what the user took, applied by the gate
+        self.decisions.append(
+            f"your edit of {rel} ({title}) was not applied by you; the user's review: "
+            f"{result.content}"
+        )
+        return pick("reject_once", "reject_always")
 
     # -- terminals: run as run_command is (providers/acp/terminals.py) ---------------------
 
@@ -769,6 +853,14 @@ class SightlineClient:
         if ctx is None or ctx.over():
             raise _refused("no turn is running")
         return ctx
+
+
+@dataclass
+class _WholeEdit:
+    """An agent's edit as a proposal of the whole file, and whether the user took it whole."""
+
+    proposal: Proposal
+    agent_writes: bool = False
 
 
 # Gemini CLI tells its approval-mode changes as a whole message chunk of this form (its

@@ -16,7 +16,7 @@ The same for a 50 000-token thinking stream (folded in the transcript), then a s
 
 Not a test: `make bench` calls `bench()`. Alone: `python -m tests.bench_stream [runs]`
 (`--thinking` for the thinking stream; `--json` prints the raw samples, for comparing two
-trees run by run).
+trees run by run; `--markdown` for the Markdown work alone, headless).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
+from tests import child as _child  # noqa: E402
 from tests import fakeapi  # noqa: E402
 from tests.benchutil import child, wait  # noqa: E402
 
@@ -369,9 +371,103 @@ def rows_of(results: list[dict[str, Any]], thinking: bool = False) -> list[Row]:
     ]
 
 
+# The transcript's Markdown work alone, without a UI, the core or the machine's load in the
+# way: a headless Neovim streams the reply through the pane's own markdown module (the rows
+# appended as transcript.lua appends them, one push per RENDER_MS so that each push renders
+# once), timing its CPU (os.clock) around each push. Not the reply's whole cost: what the
+# Markdown part of it is, comparable from one tree to another on a busy machine.
+MARKDOWN_PUSHES = 94
+_MARKDOWN_LUA = r"""
+local api = vim.api
+local path, pushes = _G.arg[1], _G.arg[2]
+local f = assert(io.open(path))
+local text = f:read('*a')
+f:close()
+pushes = tonumber(pushes)
+local S = require('sightline.ui.pane.state').S
+local markdown = require('sightline.ui.pane.markdown')
+local hold = {}
+for _, lang in ipairs({ 'markdown', 'markdown_inline', 'lua', 'c', 'vim' }) do
+  if pcall(vim.treesitter.language.add, lang) then -- as the pane's preload does
+    hold[#hold + 1] = vim.treesitter.query.get(lang, 'highlights')
+    hold[#hold + 1] = vim.treesitter.query.get(lang, 'injections')
+  end
+end
+local buf = api.nvim_create_buf(false, true)
+S.tbuf, S.md_pending, S.md_spans, S.folds, S.md_resume, S.md_last = buf, {}, {}, {}, nil, nil
+api.nvim_win_set_buf(0, buf)
+vim.wo.conceallevel = 2
+api.nvim_buf_set_lines(buf, 0, -1, false, { 'header' })
+local size, sent, steps = math.ceil(#text / pushes), 0, {}
+while sent < #text do -- each push: the rows from the last one on, as the core sends them
+  sent = sent + size
+  local rows = vim.split(text:sub(1, sent), '\n', { plain = true })
+  steps[#steps + 1] = rows
+end
+local total, top = 0, 0
+for _, rows in ipairs(steps) do
+  local start = api.nvim_buf_line_count(buf) - 1
+  local old = api.nvim_buf_get_lines(buf, start, start + 1, false)[1]
+  local new = vim.list_slice(rows, start, #rows)
+  local c = os.clock()
+  local kept = #old > 0 and new[1]:sub(1, #old) == old
+  if kept then
+    api.nvim_buf_set_text(buf, start, #old, start, #old, { new[1]:sub(#old + 1), unpack(new, 2) })
+  else
+    api.nvim_buf_set_lines(buf, start, -1, false, new)
+  end
+  markdown.take(buf, start, { { 1, api.nvim_buf_line_count(buf) } }, kept)
+  api.nvim_win_set_cursor(0, { api.nvim_buf_line_count(buf), 0 })
+  markdown.render_visible(buf)
+  local ms = (os.clock() - c) * 1000
+  total, top = total + ms, math.max(top, ms)
+  vim.wait(40) -- RENDER_MS over: the next push renders at once, no timer in between
+end
+io.stdout:write(vim.json.encode({ total = total, max = top }))
+"""
+
+
+def markdown_cpu(runs: int = 5) -> list[dict[str, float]]:
+    """CPU ms of the Markdown work for the whole reply, and of its slowest push, per run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script, reply = Path(tmp, "stream.lua"), Path(tmp, "reply.md")
+        reply.write_text(reply_text(), encoding="utf-8")
+        script.write_text(_MARKDOWN_LUA, encoding="utf-8")
+        cmd = [_child.NVIM, "--clean", "--headless", "--cmd", f"set rtp^={ROOT}", "-l", str(script)]
+        cmd += [str(reply), str(MARKDOWN_PUSHES)]
+        out = []
+        for _ in range(runs):
+            done = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=True,
+            )
+            out.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def markdown_rows(results: list[dict[str, float]]) -> list[Row]:
+    load = os.getloadavg()[0]
+    total = [r["total"] for r in results]
+    return [
+        {
+            "bench": f"stream: the reply's Markdown work alone, headless, {MARKDOWN_PUSHES} pushes "
+            f"({len(results)} runs, load {load:.1f} on {os.cpu_count()} CPUs)",
+            "value": f"median {statistics.median(total):.0f} ms CPU "
+            f"(runs: {', '.join(f'{t:.0f}' for t in total)}), "
+            f"slowest push {max(r['max'] for r in results):.1f} ms",
+            "target": "(reported)",
+            "met": True,
+        }
+    ]
+
+
 def bench(runs: int = 8, thinking_runs: int = 3) -> list[Row]:
     rows = rows_of(samples(runs))
-    return rows + rows_of(samples(thinking_runs, thinking=True), thinking=True)
+    rows += rows_of(samples(thinking_runs, thinking=True), thinking=True)
+    return rows + markdown_rows(markdown_cpu())
 
 
 if __name__ == "__main__":
@@ -380,6 +476,10 @@ if __name__ == "__main__":
     logging.getLogger("asyncio").setLevel(logging.ERROR)
     thinking = "--thinking" in sys.argv
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--markdown" in sys.argv:
+        for row in markdown_rows(markdown_cpu(int(args[0]) if args else 5)):
+            sys.stdout.write(f"{row['bench']}  {row['value']}\n")
+        sys.exit(0)
     results = samples(int(args[0]) if args else 8, thinking)
     if "--json" in sys.argv:
         sys.stdout.write(json.dumps(results) + "\n")

@@ -15,6 +15,10 @@ local md_view_ns = api.nvim_create_namespace('sightline.markdown.view') -- its p
 local PRELOAD = { 'markdown', 'markdown_inline', 'lua', 'vim', 'vimdoc', 'query', 'c', 'python', 'bash' }
 local PRELOAD_GAP_MS = 10
 local queries = {} ---@type table<string, vim.treesitter.Query|false>
+-- vim.treesitter.query.get keeps what it loaded in a weak cache: once no parser holds a
+-- language's injections query, a collection drops it, and the next parse (a reply's
+-- next delta) reads its files again. Held here, each is read once per Neovim.
+local injections = {} ---@type table<string, vim.treesitter.Query|false>
 
 ---A language's highlights query, loaded once (false: none, or no parser).
 ---@param lang string
@@ -40,7 +44,8 @@ local function preload(lang)
     queries[lang] = false
     return
   end
-  pcall(vim.treesitter.query.get, lang, 'injections')
+  local ok, got = pcall(vim.treesitter.query.get, lang, 'injections')
+  injections[lang] = ok and got or false
   highlights(lang)
 end
 
@@ -100,6 +105,26 @@ local function in_reference_link(node)
   return parent ~= nil and is_reference(parent)
 end
 
+-- Each capture's highlight group, by language and capture id: false for those never drawn
+-- (`@spell`, `@nospell`, `@_name`). Built once per query, so painting allocates no names.
+local groups = {} ---@type table<string, (string|false)[]>
+
+---@param query vim.treesitter.Query
+---@param lang string
+---@return (string|false)[]
+local function groups_of(query, lang)
+  local g = groups[lang]
+  if not g or g.query ~= query then
+    g = { query = query }
+    for id, name in ipairs(query.captures) do
+      local skip = name == 'spell' or name == 'nospell' or name:sub(1, 1) == '_'
+      g[id] = not skip and ('@' .. name .. '.' .. lang)
+    end
+    groups[lang] = g
+  end
+  return g
+end
+
 ---Set the marks of one tree's highlight captures.
 ---@param buf integer the transcript
 ---@param first integer the span's first row (0-based)
@@ -110,28 +135,23 @@ end
 ---@param depth integer how deep the tree is injected (0: the message's own Markdown)
 ---@param own boolean the message's own Markdown (its markers may be concealed), not code
 local function paint(buf, first, text, tree, query, lang, depth, own)
+  local g = groups_of(query, lang)
+  local inline = lang == 'markdown_inline'
+  -- One table for every mark (nvim_buf_set_extmark copies what it reads): a reply's
+  -- thousands of captures leave no garbage behind.
+  local opts = { strict = false }
   for id, node, metadata in query:iter_captures(tree:root(), text, 0, -1) do
-    local name = query.captures[id]
-    local skip = name == 'spell' or name == 'nospell' or name:sub(1, 1) == '_'
-    if not skip and not (lang == 'markdown_inline' and in_reference_link(node)) then
+    local group = g[id]
+    if group and not (inline and in_reference_link(node)) then
       local sr, sc, er, ec = node:range()
-      local md = metadata[id] or {}
-      local opts = {
-        end_row = first + er,
-        end_col = ec,
-        hl_group = '@' .. name .. '.' .. lang,
-        -- A query's own priority replaces the default (markdown sets 90 on code blocks so
-        -- that what is inside them wins); injected trees sit above their host.
-        priority = (tonumber(metadata.priority or md.priority) or 100) + 10 * depth,
-        strict = false,
-      }
-      local conceal = metadata.conceal or md.conceal
-      if conceal and own then
-        opts.conceal = conceal
-      end
-      if own and (metadata.conceal_lines ~= nil or md.conceal_lines ~= nil) then
-        opts.conceal_lines = ''
-      end
+      local md = metadata[id]
+      opts.end_row, opts.end_col, opts.hl_group = first + er, ec, group
+      -- A query's own priority replaces the default (markdown sets 90 on code blocks so
+      -- that what is inside them wins); injected trees sit above their host.
+      opts.priority = (tonumber(metadata.priority or md and md.priority) or 100) + 10 * depth
+      local conceal = metadata.conceal or md and md.conceal
+      opts.conceal = own and conceal or nil
+      opts.conceal_lines = own and (metadata.conceal_lines ~= nil or md and md.conceal_lines ~= nil) and '' or nil
       pcall(api.nvim_buf_set_extmark, buf, md_ns, first + sr, sc, opts)
     end
   end
@@ -229,6 +249,10 @@ local function render_markdown(buf, first, last)
     -- Only the message's own Markdown hides its markers: a code block shows its code as
     -- written, whatever its language's queries conceal (a ```markdown block included).
     local own = depth == 0 or (depth == 1 and lang == 'markdown_inline')
+    if injections[lang] == nil then -- a language no preload met: its parse loaded it
+      local found, got = pcall(vim.treesitter.query.get, lang, 'injections')
+      injections[lang] = found and got or false
+    end
     local query = highlights(lang)
     if query then
       paint(buf, first, text, tree, query, lang, depth, own)

@@ -47,6 +47,12 @@ M.subcommands = {
       -- Nothing to stop is a message, not a note in the pane: the conversation is as it was.
       local state = sl().status().state
       if state ~= 'working' and state ~= 'awaiting_decision' then
+        -- A sign-in waiting for its code (:Sightline login copilot) is what stop ends then.
+        local host = require('sightline.host')
+        local res = host.running() and host.request('provider.login_cancel') or nil
+        if res and res.cancelled then
+          return true
+        end
         require('sightline.ui.message').notify('sightline: no turn is running', vim.log.levels.INFO)
         return true
       end

@@ -18,6 +18,14 @@ Bedrock (`FakeBedrock`), from the Bedrock runtime API reference (InvokeModelWith
     (`:exception-type: throttlingException`). HTTP errors are `{"message": …}` with the
     `x-amzn-ErrorType` header (AccessDeniedException, ValidationException, ThrottlingException).
 
+    The control plane's model lists (Bedrock API reference, same signing service name
+    `bedrock`): `GET /foundation-models?byProvider=Anthropic` → `{modelSummaries: [{modelId,
+    modelName, providerName, inputModalities, outputModalities, inferenceTypesSupported
+    (ON_DEMAND | INFERENCE_PROFILE | PROVISIONED), modelLifecycle: {status}}]}` and
+    `GET /inference-profiles?maxResults=…&nextToken=…` → `{inferenceProfileSummaries:
+    [{inferenceProfileId, inferenceProfileName, status, type, models: [{modelArn}]}],
+    nextToken}` (paged: `profile_page` a page). `list_denied`: a 403 AccessDeniedException.
+
 Vertex (`FakeVertex`), from the Vertex AI docs for Claude (streamRawPredict):
 
     POST /v1/projects/{project}/locations/{region}/publishers/anthropic/models/
@@ -27,6 +35,11 @@ Vertex (`FakeVertex`), from the Vertex AI docs for Claude (streamRawPredict):
     (POST /token: the OAuth 2.0 JWT-bearer grant a service-account key file makes, the JWT
     checked against the key's public half) and not expired; the reply is the Messages SSE.
     Errors: `{"error": {"code", "message", "status"}}` (NOT_FOUND, RESOURCE_EXHAUSTED …).
+
+    The Model Garden's publisher models (v1beta1 `publishers.models.list`):
+    `GET /v1beta1/publishers/anthropic/models?pageSize=…&pageToken=…` → `{publisherModels:
+    [{name: publishers/anthropic/models/<id>, versionId, launchStage}], nextPageToken}`,
+    with the same bearer token.
 """
 
 from __future__ import annotations
@@ -57,6 +70,77 @@ from tests.fakeapi import (
     StreamFault,
     _Handler,
 )
+
+_ARN = "arn:aws:bedrock:us-east-1::foundation-model"
+_VERTEX_LIST = "/v1beta1/publishers/anthropic/models"
+BEDROCK_MODELS: list[JSON] = [
+    {
+        "modelArn": f"{_ARN}/anthropic.claude-3-haiku-20240307-v1:0",
+        "modelId": "anthropic.claude-3-haiku-20240307-v1:0",
+        "modelName": "Claude 3 Haiku",
+        "providerName": "Anthropic",
+        "inputModalities": ["TEXT", "IMAGE"],
+        "outputModalities": ["TEXT"],
+        "responseStreamingSupported": True,
+        "inferenceTypesSupported": ["ON_DEMAND"],
+        "modelLifecycle": {"status": "ACTIVE"},
+    },
+    {
+        # Called only through an inference profile (us.anthropic.…): not by this id.
+        "modelArn": f"{_ARN}/anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "modelId": "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "modelName": "Claude Sonnet 4.5",
+        "providerName": "Anthropic",
+        "inputModalities": ["TEXT", "IMAGE"],
+        "outputModalities": ["TEXT"],
+        "responseStreamingSupported": True,
+        "inferenceTypesSupported": ["INFERENCE_PROFILE"],
+        "modelLifecycle": {"status": "ACTIVE"},
+    },
+    {
+        "modelArn": f"{_ARN}/anthropic.claude-v2:1",
+        "modelId": "anthropic.claude-v2:1",
+        "modelName": "Claude",
+        "providerName": "Anthropic",
+        "inputModalities": ["TEXT"],
+        "outputModalities": ["TEXT"],
+        "responseStreamingSupported": True,
+        "inferenceTypesSupported": ["ON_DEMAND"],
+        "modelLifecycle": {"status": "LEGACY"},
+    },
+]
+BEDROCK_PROFILES: list[JSON] = [
+    {
+        "inferenceProfileId": f"{geo}.{model}",
+        "inferenceProfileName": f"{geo.upper()} {name}",
+        "status": "ACTIVE",
+        "type": "SYSTEM_DEFINED",
+        "models": [{"modelArn": f"{_ARN}/{model}"}],
+    }
+    for geo, model, name in (
+        ("us", "anthropic.claude-sonnet-4-5-20250929-v1:0", "Claude Sonnet 4.5"),
+        ("us", "meta.llama3-3-70b-instruct-v1:0", "Llama 3.3 70B"),
+        ("eu", "anthropic.claude-sonnet-4-5-20250929-v1:0", "Claude Sonnet 4.5"),
+        ("us", "anthropic.claude-opus-4-1-20250805-v1:0", "Claude Opus 4.1"),
+    )
+]
+VERTEX_MODELS: list[JSON] = [
+    {
+        "name": "publishers/anthropic/models/claude-sonnet-4-5",
+        "versionId": "20250929",
+        "launchStage": "GA",
+    },
+    {
+        "name": "publishers/anthropic/models/claude-opus-4-1",
+        "versionId": "20250805",
+        "launchStage": "GA",
+    },
+    {
+        "name": "publishers/anthropic/models/claude-3-haiku",
+        "versionId": "20240307",
+        "launchStage": "GA",
+    },
+]
 
 _BEDROCK_PATH = re.compile(r"^/model/(?P<model>[^/]+)/(?P<op>invoke|invoke-with-response-stream)$")
 _VERTEX_PATH = re.compile(
@@ -191,6 +275,8 @@ class FakeBedrock(FakeAnthropic):
         # Model ids with access granted; () = every model.
         self.enabled = list(enabled)
         self.first_content_sent: list[float] = []
+        self.profile_page = 2  # inference profiles a page
+        self.list_denied = False
 
     def invocations(self) -> list[Recorded]:
         with self._cond:
@@ -209,6 +295,16 @@ class FakeBedrock(FakeAnthropic):
             extra = {**ids, "x-amzn-errortype": f"{kind}:http://internal.amazon.com/coral/"}
             h.send_json(status, {"message": message}, {**extra, **(more or {})})
 
+        if h.command == "GET" and url.path in ("/foundation-models", "/inference-profiles"):
+            if problem := self._auth(h, headers, raw, "GET"):
+                return fail(403, problem)
+            if self.list_denied:
+                return fail(
+                    403,
+                    "User: arn:aws:iam::123456789012:user/dev is not authorized to perform: "
+                    "bedrock:ListFoundationModels because no identity-based policy allows it",
+                )
+            return self._lists(h, url.path, parse_qs(url.query), ids)
         found = _BEDROCK_PATH.match(unquote(url.path))
         if h.command != "POST" or not found:
             return fail(404, "UnknownOperationException")
@@ -249,13 +345,29 @@ class FakeBedrock(FakeAnthropic):
         h.end_headers()
         self._frames(h, fakeapi.stream_events(reply_, messages_body, msg_id), fault)
 
-    def _auth(self, h: _Handler, headers: Mapping[str, str], raw: bytes) -> str | None:
+    def _auth(
+        self, h: _Handler, headers: Mapping[str, str], raw: bytes, method: str = "POST"
+    ) -> str | None:
         bearer = headers.get("authorization", "")
         if bearer.startswith("Bearer "):
             ok = bearer[7:] in self.api_keys
             return None if ok else "Authentication failed: Invalid API Key format"
         host = headers.get("host", "")
-        return sigv4_problem("POST", f"http://{host}{h.path}", headers, raw, self.keys)
+        return sigv4_problem(method, f"http://{host}{h.path}", headers, raw, self.keys)
+
+    def _lists(
+        self, h: _Handler, path: str, query: Mapping[str, list[str]], ids: Mapping[str, str]
+    ) -> None:
+        if path == "/foundation-models":
+            by = query.get("byProvider", [""])[0]
+            found = [m for m in BEDROCK_MODELS if not by or m["providerName"].lower() == by.lower()]
+            return h.send_json(200, {"modelSummaries": found}, ids)
+        start = int(query.get("nextToken", ["0"])[0])
+        size = min(self.profile_page, int(query.get("maxResults", ["1000"])[0]))
+        page: JSON = {"inferenceProfileSummaries": BEDROCK_PROFILES[start : start + size]}
+        if start + size < len(BEDROCK_PROFILES):
+            page["nextToken"] = str(start + size)
+        h.send_json(200, page, ids)
 
     def _frames(self, h: _Handler, events: Sequence[Event], fault: StreamFault | None) -> None:
         at = fakeapi._fault_position(fault, len(events))
@@ -323,6 +435,19 @@ class FakeVertex(FakeAnthropic):
         def fail(status: int, message: str) -> None:
             err = {"code": status, "message": message, "status": VERTEX_STATUS.get(status, "x")}
             h.send_json(status, {"error": err}, ids)
+
+        if (h.command, url.path) == ("GET", _VERTEX_LIST):
+            bearer = headers.get("authorization", "")
+            expires = self.tokens.get(bearer.removeprefix("Bearer "))
+            if expires is None or time.monotonic() >= expires:
+                return fail(401, "Request had invalid authentication credentials.")
+            query = parse_qs(url.query)
+            start = int(query.get("pageToken", ["0"])[0])
+            size = int(query.get("pageSize", ["100"])[0])
+            page: JSON = {"publisherModels": VERTEX_MODELS[start : start + size]}
+            if start + size < len(VERTEX_MODELS):
+                page["nextPageToken"] = str(start + size)
+            return h.send_json(200, page, ids)
 
         found = _VERTEX_PATH.match(unquote(url.path))
         if h.command != "POST" or not found:

@@ -22,13 +22,19 @@ The wire, as GitHub documents the device flow (RFC 8628) and as Copilot's client
   with `error_details` when the account has no Copilot seat (`seat=False`);
 * `POST /chat/completions` (`authorization: Bearer <api token>`, `copilot-integration-id`
   and `editor-version` required: 400 without) and `GET /models`; an API token past its
-  `expires_at` (by `clock`, which tests may move) is 401 `unauthorized: token expired`.
+  `expires_at` (by `clock`, which tests may move) is 401 `unauthorized: token expired`;
+* images: OpenAI-style `image_url` data-URL parts, only for a model whose list entry says
+  `capabilities.supports.vision`, only with the request header `Copilot-Vision-Request:
+  true` (400 otherwise, as Copilot answers), within the entry's `limits.vision`
+  (`max_prompt_images`, `max_prompt_image_size` in bytes, `supported_media_types`).
 """
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -42,12 +48,24 @@ from tests.fakeopenai import FakeOpenAI
 CLIENT_ID = "Iv1.b507a08c87ecfe98"
 GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 
+
+# What Copilot's list reports of a vision model (the shape its entries have).
+VISION_LIMITS = {
+    "max_prompt_image_size": 3_145_728,
+    "max_prompt_images": 1,
+    "supported_media_types": ["image/jpeg", "image/png", "image/webp", "image/gif"],
+}
+
 MODELS = [
     {
         "id": "gpt-4.1",
         "name": "GPT-4.1",
         "model_picker_enabled": True,
-        "capabilities": {"type": "chat", "supports": {"tool_calls": True, "streaming": True}},
+        "capabilities": {
+            "type": "chat",
+            "supports": {"tool_calls": True, "streaming": True, "vision": True},
+            "limits": {"max_context_window_tokens": 128_000, "vision": VISION_LIMITS},
+        },
         "billing": {"is_premium": False, "multiplier": 0},
         "policy": {"state": "enabled"},
     },
@@ -55,8 +73,22 @@ MODELS = [
         "id": "claude-sonnet-4",
         "name": "Claude Sonnet 4",
         "model_picker_enabled": True,
-        "capabilities": {"type": "chat", "supports": {"tool_calls": True, "vision": True}},
+        "capabilities": {
+            "type": "chat",
+            "supports": {"tool_calls": True, "vision": True},
+            "limits": {"vision": {**VISION_LIMITS, "max_prompt_images": 5}},
+        },
         "billing": {"is_premium": True, "multiplier": 1},
+        "policy": {"state": "enabled"},
+    },
+    {
+        # No `vision` in supports: Copilot refuses its image parts (sightline's table says
+        # o3-mini sees, as o3 does: the list is what decides).
+        "id": "o3-mini",
+        "name": "o3-mini",
+        "model_picker_enabled": True,
+        "capabilities": {"type": "chat", "supports": {"tool_calls": True, "streaming": True}},
+        "billing": {"is_premium": False, "multiplier": 0},
         "policy": {"state": "enabled"},
     },
     {
@@ -231,12 +263,56 @@ class FakeCopilot(FakeOpenAI):
             with self._cond:
                 self.requests.append(Recorded(h.command, path, headers, None))
             return h.send_json(200, {"data": MODELS, "object": "list"}, {})
+        raw = h.read_body()
+        if problem := self._vision_problem(raw, headers):
+            with self._cond:
+                self.requests.append(Recorded(h.command, path, headers, json.loads(raw)))
+                self._cond.notify_all()
+            return h.send_json(400, {"error": {"message": problem, "code": "bad_request"}}, {})
+        h.read_body = lambda: raw  # type: ignore[method-assign]
         h.path = "/v1/chat/completions"  # the OpenAI fake's route: its validation and stream
         super()._respond(h)
         with self._cond:
             last = self.requests[-1]
             self.requests[-1] = Recorded(last.method, path, last.headers, last.body, last.query)
             self._cond.notify_all()
+
+    def _vision_problem(self, raw: bytes, headers: dict[str, str]) -> str | None:
+        """Copilot's rules for image parts (the OpenAI fake checks their data URLs)."""
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return None
+        if not isinstance(body, dict):
+            return None
+        urls = [
+            str((part.get("image_url") or {}).get("url", ""))
+            for msg in body.get("messages") or []
+            if isinstance(msg, dict) and isinstance(msg.get("content"), list)
+            for part in msg["content"]
+            if isinstance(part, dict) and part.get("type") == "image_url"
+        ]
+        if not urls:
+            return None
+        if headers.get("copilot-vision-request") != "true":
+            return "missing required Copilot-Vision-Request header for vision requests"
+        entry = next((m for m in MODELS if m["id"] == body.get("model")), None)
+        caps: Any = (entry or {}).get("capabilities") or {}
+        if not (caps.get("supports") or {}).get("vision"):
+            return f"model {body.get('model')} does not support vision (image inputs)"
+        limits = (caps.get("limits") or {}).get("vision") or {}
+        if len(urls) > limits.get("max_prompt_images", len(urls)):
+            return f"too many images: at most {limits['max_prompt_images']} per request"
+        for url in urls:
+            found = re.match(r"data:([^;]+);base64,(.*)", url, re.S)
+            if found is None:
+                continue  # the OpenAI fake says what is wrong with it
+            if found[1] not in limits.get("supported_media_types", [found[1]]):
+                return f"unsupported image media type {found[1]}"
+            size = len(base64.b64decode(found[2]))
+            if size > limits.get("max_prompt_image_size", size):
+                return f"image too large: {size} bytes (at most {limits['max_prompt_image_size']})"
+        return None
 
     def _auth_problem(self, headers: Any) -> str | None:
         return None  # checked above, by the token's expiry

@@ -55,6 +55,12 @@ M.subcommands = {
       -- Nothing to stop is a message, not a note in the pane: the conversation is as it was.
       local state = sl().status().state
       if state ~= 'working' and state ~= 'awaiting_decision' then
+        -- A sign-in waiting for its code (:Sightline login copilot) is what stop ends then.
+        local host = require('sightline.host')
+        local res = host.running() and host.request('provider.login_cancel') or nil
+        if res and res.cancelled then
+          return true
+        end
         require('sightline.ui.message').notify('sightline: no turn is running', vim.log.levels.INFO)
         return true
       end
@@ -213,14 +219,17 @@ M.subcommands = {
       local said = args[1] and 'sightline: model %s from the next request on' or 'sightline: model %s'
       said = said:format(res.model)
       if not args[1] then
-        -- A provider that says more of its models (copilot: the premium multiplier) lists them.
+        -- The models it lists, each with what the provider says of it (copilot: the premium
+        -- multiplier); why there is no list when it could not be had (the current one stays).
         local known = require('sightline.host').request('agent.models', { wait_ms = 800 })
         local notes = known and known.notes or {}
         local each = {}
         for _, name in ipairs(known and known.models or {}) do
-          each[#each + 1] = notes[name] and ('%s (%s)'):format(name, notes[name]) or nil
+          each[#each + 1] = notes[name] and ('%s (%s)'):format(name, notes[name]) or name
         end
-        if #each > 0 then
+        if known and known.error then
+          said = said .. '; no model list: ' .. known.error
+        elseif #each > 1 then
           said = said .. '; models: ' .. table.concat(each, ', ')
         end
       end

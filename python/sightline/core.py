@@ -180,6 +180,10 @@ class Core:
         if not self._login.start(host, say, done):
             raise Refused("login: a sign-in is already waiting for its code")
 
+    def cancel_login(self) -> bool:
+        """`:Sightline stop` while a sign-in waits for its code: it ends, nothing stored."""
+        return self._login is not None and bool(self._login.cancel())
+
     def set_model(self, name: str) -> None:
         """Use model `name` from the next request on (until the next setup())."""
         name = name.strip()
@@ -380,7 +384,13 @@ class Core:
         provider = self.session.provider
         if not vision.sees_images(provider):
             raise Refused(vision.refusal(provider))
-        return image_mentions.attach(found, text, workspace, imaging.DEFAULT_LIMITS)
+        attached = image_mentions.attach(found, text, workspace, imaging.DEFAULT_LIMITS)
+        # A provider that knows its model's image limits (copilot: from its model list).
+        limits = getattr(provider, "image_refusal", None)
+        why = limits(attached) if callable(limits) else None
+        if isinstance(why, str):
+            raise Refused(f"sightline: {why}")
+        return attached
 
     def mention_parts(self, text: str | list[grammar.Mention]) -> list[str]:
         """The parts `@ext:<name>` and `@path` mentions add for the model (after the

@@ -16,8 +16,8 @@ import pytest
 
 from tests import fakeapi
 from tests import fakeopenai as fo
-from tests.agent_util import idle, send
-from tests.conftest import status, transcript
+from tests.agent_util import TURN_TIMEOUT_S, idle, send
+from tests.conftest import capture_notify, said, status, transcript, wait_for
 from tests.fakecloud import AwsKey, FakeBedrock, FakeVertex, ServiceAccount
 
 AKID, SECRET = "AKIDNVIM0001", "aws-secret-nvim-0001-zyx"
@@ -212,3 +212,52 @@ def test_a_model_without_tools_is_offered_none_and_the_bar_says_chat_only(
         "return vim.wo[vim.fn.bufwinid(require('sightline.ui.pane').buffers().transcript)].winbar"
     )
     assert "openai o1-mini (chat only)" in bar
+
+
+def test_model_lists_bedrocks_claude_models_and_says_why_when_it_cannot(
+    nvim_factory: Any, bedrock: FakeBedrock
+) -> None:
+    provider = {"name": "bedrock", "base_url": bedrock.base_url, "retries": 0}
+    nv = nvim_factory({"provider": provider}, env=AWS_ENV)
+    nv.command("set columns=250")
+    taken = capture_notify(nv)
+    found = wait_for(
+        lambda: len(c := nv.call("getcompletion", "Sightline model us.", "cmdline")) > 1 and c,
+        TURN_TIMEOUT_S,
+        "the model list",
+    )
+    assert found == [
+        "us.anthropic.claude-opus-4-1-20250805-v1:0",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    ]
+    nv.command("Sightline model")
+    (note,) = [said(nv, n["msg"]) for n in taken()]
+    assert note.startswith(
+        "sightline: model us.anthropic.claude-sonnet-4-5-20250929-v1:0; models: "
+    )
+    assert "anthropic.claude-3-haiku-20240307-v1:0" in note
+    nv.command("Sightline model us.anthropic.claude-opus-4-1-20250805-v1:0")
+    bedrock.script(fakeapi.text("from opus"))
+    send(nv, "hi")
+    idle(nv)
+    assert bedrock.invocations()[0].path.startswith(
+        "/model/us.anthropic.claude-opus-4-1-20250805-v1:0/"
+    )
+
+
+def test_a_model_list_refused_says_why_and_keeps_the_configured_model(
+    nvim_factory: Any, bedrock: FakeBedrock
+) -> None:
+    bedrock.list_denied = True
+    provider = {"name": "bedrock", "base_url": bedrock.base_url, "retries": 0}
+    nv = nvim_factory({"provider": provider}, env=AWS_ENV)
+    nv.command("set columns=250")
+    nv.call("getcompletion", "Sightline model ", "cmdline")  # starts the list's fetch
+    asked = "return require('sightline.host').request('agent.models', { wait_ms = 0 }).error"
+    wait_for(lambda: nv.exec_lua(asked), TURN_TIMEOUT_S, "the list's failure")
+    assert nv.call("getcompletion", "Sightline model ", "cmdline") == [status(nv)["model"]]
+    taken = capture_notify(nv)
+    nv.command("Sightline model")
+    (note,) = [said(nv, n["msg"]) for n in taken()]
+    assert "; no model list: AWS did not let $AWS_ACCESS_KEY_ID and" in note
+    assert "bedrock:ListFoundationModels" in note and SECRET not in note

@@ -175,8 +175,11 @@ def test_what_is_missing_is_said_before_anything_is_sent(
     assert azure.completions() == []
 
 
-def test_the_model_list_is_the_deployment(azure: FakeOpenAI) -> None:
-    assert provider(azure).models() == [DEPLOYMENT]
+def test_the_model_list_says_why_the_deployment_is_the_only_model(azure: FakeOpenAI) -> None:
+    with pytest.raises(ProviderError) as err:
+        provider(azure).models()
+    assert f"the model is the deployment {DEPLOYMENT!r}" in err.value.message
+    assert "set provider.deployment" in err.value.message and azure.requests == []
 
 
 def test_provider_model_names_the_deployments_model_for_its_price(

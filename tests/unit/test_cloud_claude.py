@@ -295,3 +295,71 @@ def test_a_region_without_bedrock_is_said_as_such(
     text = err.value.message
     assert "bedrock-runtime.xx-nowhere-1.amazonaws.com" in text
     assert "Bedrock may not be offered in xx-nowhere-1: set provider.region" in text
+
+
+# -- model lists ----------------------------------------------------------------------------
+
+
+def test_bedrocks_model_list_is_its_claude_models_and_inference_profiles(
+    bedrock: FakeBedrock,
+) -> None:
+    p = bedrock_provider(bedrock, model=MODEL)
+    assert p.models() == [
+        "anthropic.claude-3-haiku-20240307-v1:0",  # ON_DEMAND; not the LEGACY v2, not 4.5's id
+        "eu.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "us.anthropic.claude-opus-4-1-20250805-v1:0",  # on the second page
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    ]  # not Llama's profile
+    listed = [r for r in bedrock.requests if r.method == "GET"]
+    assert [r.path for r in listed] == ["/foundation-models", *["/inference-profiles"] * 2]
+    assert listed[0].query == {"byProvider": ["Anthropic"]}
+    # Signed as the runtime is (the fake checks each signature with botocore's signer).
+    assert all(r.headers["authorization"].startswith("AWS4-HMAC-SHA256 ") for r in listed)
+    assert all(r.headers["x-amz-security-token"] == SESSION for r in listed)
+
+
+def test_bedrocks_list_refused_or_unreachable_is_said_plainly(
+    bedrock: FakeBedrock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bedrock.list_denied = True
+    with pytest.raises(ProviderError) as err:
+        bedrock_provider(bedrock).models()
+    said = err.value.message
+    assert "AWS did not let $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY list" in said
+    assert "bedrock:ListFoundationModels" in said and "\n" not in said
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret-000000")
+    bedrock.list_denied = False
+    with pytest.raises(ProviderError, match="AWS did not let"):
+        bedrock_provider(bedrock).models()
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-fake-1")
+    with pytest.raises(ProviderError, match=r"a Bedrock API key .* only calls models"):
+        bedrock_provider(bedrock).models()
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK")
+    closed = FakeBedrock()
+    address = closed.base_url
+    closed.close()
+    with pytest.raises(ProviderError, match="Could not reach Bedrock to list its models"):
+        make_provider(provider_config(name="bedrock", base_url=address)).models()
+
+
+def test_vertexs_model_list_is_the_model_gardens_claude_models(vertex: FakeVertex) -> None:
+    p = vertex_provider(vertex)
+    models = p.models()
+    assert models == [
+        "claude-3-haiku@20240307",
+        "claude-opus-4-1@20250805",
+        "claude-sonnet-4-5@20250929",
+    ]
+    (listed,) = [r for r in vertex.requests if r.method == "GET"]
+    assert listed.path == "/v1beta1/publishers/anthropic/models"
+    assert listed.headers["authorization"].removeprefix("Bearer ") in vertex.tokens
+
+
+def test_vertexs_list_without_valid_credentials_says_how_to_sign_in(
+    vertex: FakeVertex,
+) -> None:
+    p = vertex_provider(vertex)
+    p.models()
+    vertex.tokens.clear()  # the token the client holds is no longer accepted
+    with pytest.raises(ProviderError, match="gcloud auth application-default login"):
+        p.models()

@@ -6,6 +6,8 @@ request the API accepts."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import os
 import stat
@@ -18,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sightline.domain import secrets
+from sightline.domain import images, secrets
 from sightline.domain.wire import wire_messages
 from sightline.providers import copilot_auth, make_provider
 from sightline.providers.base import Notice, ProviderError, Reply, Request, Retrying
@@ -251,8 +253,9 @@ def test_no_token_reaches_an_error_or_the_request_body(gh: FakeCopilot, clock: C
 def test_models_come_with_their_multipliers(gh: FakeCopilot, clock: Clock) -> None:
     save_copilot_vim(gh)
     p = provider(gh, clock)
-    assert p.models() == ["claude-sonnet-4", "gpt-4.1"]  # no disabled model, no embeddings
-    assert p.model_notes() == {"gpt-4.1": "0x", "claude-sonnet-4": "1x"}
+    # No disabled model (o3), no embeddings.
+    assert p.models() == ["claude-sonnet-4", "gpt-4.1", "o3-mini"]
+    assert p.model_notes() == {"gpt-4.1": "0x", "claude-sonnet-4": "1x", "o3-mini": "0x"}
 
 
 def test_an_enterprise_host_has_its_own_addresses() -> None:
@@ -272,3 +275,112 @@ def test_any_history_maps_to_a_request_the_api_accepts(records: list[Any]) -> No
     request = Request("sys", wire_messages([*records, PROMPT]), [])
     body = chat_request(provider_config(name="copilot", model="gpt-4.1"), request)
     assert validation_error(body) is None, body
+
+
+# -- vision ---------------------------------------------------------------------------------
+
+
+def picture(color: str = "red", fmt: str = "PNG") -> dict[str, Any]:
+    """A Messages API image block (what images.inline makes of a kept image)."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (4, 3), color).save(out, fmt)
+    media = f"image/{fmt.lower()}"
+    data = base64.b64encode(out.getvalue()).decode()
+    return {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
+
+
+def with_images(*blocks: dict[str, Any], earlier: list[Any] | None = None) -> Request:
+    said = [{"type": "text", "text": "what is this?"}, *blocks]
+    return Request("sys", [*(earlier or []), {"role": "user", "content": said}], [])
+
+
+def image_parts(body: Any) -> list[Any]:
+    return [
+        part
+        for msg in body["messages"]
+        if isinstance(msg.get("content"), list)
+        for part in msg["content"]
+        if part.get("type") == "image_url"
+    ]
+
+
+def test_an_image_goes_to_a_vision_model_as_a_data_url_with_copilots_header(
+    gh: FakeCopilot, clock: Clock
+) -> None:
+    save_copilot_vim(gh)
+    p = provider(gh, clock)
+    gh.script(fo.text("a red square"))
+    assert run(p, with_images(picture()))[-1].content[0]["text"] == "a red square"
+    (chat,) = gh.chats()
+    assert chat.headers["copilot-vision-request"] == "true"
+    (part,) = image_parts(chat.body)
+    assert part["image_url"]["url"].startswith("data:image/png;base64,")
+    gh.script(fo.text("plain"))
+    run(p)
+    assert "copilot-vision-request" not in gh.chats()[1].headers  # only with an image
+
+
+def test_the_fake_refuses_images_without_the_header_or_for_a_model_without_vision(
+    gh: FakeCopilot, clock: Clock
+) -> None:
+    save_copilot_vim(gh)
+    p = provider(gh, clock)
+    p._extra_headers = lambda request: {"x-initiator": "user"}  # type: ignore[method-assign]
+    with pytest.raises(ProviderError, match="Copilot-Vision-Request"):
+        run(p, with_images(picture()))
+    body = chat_request(p.cfg, with_images(picture()))
+    client = p._get_client()
+    headers = {"Copilot-Vision-Request": "true"}
+    import openai
+
+    with pytest.raises(openai.BadRequestError, match="does not support vision"):
+        client.chat.completions.create(**{**body, "model": "o3-mini"}, extra_headers=headers)
+
+
+def test_the_model_list_decides_vision_and_a_model_without_it_sends_nothing(
+    gh: FakeCopilot, clock: Clock
+) -> None:
+    save_copilot_vim(gh)
+    p = provider(gh, clock, model="o3-mini")
+    assert p.capabilities.vision  # the table's word by name (o3's), until the list is known
+    with pytest.raises(ProviderError, match=r"cannot look at images .*nothing was sent"):
+        run(p, with_images(picture()))
+    assert gh.chats() == []  # the list was asked for, nothing sent
+    assert not p.capabilities.vision and p.listed() is not None
+    attached = images.Image("0" * 64, "image/png", "shot.png", 4, 3, 100)
+    assert "cannot look at images" in str(p.image_refusal([attached]))
+
+
+def test_the_lists_image_limits_are_kept_before_sending(gh: FakeCopilot, clock: Clock) -> None:
+    save_copilot_vim(gh)
+    p = provider(gh, clock)  # gpt-4.1: one image a request, png/jpeg/webp/gif, 3 MB
+    with pytest.raises(ProviderError, match="at most 1 image"):
+        run(p, with_images(picture(), picture("blue")))
+    with pytest.raises(ProviderError, match="not image/bmp"):
+        bmp = {**picture(), "source": {**picture()["source"], "media_type": "image/bmp"}}
+        run(p, with_images(bmp))
+    assert gh.chats() == []
+
+
+def test_earlier_images_a_model_cannot_take_are_left_out_with_a_line(
+    gh: FakeCopilot, clock: Clock
+) -> None:
+    save_copilot_vim(gh)
+    earlier = [
+        {"role": "user", "content": [{"type": "text", "text": "look"}, picture()]},
+        {"role": "assistant", "content": [{"type": "text", "text": "red"}]},
+    ]
+    follow = Request("sys", [*earlier, {"role": "user", "content": "and now?"}], [])
+    p = provider(gh, clock, model="o3-mini")  # chosen after the image was sent
+    gh.script(fo.text("fine"), fo.text("blue"))
+    run(p, follow)
+    first = gh.chats()[0]
+    assert image_parts(first.body) == [] and "copilot-vision-request" not in first.headers
+    assert "[an earlier image, left out: not sent]" in json.dumps(first.body)
+    # gpt-4.1 takes one image a request: the new one goes, the earlier one is left out.
+    p = provider(gh, clock)
+    run(p, with_images(picture("blue"), earlier=earlier))
+    (part,) = image_parts(gh.chats()[1].body)
+    assert part["image_url"]["url"].endswith(picture("blue")["source"]["data"])

@@ -224,6 +224,12 @@ def _login(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"started": True}
 
 
+@method("provider.login_cancel")
+def _login_cancel(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """`:Sightline stop` with no turn running: end a sign-in that waits for its code."""
+    return {"cancelled": core.cancel_login()}
+
+
 @method("agent.models", wait_ms=Int(min=0, max=5000))
 def _models(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     """The provider's models (cached; the first call fetches them on a worker thread and

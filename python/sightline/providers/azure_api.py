@@ -167,5 +167,14 @@ class AzureProvider(OpenAIProvider):
             return None
 
     def models(self) -> list[str]:
-        """The deployment is the model: listing deployments takes the management API."""
-        return [self.cfg.model] if self.cfg.model else []  # the deployment's model
+        """No list: a deployment is what is called, and the data plane lists none. Its
+        `deployments` operation ended with api-version 2023-03-15-preview; 2024-10-21 has
+        only `GET /openai/models`, the base models the resource could deploy, which cannot
+        be called by name. Deployments are listed by the management plane (Azure Resource
+        Manager: subscription, resource group, an Entra token for management.azure.com),
+        which the resource's key cannot reach. Said, so `:Sightline model` tells why."""
+        raise ProviderError(
+            "Azure lists no deployments through the resource's endpoint (only the Azure "
+            "portal or az cognitiveservices account deployment list do): the model is "
+            f"the deployment {self.deployment!r}; set provider.deployment to use another."
+        )

@@ -247,8 +247,118 @@ class CloudClaudeProvider(AnthropicProvider):
         return fault
 
     def models(self) -> list[str]:
-        """The configured model: listing a cloud's models takes its management API."""
-        return [self.cfg.model]
+        """The Claude models the cloud lists (raise ProviderError in plain words: the core
+        then offers the configured model, with the reason)."""
+        missing = missing_extra(self.kind)
+        if missing:
+            raise ProviderError(missing)
+        return self._bedrock_models() if self.kind == "bedrock" else self._vertex_models()
+
+    def _bedrock_models(self) -> list[str]:
+        """Bedrock's control plane (the `bedrock` client of boto3, signed as the runtime
+        is): the Anthropic foundation models called by their own id (ON_DEMAND, ACTIVE),
+        and the inference profiles of Anthropic models (`us.anthropic.…`, the ids the newer
+        models are called by)."""
+        import boto3
+        import botocore.config
+        import botocore.exceptions
+
+        region = aws_region(self.cfg.region)
+        if not region:
+            raise ProviderError(
+                "No AWS region for bedrock: set provider.region (e.g. 'us-east-1') or $AWS_REGION."
+            )
+        creds, where = aws_credentials()
+        if "api_key" in creds:
+            raise ProviderError(
+                "Bedrock's model list takes AWS credentials; a Bedrock API key "
+                f"({where}) only calls models: set provider.model to the one you use."
+            )
+        config = botocore.config.Config(
+            retries={"max_attempts": 1},
+            connect_timeout=5,
+            read_timeout=self.cfg.timeout_ms / 1000,
+        )
+        try:
+            session = boto3.Session(
+                aws_access_key_id=creds.get("aws_access_key"),
+                aws_secret_access_key=creds.get("aws_secret_key"),
+                aws_session_token=creds.get("aws_session_token"),
+                profile_name=creds.get("aws_profile"),
+                region_name=region,
+            )
+            client = session.client(
+                "bedrock", endpoint_url=self.cfg.base_url or None, config=config
+            )
+            listed = client.list_foundation_models(byProvider="Anthropic")
+            out = [
+                str(m["modelId"])
+                for m in listed.get("modelSummaries") or []
+                if "ON_DEMAND" in (m.get("inferenceTypesSupported") or [])
+                and (m.get("modelLifecycle") or {}).get("status", "ACTIVE") == "ACTIVE"
+            ]
+            for page in client.get_paginator("list_inference_profiles").paginate():
+                out += [
+                    str(p["inferenceProfileId"])
+                    for p in page.get("inferenceProfileSummaries") or []
+                    if ".anthropic." in str(p.get("inferenceProfileId"))
+                    and p.get("status", "ACTIVE") == "ACTIVE"
+                ]
+        except botocore.exceptions.ClientError as err:
+            error = err.response.get("Error") or {}
+            code, detail = str(error.get("Code") or ""), str(error.get("Message") or "")
+            if code in ("AccessDeniedException", "UnrecognizedClientException") or (
+                "not authorized" in detail
+            ):
+                raise ProviderError(
+                    secrets.redact(
+                        f"AWS did not let {where} list Bedrock's models in {region} ({code}): "
+                        "the IAM policy needs bedrock:ListFoundationModels and "
+                        "bedrock:ListInferenceProfiles."
+                    )
+                ) from None
+            raise ProviderError(
+                secrets.redact(f"Bedrock did not list its models ({code}: {detail}).")
+            ) from None
+        except botocore.exceptions.NoCredentialsError:
+            raise ProviderError(
+                "No AWS credentials to list Bedrock's models: set $AWS_PROFILE or "
+                "$AWS_ACCESS_KEY_ID / $AWS_SECRET_ACCESS_KEY (or run aws sso login)."
+            ) from None
+        except botocore.exceptions.BotoCoreError as err:
+            raise ProviderError(
+                secrets.redact(f"Could not reach Bedrock to list its models: {err}")
+            ) from None
+        return sorted(set(out))
+
+    def _vertex_models(self) -> list[str]:
+        """The Model Garden's Anthropic models (Vertex AI v1beta1 publishers.models.list,
+        the one documented listing of publisher models; v1 has only get), each as the
+        `model@version` id rawPredict takes. It is the catalogue, not what this project has
+        enabled: a model not enabled says so when it is used (404)."""
+        client = self._get_client()
+        root = str(client.base_url).rstrip("/").removesuffix("/v1")
+        url = f"{root}/v1beta1/publishers/anthropic/models"
+        out: list[str] = []
+        token = ""
+        for _ in range(20):  # pages
+            params: dict[str, Any] = {"pageSize": 100}
+            if token:
+                params["pageToken"] = token
+            try:
+                raw = client.get(url, cast_to=object, options={"params": params})
+            except Exception as err:
+                raise self._classify(err) from None
+            page = raw if isinstance(raw, dict) else {}
+            for m in page.get("publisherModels") or []:
+                name = str(m.get("name") or "").rsplit("/", 1)[-1]
+                version = m.get("versionId")
+                if name:
+                    out.append(f"{name}@{version}" if version else name)
+            token = str(page.get("nextPageToken") or "")
+            if not token:
+                break
+        return sorted(set(out))
 
 
 def _reworded(fault: ProviderError, text: str) -> ProviderError:

@@ -1,7 +1,9 @@
 """`:Sightline login copilot`: GitHub's device flow, said in the pane, on a worker thread.
 
 The pane shows the code and the address to enter it at, then the outcome; the OAuth token
-is stored for the host (copilot_auth.store_oauth_token: mode 0600) and never shown."""
+is stored for the host (copilot_auth.store_oauth_token: mode 0600) and never shown.
+`:Sightline stop` ends a sign-in that waits (`cancel`): the polling stops, the pane says so,
+and nothing is stored, even when GitHub's answer was already on its way."""
 
 from __future__ import annotations
 
@@ -40,8 +42,12 @@ class Login:
         self._thread.start()
         return True
 
-    def cancel(self) -> None:
+    def cancel(self) -> bool:
+        """End the sign-in that waits; False when none does."""
+        if not self.running or self._stop.is_set():
+            return False
         self._stop.set()
+        return True
 
     def _run(
         self,
@@ -51,6 +57,8 @@ class Login:
     ) -> None:
         try:
             code = copilot_auth.start_device_flow(host)
+            if self._stop.is_set():
+                raise _Cancelled
             say(
                 narrator.Note(
                     f"To sign in to GitHub Copilot, open {code.verification_uri} and enter "
@@ -59,6 +67,8 @@ class Login:
                 )
             )
             token = copilot_auth.poll_device_flow(host, code, self._stop.wait)
+            if self._stop.is_set():
+                raise _Cancelled  # stopped while the granting answer was on its way
             path = copilot_auth.store_oauth_token(host, token)
             done()
             say(
@@ -69,4 +79,18 @@ class Login:
                 )
             )
         except ProviderError as err:
-            say(narrator.error(err.message))
+            if not self._stop.is_set():
+                say(narrator.error(err.message))
+                return
+            say(
+                narrator.Note(
+                    "The Copilot sign-in was cancelled (:Sightline stop); nothing was "
+                    f"stored. Run {copilot_auth.LOGIN} to sign in.",
+                    narrator.WARNING,
+                )
+            )
+
+
+class _Cancelled(ProviderError):
+    def __init__(self) -> None:
+        super().__init__("cancelled")

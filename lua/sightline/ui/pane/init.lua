@@ -46,6 +46,7 @@ M.open = layout.open
 M.close = layout.close
 M.toggle = layout.toggle
 M.buffers = layout.buffers
+M.claim = layout.claim
 M.apply = transcript.apply
 ---The core's status changed: the bar, and the queued messages under the transcript.
 ---@param status table
@@ -94,6 +95,17 @@ api.nvim_create_autocmd('ModeChanged', {
     end
   end,
   desc = 'sightline: the transcript folds a delta brought in Insert mode',
+})
+
+api.nvim_create_autocmd('TabEnter', {
+  group = group,
+  callback = function()
+    local id = state.of_tab()
+    if id then
+      state.use(id)
+    end
+  end,
+  desc = "sightline: the tab page's pane is the active one",
 })
 
 api.nvim_create_autocmd('WinScrolled', {

@@ -270,12 +270,15 @@ local function waits(p)
   end
   if not render_due then
     render_due = true
-    vim.defer_fn(function()
-      render_due = false
-      if state.valid_buf(S.tbuf) then
-        M.render_visible(S.tbuf)
-      end
-    end, left)
+    vim.defer_fn(
+      state.bind(function()
+        render_due = false
+        if state.valid_buf(S.tbuf) then
+          M.render_visible(S.tbuf)
+        end
+      end),
+      left
+    )
   end
   return true
 end
@@ -333,7 +336,7 @@ local function prefetch()
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     if render_near(buf, win, vim.fn.line('w0', win) - 1, PREFETCH_SCREENS, 1) > 0 then
       prefetching = true
-      vim.schedule(prefetch)
+      vim.schedule(state.bind(prefetch))
       return
     end
   end
@@ -343,7 +346,7 @@ end
 function M.prefetch()
   if not prefetching and #S.md_pending > 0 then
     prefetching = true
-    vim.schedule(prefetch)
+    vim.schedule(state.bind(prefetch))
   end
 end
 
@@ -392,8 +395,16 @@ function M.register()
   )
   api.nvim_set_decoration_provider(md_view_ns, {
     on_win = function(_, win, buf, toprow)
-      if buf == S.tbuf and #S.md_pending > 0 then
-        pcall(render_pending, buf, win, toprow)
+      if buf == S.tbuf then
+        if #S.md_pending > 0 then
+          pcall(render_pending, buf, win, toprow)
+        end
+      elseif vim.b[buf].sightline_role == 'transcript' then
+        -- Another pane's transcript (a window of it shown beside the active pane's).
+        local id = state.of_buf(buf)
+        if id and #state.get(id).md_pending > 0 then
+          pcall(state.with, id, render_pending, buf, win, toprow)
+        end
       end
       return false
     end,

@@ -201,3 +201,63 @@ def test_a_reopened_conversation_goes_into_the_tab_pane_and_two_neovims_hold_the
         ["old answer"],
         ["go on"],
     ]
+
+
+def test_a_failed_turn_and_a_reset_in_one_tab_leave_the_other_streaming(
+    nvim_factory: Any, fake_api: FakeAnthropic, screen_factory: Any
+) -> None:
+    nv = claude(nvim_factory, fake_api)
+    screen_factory(nv, 200, 40)
+    fake_api.script(fa.hold(of=fa.text("one finishes")), fa.cut(of=fa.text("half of two")))
+    typed(nv, "first tab")
+    wait_for(fake_api.holding.is_set, TURN_TIMEOUT_S, "the first tab's reply to stream")
+    normal(nv)
+    nv.input(":tabnew<CR>")
+    typed(nv, "second tab")
+    two = wait_for(lambda: tab_pane(nv), what="the second tab's pane")
+    wait_for(lambda: pane_state(nv, two) == "idle" and len(fake_api.requests) == 2, TURN_TIMEOUT_S)
+    wait_for(lambda: any("✗" in line for line in pane_transcript(nv, two)), what="its failure")
+    assert pane_state(nv, 1) == "working"
+    normal(nv)
+    nv.input(":Sightline reset<CR>")
+    wait_for(lambda: "second tab" not in pane_transcript(nv, two), what="the second tab reset")
+    assert pane_state(nv, 1) == "working"
+    fake_api.release()
+    wait_for(lambda: pane_state(nv, 1) == "idle", TURN_TIMEOUT_S, "the first tab's turn to end")
+    assert "one finishes" in pane_transcript(nv, 1)
+    assert "first tab" in pane_transcript(nv, 1)
+
+
+def test_a_restart_reopens_every_tab_conversation_in_its_pane(
+    nvim_factory: Any, fake_api: FakeAnthropic, screen_factory: Any
+) -> None:
+    nv = claude(nvim_factory, fake_api)
+    screen: Screen = screen_factory(nv, 200, 40)
+    fake_api.script(fa.text("answer one"), fa.text("answer two"), fa.text("two again"))
+    typed(nv, "question one")
+    screen.wait_text("answer one", TURN_TIMEOUT_S)
+    wait_for(lambda: pane_state(nv, 1) == "idle", TURN_TIMEOUT_S, "idle")
+    normal(nv)
+    nv.input(":tabnew<CR>")
+    typed(nv, "question two")
+    screen.wait_text("answer two", TURN_TIMEOUT_S)
+    two = tab_pane(nv)
+    assert two is not None
+    wait_for(lambda: pane_state(nv, two) == "idle", TURN_TIMEOUT_S, "idle")
+    path = pane_status(nv, two)["conversation_path"]
+    normal(nv)
+    nv.input(":Sightline restart<CR>")
+    wait_for(
+        lambda: pane_state(nv, two) == "idle" and pane_status(nv, two)["conversation_path"] == path,
+        TURN_TIMEOUT_S,
+        "the second tab's conversation back",
+    )
+    typed(nv, "and again")
+    screen.wait_text("two again", TURN_TIMEOUT_S)
+    body = accepted(fake_api, 3)[2]
+    assert [texts(m) for m in body["messages"]] == [
+        ["question two"],
+        ["answer two"],
+        ["and again"],
+    ]
+    assert "answer one" in pane_transcript(nv, 1) and "answer one" not in screen.text()

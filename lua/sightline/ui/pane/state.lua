@@ -41,6 +41,9 @@ local function fresh(id)
     md_last = nil, ---@type integer? the first row of the transcript's last Markdown span
     md_spans = {}, ---@type integer[][] every Markdown span as the core sent it, {first, end}, sorted
     help = false, -- the key list (g?) shows under the transcript
+    md_streamed_at = nil, ---@type integer? when the streamed span was last rendered (markdown.lua)
+    md_render_due = false, -- a timer renders the streamed span (markdown.lua)
+    md_prefetching = false, -- a prefetch step is scheduled (markdown.lua)
   }
 end
 

@@ -71,7 +71,9 @@ local group = api.nvim_create_augroup('sightline.pane', { clear = true })
 api.nvim_create_autocmd('VimResized', {
   group = group,
   callback = function()
-    layout.resize()
+    for _, id in ipairs(state.ids()) do -- every tab page's pane
+      state.with(id, layout.resize)
+    end
   end,
   desc = 'sightline: fit the pane to the terminal',
 })

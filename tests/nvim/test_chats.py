@@ -261,3 +261,38 @@ def test_a_restart_reopens_every_tab_conversation_in_its_pane(
         ["and again"],
     ]
     assert "answer one" in pane_transcript(nv, 1) and "answer one" not in screen.text()
+
+
+def test_the_hunk_keys_in_a_buffer_decide_the_proposal_drawn_there_from_any_tab(
+    nvim_factory: Any, fake_api: FakeAnthropic, screen_factory: Any
+) -> None:
+    Path("b.txt").write_text("beta\n")
+    nv = claude(nvim_factory, fake_api)
+    screen_factory(nv, 200, 40)
+    fake_api.script(
+        fa.text("nothing to change"),
+        propose("b.txt", "beta", "BETA"),
+        fa.text("two is done"),
+    )
+    nv.input(":edit b.txt<CR>")
+    typed(nv, "first tab")
+    wait_for(lambda: "nothing to change" in pane_transcript(nv, 1), TURN_TIMEOUT_S, "a reply")
+    normal(nv)
+    nv.input(":tabnew<CR>:buffer b.txt<CR>")
+    typed(nv, "second tab")
+    two = wait_for(lambda: tab_pane(nv), what="the second tab's pane")
+    wait_for(lambda: pane_state(nv, two) == "awaiting_decision", TURN_TIMEOUT_S, "its edit")
+    wait_for(lambda: nv.exec_lua("return require('sightline.ui.inline').shown() ~= nil"))
+    normal(nv)
+    # Back in the first tab page, whose pane is idle: the keys in the edited buffer still
+    # decide the second conversation's proposal, the one drawn there.
+    nv.input(":tabprevious<CR><C-w>t")
+    wait_for(lambda: nv.api.get_current_buf().name.endswith("b.txt"), what="the b.txt window")
+    assert tab_pane(nv) == 1
+    nv.input("gg\\hA")
+    wait_for(lambda: pane_state(nv, two) == "idle", TURN_TIMEOUT_S, "the second turn to end")
+    assert Path("b.txt").read_text() == "BETA\n"
+    assert "two is done" in pane_transcript(nv, two)
+    assert pane_state(nv, 1) == "idle"
+    assert "two is done" not in pane_transcript(nv, 1)
+    assert not any("BETA" in line for line in pane_transcript(nv, 1))

@@ -78,9 +78,6 @@ class Core:
         # The user's `stdpath('config')` (sent by Neovim): where their prompts and skills are.
         self.config_dir: str | None = None
         self._add_session(MAIN_PANE, os.getcwd())
-        self.completion = ComposerCompletion(
-            extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items)
-        )
         atexit.register(self.mcp.stop_all)
         # `/` in the composer: built-ins, prompt files and other sources' commands.
         self.slash = SlashCommands(note=self._slash_note)

@@ -90,6 +90,9 @@ for name, fn in pairs({
   regenerate = steer_key('regenerate'),
   unqueue = steer_key('unqueue', 'cancel'),
   ['queue-edit'] = steer_key('unqueue', 'edit'),
+  help = function()
+    require('sightline.ui.pane.help').toggle()
+  end,
 }) do
   vim.api.nvim_set_keymap('n', '<Plug>(sightline-' .. name .. ')', '', { desc = 'sightline: ' .. name, callback = fn })
 end

@@ -294,6 +294,7 @@ def collect() -> list[Row]:
         "bench_acp",
         "bench_port",
         "bench_pane",
+        "bench_chats",
         "bench_stream",
         "bench_history",
         "bench_checkpoints",

@@ -50,6 +50,12 @@ M.subcommands = {
     end,
     max_args = 0,
   },
+  chats = {
+    run = function()
+      return require('sightline.ui.chats').pick()
+    end,
+    max_args = 0,
+  },
   stop = {
     run = function()
       -- Nothing to stop is a message, not a note in the pane: the conversation is as it was.

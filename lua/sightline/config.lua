@@ -81,6 +81,7 @@ local defaults = {
       unqueue = 'dq',
       queue_edit = 'cq',
       steer = '<M-CR>',
+      help = 'g?', -- the pane's keys under the transcript (<Plug>(sightline-help))
     },
   },
   mappings = vim.deepcopy(require('sightline.keymaps').DEFAULTS),
@@ -367,6 +368,7 @@ local schema = {
       unqueue = { key_or_false },
       queue_edit = { key_or_false },
       steer = { key_or_false },
+      help = { key_or_false },
     },
   },
   mappings = { chat = { key_or_false }, change = { key_or_false } },

@@ -13,9 +13,29 @@ local S = {
   chan = nil, ---@type integer?
   expected = {}, ---@type table<integer, true> jobs stopped on purpose: their exit is no crash
   stderr = {}, ---@type string[]
-  conversation = nil, ---@type string? path of the current conversation, reopened by a new core
-  status = { state = 'stopped' }, ---@type table
+  -- Per pane (one a tab page, sightline.ui.pane.state): the path of its conversation,
+  -- reopened by a new core, and the mirror of the core's status of it.
+  conversations = {}, ---@type table<integer, string>
+  statuses = { { state = 'stopped' } }, ---@type table<integer, table>
 }
+
+local function pane_state()
+  return require('sightline.ui.pane.state')
+end
+
+---The mirror of pane `id`'s status (a pane the core has not answered for yet: the first
+---pane's, as a new conversation of the same core starts).
+---@param id integer
+---@return table
+local function mirror(id)
+  local status = S.statuses[id]
+  if not status then
+    local main = S.statuses[1]
+    status = { state = main.state == 'stopped' and 'stopped' or 'idle', provider = main.provider, model = main.model }
+    S.statuses[id] = status
+  end
+  return status
+end
 
 ---The interpreter for the core: `python` option, the plugin's .venv, g:python3_host_prog, python3.
 function M.python()
@@ -56,8 +76,8 @@ local function on_stderr(_, data)
 end
 
 ---The mirror of a core that is gone: nothing runs and nothing waits for a decision.
-local function stopped_status()
-  local status = vim.deepcopy(S.status)
+local function stopped_status(id)
+  local status = vim.deepcopy(mirror(id))
   status.state = 'stopped'
   status.pending = nil -- tbl_extend would ignore a nil value
   status.pending_kind = nil
@@ -80,10 +100,13 @@ local function on_exit(job, code)
   if S.chan ~= job then
     return
   end
-  local was = S.status.state
+  local was = 'idle'
+  for id, status in pairs(S.statuses) do
+    was = status.state == 'working' and 'working' or was
+    S.statuses[id] = stopped_status(id)
+  end
   S.chan = nil
   forget_core_state()
-  S.status = stopped_status()
   local tail = table.concat(vim.list_slice(S.stderr, math.max(1, #S.stderr - 5)), '\n')
   -- What happened first: a message cut to one screen line keeps it (ui/message.lua).
   local msg = ('sightline: the core exited%s (code %d); the next request starts a new one.'):format(
@@ -128,14 +151,22 @@ function M.ensure()
     return nil, ('sightline: could not start the core with %s'):format(python)
   end
   S.chan = job
-  S.status = vim.tbl_extend('force', S.status, { state = 'starting' })
-  S.status.seq = nil -- a new core numbers its statuses afresh
+  for id, status in pairs(S.statuses) do
+    S.statuses[id] = vim.tbl_extend('force', status, { state = 'starting' })
+    S.statuses[id].seq = nil -- a new core numbers its statuses afresh
+  end
   vim.rpcnotify(job, 'core.init', {
     config = config_for_core(),
     workspace = vim.fn.getcwd(-1, -1),
-    conversation = S.conversation,
+    conversation = S.conversations[1],
     config_dir = vim.fn.stdpath('config'), -- where the user's prompt files and skills are
   })
+  -- The other panes' conversations come back in their panes too.
+  for id, path in pairs(S.conversations) do
+    if id ~= 1 then
+      vim.rpcnotify(job, 'history.open', { path = path, pane = id })
+    end
+  end
   return job
 end
 
@@ -158,6 +189,11 @@ function M.request(method, params)
   if not chan then
     return nil, err
   end
+  -- The pane it comes from (the tab page's): its conversation. None for the first pane.
+  local pane = pane_state().id()
+  if pane ~= 1 and (params == nil or params.pane == nil) then
+    params = vim.tbl_extend('force', params or {}, { pane = pane })
+  end
   local ok, res = pcall(vim.rpcrequest, chan, method, params or vim.empty_dict())
   if not ok then
     return nil,
@@ -177,6 +213,10 @@ end
 ---@param method string
 ---@param params table?
 function M.notify(method, params)
+  local pane = pane_state().id()
+  if pane ~= 1 and (params == nil or params.pane == nil) and method ~= 'core.configure' then
+    params = vim.tbl_extend('force', params or {}, { pane = pane })
+  end
   if S.chan then
     vim.rpcnotify(S.chan, method, params or vim.empty_dict())
   end
@@ -193,37 +233,48 @@ function M.running()
   return S.chan ~= nil
 end
 
----The last status the core pushed (state, mode, provider, pending, …).
+---The last status the core pushed (state, mode, provider, pending, …) of the active pane's
+---conversation, or of pane `id`.
+---@param id integer?
 ---@return table
-function M.status()
-  return S.status
+function M.status(id)
+  return mirror(id or pane_state().id())
+end
+
+---Every pane's status mirror, by pane.
+---@return table<integer, table>
+function M.statuses()
+  return S.statuses
 end
 
 ---Keep a status the core sent (pushed, or with an answer) unless an older one arrives after
 ---a newer one; the UI's receiver redraws what shows it.
 ---@param status table
 function M.set_status(status)
+  -- The core names the pane of any conversation but the first one's.
+  local id = type(status.pane) == 'number' and status.pane or 1
+  local old = mirror(id)
   -- A pushed update is built before a later request's answer but may be applied after it:
   -- the core numbers its statuses, and an older one never overwrites a newer one.
-  if status.seq and S.status.seq and status.seq < S.status.seq then
+  if status.seq and old.seq and status.seq < old.seq then
     return
   end
-  local before = S.status.state
+  local before = old.state
   -- Most pushes of a stream carry the status unchanged (one a few milliseconds): nothing to
   -- redraw for those.
   local seq = status.seq
-  status.seq = S.status.seq
-  local same = S.chan ~= nil and vim.deep_equal(status, S.status)
+  status.seq = old.seq
+  local same = S.chan ~= nil and vim.deep_equal(status, old)
   status.seq = seq
-  S.status = status
+  S.statuses[id] = status
   if status.conversation_path ~= nil then
-    S.conversation = status.conversation_path ~= vim.NIL and status.conversation_path or nil
+    S.conversations[id] = status.conversation_path ~= vim.NIL and status.conversation_path or nil
   end
   if not S.chan then
-    S.status.state = 'stopped'
+    status.state = 'stopped'
   end
   if not same then
-    require('sightline.ui.receive').status(S.status, before)
+    pane_state().with(id, require('sightline.ui.receive').status, status, before)
   end
 end
 
@@ -237,7 +288,9 @@ function M.shutdown(wait_ms)
   S.expected[job] = true
   S.chan = nil
   forget_core_state()
-  S.status = stopped_status()
+  for id in pairs(S.statuses) do
+    S.statuses[id] = stopped_status(id)
+  end
   local pid_ok, pid = pcall(vim.fn.jobpid, job)
   pcall(vim.fn.jobstop, job)
   if wait_ms then

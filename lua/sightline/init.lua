@@ -289,6 +289,8 @@ function M.open_conversation(path)
   if type(path) ~= 'string' or path == '' then
     return nil, 'sightline: open_conversation: expected the path of a conversation (a string)'
   end
+  -- Into this tab page's pane (a new one when another tab shows every pane there is).
+  require('sightline.ui.pane').claim()
   local res, err = host().request('history.open', { path = path })
   if not res then
     return nil, err

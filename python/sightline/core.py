@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
+import contextvars
 import dataclasses
 import logging
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,19 @@ log = logging.getLogger(__name__)
 
 _MODEL = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
 
+# The pane (one per tab page, lua/sightline/ui/pane/state.lua) a request came from: its
+# conversation is `Core.session` while the request is handled. Each of pynvim's handler
+# greenlets has its own context, and a turn's worker copies the one that started it; a
+# thread that copied none (a server's note) sees the first pane, the one a single-pane
+# user ever has.
+MAIN_PANE = 1
+MAX_PANES = 64
+_PANE: contextvars.ContextVar[int] = contextvars.ContextVar("sightline_pane", default=MAIN_PANE)
+
+
+def _user(record: dict[str, Any]) -> bool:
+    return record.get("type") == "message" and record.get("role") == "user"
+
 
 def _same_file(a: Path, b: str) -> bool:
     try:
@@ -56,14 +71,13 @@ class Core:
     def __init__(self, editor: Editor):
         self.editor = editor
         self.cfg = CoreConfig.before_init()
-        self.session = Session(editor, self.cfg, os.getcwd(), default_registry())
+        # The conversations open at once, by the pane that shows each (MAIN_PANE first).
+        self.sessions: dict[int, Session] = {}
         # The user's MCP servers: their tools join a turn's, their resources `@` mentions.
         self.mcp = Manager(self._mcp_note)
-        self.session.extra_tools = self.mcp.turn_tools
-        self.session.dispatch = lambda text: self.send({"text": text})
         # The user's `stdpath('config')` (sent by Neovim): where their prompts and skills are.
         self.config_dir: str | None = None
-        self.session.skills = lambda: skills.active(self.session.workspace, self.config_dir)
+        self._add_session(MAIN_PANE, os.getcwd())
         atexit.register(self.mcp.stop_all)
         # `/` in the composer: built-ins, prompt files and other sources' commands.
         self.slash = SlashCommands(note=self._slash_note)
@@ -90,8 +104,70 @@ class Core:
         self._login: Any = None  # providers.copilot_login.Login, made on first use
 
     def keep_unsent(self) -> None:
-        """Neovim quit: what was typed and not yet recorded is kept (Session.keep_unsent)."""
-        self.session.keep_unsent()
+        """Neovim quit: what was typed and not yet recorded is kept, in every tab's
+        conversation (Session.keep_unsent)."""
+        for session in list(self.sessions.values()):
+            session.keep_unsent()
+
+    def _add_session(self, pane: int, workspace: str) -> Session:
+        session = Session(self.editor, self.cfg, workspace, default_registry())
+        session.pane = pane
+        session.autoaccept = self.cfg.autoaccept
+        session.extra_tools = self.mcp.turn_tools
+        # A queued message is sent in its own conversation, whichever thread ends the turn.
+        session.dispatch = lambda text: self.in_pane(pane, lambda: self.send({"text": text}))
+        session.skills = lambda: skills.active(session.workspace, self.config_dir)
+        self.sessions[pane] = session
+        return session
+
+    @property
+    def session(self) -> Session:
+        """The conversation of the pane the request at hand came from (see _PANE)."""
+        return self.sessions.get(_PANE.get()) or self.sessions[MAIN_PANE]
+
+    @session.setter
+    def session(self, session: Session) -> None:
+        session.pane = _PANE.get()
+        self.sessions[session.pane] = session
+
+    @contextlib.contextmanager
+    def bound(self, pane: int) -> Iterator[Session]:
+        """Handle a request of pane `pane`: its conversation (a new one on its first
+        request, in the workspace of the first pane's) is `session` meanwhile."""
+        if pane not in self.sessions:
+            if len(self.sessions) >= MAX_PANES:
+                raise Refused(f"chats: at most {MAX_PANES} conversations are open at once")
+            self._add_session(pane, self.sessions[MAIN_PANE].workspace)
+        token = _PANE.set(pane)
+        try:
+            yield self.sessions[pane]
+        finally:
+            _PANE.reset(token)
+
+    def in_pane(self, pane: int, fn: Callable[[], Any]) -> Any:
+        with self.bound(pane):
+            return fn()
+
+    def chats(self) -> list[dict[str, Any]]:
+        """The open conversations (`:Sightline chats`): pane, state, title, provider."""
+        out = []
+        for pane, session in sorted(self.sessions.items()):
+            conv = session.conversation
+            title = ""
+            if conv is not None:
+                names = history_admin.titles(paths.history_dir())
+                title = names.get(conv.path.stem, "") or history.title_of(conv.records)
+            out.append(
+                {
+                    "pane": pane,
+                    "state": session.state(),
+                    "title": title,
+                    "provider": session.cfg.provider.name,
+                    "model": session.provider.model,
+                    "turns": sum(1 for r in (conv.records if conv else []) if _user(r)),
+                }
+            )
+        return out
 
     def _mcp_note(self, note: narrator.Note) -> None:
         """A server failed or refused a tool: said once in the pane."""
@@ -143,15 +219,17 @@ class Core:
             names = ", ".join(sorted(REGISTRY))
             raise Refused(f"config: provider.name: expected one of {names}")
         self.cfg = cfg
-        self.session.cfg = self.cfg
-        self.session.autoaccept = self.cfg.autoaccept
-        self.session.drop_provider()
+        for session in self.sessions.values():
+            session.cfg = self.cfg
+            session.autoaccept = self.cfg.autoaccept
+            session.drop_provider()
         self.mcp.configure(
             cfg.mcp_servers, cfg.mcp_start_timeout_ms, cfg.mcp_call_timeout_ms, cfg.sandbox
         )
         if workspace:
             self.set_workspace(workspace)
-        self.preloaded = providers.preload(cfg.provider, lambda: self.session.provider)
+        main = self.sessions[MAIN_PANE]
+        self.preloaded = providers.preload(cfg.provider, lambda: main.provider)
 
     def login(self, name: str) -> None:
         """Sign in to a provider that signs in (copilot's device flow) on a worker thread;
@@ -449,6 +527,13 @@ class Core:
         """Open a conversation of the history (at its last active branch, or `branch`)."""
         current = self.session.conversation
         same = current is not None and _same_file(current.path, path)
+        for pane, other in self.sessions.items():
+            held = other.conversation
+            if other is not self.session and held is not None and _same_file(held.path, path):
+                raise Refused(
+                    f"history: this conversation is open in another tab's pane ({pane}): "
+                    ":Sightline chats switches to it"
+                )
         if not same:
             self.session.open(Path(path))
         if branch is not None:

@@ -115,4 +115,59 @@ function M.provider_watch()
   })
 end
 
+---Stream `deltas` into pane `id` as the core's pushes for it are applied (one every 2 ms).
+function M.pane_stream_into(id, deltas)
+  local state = require('sightline.ui.pane.state')
+  local pane = require('sightline.ui.pane')
+  local i, timer = 0, vim.uv.new_timer()
+  _G.bench_stream_done = false
+  timer:start(
+    0,
+    2,
+    vim.schedule_wrap(function()
+      i = i + 1
+      if i > #deltas then
+        if not timer:is_closing() then
+          timer:stop()
+          timer:close()
+        end
+        _G.bench_stream_done = true
+        return
+      end
+      state.with(id, pane.apply, deltas[i])
+    end)
+  )
+end
+
+---Time `:Sightline chats` picking pane `id`: from the command line's <CR> to Insert mode in
+---that pane's composer (ms, in _G.bench_switch).
+function M.arm_switch(id)
+  _G.bench_switch = nil
+  vim.ui.select = function(items, _, cb)
+    for _, c in ipairs(items) do
+      if c.pane == id then
+        return cb(c)
+      end
+    end
+  end
+  local t0
+  vim.api.nvim_create_autocmd('CmdlineLeave', {
+    once = true,
+    callback = function()
+      t0 = vim.uv.hrtime()
+    end,
+  })
+  vim.api.nvim_create_autocmd('InsertEnter', {
+    once = true,
+    callback = function()
+      local cbuf = require('sightline.ui.pane.state').get(id).cbuf
+      if t0 and vim.api.nvim_get_current_buf() == cbuf then
+        _G.bench_switch = (vim.uv.hrtime() - t0) / 1e6
+      else
+        _G.bench_switch = -1
+      end
+    end,
+  })
+end
+
 return M

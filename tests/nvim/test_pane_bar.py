@@ -286,7 +286,7 @@ def test_the_bar_on_screen_is_whole_parts_and_shows_the_cost_at_160_columns(
     # A turn that streams: one token count (the conversation's), never two.
     fake_api.script(hold(after_events=4, of=text("slow reply " * 20)))
     nv.input("hello<C-s>")
-    wait_for(lambda: fake_api.holding, TURN_TIMEOUT_S, "the held stream")
+    wait_for(fake_api.holding.is_set, TURN_TIMEOUT_S, "the held stream")
     screen.wait_for(lambda s: " working " in bar_on_screen(nv, s), what="the spinner")
     shown = bar_on_screen(nv, screen)
     assert shown.count(" in") <= 1, shown

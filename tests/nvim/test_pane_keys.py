@@ -289,7 +289,7 @@ def test_a_send_while_a_turn_runs_is_queued_in_the_pane(
     nv.input(":Sightline chat<CR>")
     screen.wait_for(lambda s: s.mode == "insert")
     nv.input("first<C-s>")
-    wait_for(lambda: fake_api.holding, TURN_TIMEOUT_S, "the held stream")
+    wait_for(fake_api.holding.is_set, TURN_TIMEOUT_S, "the held stream")
     nv.input("second<C-s>")
     screen.wait_text("◌ queued (sent when the turn ends): second")
     assert composer_lines(nv) == [""]  # taken: it is kept as queued
@@ -376,3 +376,22 @@ def test_command_output_is_in_the_transcript_folded_with_its_tail_shown(
     nv.api.win_set_cursor(0, (row, 0))
     nv.input("zo")
     screen.wait_text("  12")
+
+
+def test_g_question_mark_shows_the_configured_keys_and_not_one_turned_off(
+    nvim_factory: Any, screen_factory: Any
+) -> None:
+    nv = nvim_factory(
+        {"provider": {"name": "echo"}, "pane": {"keys": {"regenerate": False, "edit": "E"}}}
+    )
+    screen = screen_factory(nv, 200, 30)
+    nv.input(":Sightline chat<CR>")
+    screen.wait_for(lambda s: s.mode == "insert")
+    nv.input("<Esc>g?")
+    screen.wait_text("<C-s> send · <CR> send (Normal) · <M-CR> send, steering the turn")
+    screen.wait_text("E edit your message")
+    text = screen.text()
+    assert "regenerate" not in text  # turned off: not listed
+    assert "e edit your message" not in text
+    nv.input("g?")
+    screen.wait_for(lambda s: s.find("E edit your message") is None, what="the list hidden")

@@ -196,6 +196,7 @@ end
 ---@param c sightline.HistoryItem
 ---@param branch string
 local function open_branch(c, branch)
+  require('sightline.ui.pane').claim()
   local res, err = host().request('history.open', { path = c.path, branch = branch })
   if res then
     require('sightline.ui.pane').open()

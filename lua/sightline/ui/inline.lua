@@ -205,7 +205,8 @@ function M.show(spec)
     width = vim.o.columns,
     signs = require('sightline.reveal.paint').signs_safe(buf),
   }
-  A = { id = spec.id, buf = buf, hunks = {}, keys = {}, look = 0, ctx = ctx }
+  -- `pane`: the pane of the conversation that made it (its hunk decisions go there).
+  A = { id = spec.id, pane = spec.pane or 1, buf = buf, hunks = {}, keys = {}, look = 0, ctx = ctx }
   local n = #spec.hunks
   for i, data in ipairs(spec.hunks) do
     local h = { start = data.start, old = data.old, new = data.new, kind = data.kind }
@@ -219,7 +220,7 @@ function M.show(spec)
   end
   local pane = package.loaded['sightline.ui.pane']
   local ok, bufs = pcall(function()
-    return pane and pane.buffers()
+    return pane and require('sightline.ui.pane.state').with(A.pane, pane.buffers)
   end)
   if ok and bufs and bufs.transcript and api.nvim_buf_is_valid(bufs.transcript) then
     for _, key in ipairs(M.PANE_KEYS) do
@@ -242,6 +243,14 @@ function M.clear(id)
     api.nvim_buf_clear_namespace(state.buf, M.ns, 0, -1)
   end
   remove_keys(state)
+end
+
+---A turn of pane `pane` ended: its proposal's drawing goes (another pane's stays).
+---@param pane integer
+function M.clear_pane(pane)
+  if A and A.pane == pane then
+    M.clear()
+  end
 end
 
 ---The proposal shown now, for tests and integrations: its id, buffer and per-hunk decisions.
@@ -381,6 +390,7 @@ end
 ---@param params table
 local function forward(params)
   params.proposal = A.id
+  params.pane = A.pane
   local res, err = require('sightline.host').request('agent.hunk', params)
   if not res then
     warn(err or 'sightline: the decision was not taken')

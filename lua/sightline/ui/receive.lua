@@ -6,6 +6,21 @@
 --- the pane asks for the whole transcript after a lost delta only once the push returned.
 local M = {}
 
+local function state()
+  return require('sightline.ui.pane.state')
+end
+
+---Whether a pane other than the active one runs a turn held to a selection.
+local function other_scoped()
+  local here = state().id()
+  for id, status in pairs(require('sightline.host').statuses()) do
+    if id ~= here and type(status.scope) == 'table' then
+      return true
+    end
+  end
+  return false
+end
+
 ---Apply one batched update (the part of M.update that may fail).
 local function apply(payload)
   if payload.transcript then
@@ -19,10 +34,13 @@ local function apply(payload)
   end
   for _, ev in ipairs(payload.events or {}) do
     if ev.name == 'SightlineTurnEnd' then
-      require('sightline.port.scope').unwatch_all()
+      -- This pane's turn ended: what it drew and watched goes, another pane's stays.
+      if not other_scoped() then
+        require('sightline.port.scope').unwatch_all()
+      end
       local inline = package.loaded['sightline.ui.inline']
       if inline then
-        inline.clear()
+        inline.clear_pane(state().id())
       end
     end
     vim.api.nvim_exec_autocmds('User', { pattern = ev.name, data = ev.data, modeline = false })
@@ -32,8 +50,10 @@ end
 ---A batched push from the core: transcript delta, status, events.
 ---@param payload table {transcript?, status?, events?}
 function M.update(payload)
-  -- Called as an RPC notification, whose errors Neovim would swallow: report them.
-  local ok, err = xpcall(apply, debug.traceback, payload)
+  -- Called as an RPC notification, whose errors Neovim would swallow: report them. Drawn
+  -- in the pane of the conversation it is about (its status names any but the first).
+  local pane = type(payload.status) == 'table' and payload.status.pane or nil
+  local ok, err = xpcall(state().with, debug.traceback, type(pane) == 'number' and pane or 1, apply, payload)
   if not ok then
     require('sightline.ui.message').notify(
       'sightline: failed to apply an update from the core: ' .. tostring(err),
@@ -47,7 +67,14 @@ end
 ---@param before string? the state before
 function M.status(status, before)
   require('sightline.ui.pane').on_state(status, before)
-  require('sightline.ui.quitguard').update(status)
+  -- Any pane's waiting edit guards the quit, not only the active pane's.
+  local guarded = status
+  for _, other in pairs(require('sightline.host').statuses()) do
+    if other.state == 'awaiting_decision' and (other.pending_kind == 'edit' or other.pending_kind == 'create') then
+      guarded = other
+    end
+  end
+  require('sightline.ui.quitguard').update(guarded)
 end
 
 ---What the Lua side drew or watched for the core that asked: gone with that core, however
@@ -71,7 +98,10 @@ end
 ---and the turn it ran, if any, ends for the listeners.
 ---@param msg string? what the host reported
 function M.core_exit(msg)
-  require('sightline.ui.pane').on_core_exit(msg)
+  local pane = require('sightline.ui.pane')
+  for _, id in ipairs(state().ids()) do
+    state().with(id, pane.on_core_exit, msg)
+  end
   vim.api.nvim_exec_autocmds('User', { pattern = 'SightlineTurnEnd', data = { status = 'crashed' }, modeline = false })
 end
 

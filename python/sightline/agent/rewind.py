@@ -132,6 +132,10 @@ class Careful:
     def conversation(self) -> Any:
         return self.inner.conversation
 
+    @property
+    def pane(self) -> int:
+        return self.inner.pane
+
     def record(self, record: dict[str, Any]) -> None:
         self.inner.record(record)
 

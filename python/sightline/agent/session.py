@@ -13,6 +13,7 @@ reset, reopen. The rooms behind it:
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -85,8 +86,13 @@ class Session(SessionState):
 
     def start(self, turn: Turn) -> None:
         """Run `turn` (made the running one already) on its worker thread."""
+        # In the context of the request that started it: what the worker asks the core
+        # (a note, a queued message) goes to this conversation's pane (core.py's _PANE).
         turn.thread = threading.Thread(
-            target=loop.run, args=(self, turn), name=f"turn-{turn.id}", daemon=True
+            target=contextvars.copy_context().run,
+            args=(loop.run, self, turn),
+            name=f"turn-{turn.id}",
+            daemon=True,
         )
         turn.thread.start()
 
@@ -116,6 +122,9 @@ class Session(SessionState):
             self._begin(turn)
         self.ui.event("SightlineTurnStart", {"turn": turn.id, "scoped": False})
         threading.Thread(
-            target=compacting.run, args=(self, turn), name=f"compact-{turn.id}", daemon=True
+            target=contextvars.copy_context().run,
+            args=(compacting.run, self, turn),
+            name=f"compact-{turn.id}",
+            daemon=True,
         ).start()
         return turn

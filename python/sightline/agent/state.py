@@ -50,6 +50,9 @@ class SessionState:
         # Checkpoints live with the conversations (domain/checkpoints.py).
         self.checkpoints = checkpoints.Store(self.history_dir / "checkpoints")
         self.mode = "normal"
+        # The pane that shows this conversation (core.py's registry); a status names it when
+        # it is not the first one, so the Lua side draws it in that pane.
+        self.pane = 1
         self.autoaccept = cfg.autoaccept
         self.transcript = Transcript(finder=reference_finder(workspace))
         self.ui = Ui(editor, self.transcript, self.status)
@@ -106,7 +109,7 @@ class SessionState:
     def status(self) -> dict[str, Any]:
         pending = self.gate.pending
         turn = self.turn
-        return {
+        out: dict[str, Any] = {
             "seq": next(self._status_seq),
             "state": self.state(),
             "provider": self.cfg.provider.name,
@@ -130,6 +133,9 @@ class SessionState:
             "branch": self.conversation.branch if self.conversation else None,
             **self.accounts.usage(),
         }
+        if self.pane != 1:
+            out["pane"] = self.pane
+        return out
 
     def _model_name(self) -> str:
         """The model the bar names: an ACP agent's own name (its `agent_name`) where the

@@ -128,6 +128,7 @@ class HunkSpec(TypedDict):
     buffer: int
     path: str
     hunks: list[dict[str, object]]  # diff.Hunk.as_data()
+    pane: NotRequired[int]  # the pane of the conversation that made it (its keys decide there)
 
 
 class Reanchored(TypedDict, total=False):

@@ -21,7 +21,7 @@ from typing import Any
 
 from sightline.agent import changes, rewind, steering
 from sightline.agent.session import MODES
-from sightline.core import Core
+from sightline.core import MAIN_PANE, Core
 from sightline.domain import extensions, scope, secrets
 from sightline.domain.errors import Refused
 from sightline.domain.mcp_config import ServerConfigError
@@ -337,6 +337,12 @@ def _history_delete(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+@method("chats.list")
+def _chats_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    """The open conversations, one a pane (`:Sightline chats`)."""
+    return {"chats": core.chats()}
+
+
 @method("transcript.full")
 def _transcript(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"transcript": core.session.transcript.full()}
@@ -538,12 +544,20 @@ def dispatch(core: Core, name: str, args: list[Any]) -> dict[str, Any]:
         raw = {}  # an empty Lua table is sent as an empty list
     if not isinstance(raw, dict):
         return _refusal(f"{name}: expected a table of named params")
+    # Every request may name the pane (the tab page's conversation) it came from; none is
+    # the first pane's, the one a single-pane user ever has.
+    pane = raw.get("pane", MAIN_PANE)
+    if "pane" in raw:
+        raw = {k: v for k, v in raw.items() if k != "pane"}
+    if isinstance(pane, bool) or not isinstance(pane, int) or not 1 <= pane <= 1 << 20:
+        return _refusal(f"{name}: pane: expected a pane number (a positive integer)")
     try:
         params = check_params(SCHEMAS[name], raw)
     except Invalid as err:
         return _refusal(f"{name}: {err}")
     try:
-        result = handler(core, params)
+        with core.bound(pane):
+            result = handler(core, params)
     except (Refused, ProviderError) as err:
         return _refusal(err.message)
     except EditorError as err:  # Neovim refused a call; its text is safe to show

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from typing import Any
 
@@ -135,7 +136,12 @@ def _mcp_prompt(
             core.session.transcript.add_note(*narrator.error(f"/{prompt_name(prompt)}: {why}"))
             core.session.ui.schedule()
 
-    threading.Thread(target=fetch_and_send, name="sightline-mcp-prompt", daemon=True).start()
+    threading.Thread(  # in the request's context: sent in the pane it came from
+        target=contextvars.copy_context().run,
+        args=(fetch_and_send,),
+        name="sightline-mcp-prompt",
+        daemon=True,
+    ).start()
     return {"pending": True}
 
 

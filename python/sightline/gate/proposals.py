@@ -297,6 +297,8 @@ def _show_inline(turn: Turn, proposal: Proposal) -> bool:
         # Buffer lines: an excerpt's hunks count from its first line.
         "hunks": [_in_buffer(proposal, h).as_data() for h in proposal.hunks],
     }
+    if turn.session.pane != 1:
+        spec["pane"] = turn.session.pane
     try:
         return bool(turn.editor.show_hunks(spec))
     except EditorError:

@@ -234,10 +234,10 @@ function M.on_state(status)
       S.timer:start(
         0,
         120,
-        vim.schedule_wrap(function()
+        vim.schedule_wrap(state.bind(function()
           S.frame = S.frame % #SPINNER + 1
           M.render()
-        end)
+        end))
       )
     end
   else

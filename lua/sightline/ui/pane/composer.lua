@@ -147,7 +147,7 @@ function M.register_hint()
   hint_registered = true
   api.nvim_set_decoration_provider(hint_ns, {
     on_win = function(_, win, buf)
-      if buf ~= S.cbuf or api.nvim_buf_line_count(buf) ~= 1 then
+      if vim.b[buf].sightline_role ~= 'composer' or api.nvim_buf_line_count(buf) ~= 1 then
         return false
       end
       local info = vim.fn.getwininfo(win)[1]

@@ -19,7 +19,13 @@ end
 ---The transcript's fold expression: rows the core marked (long command output, thinking).
 ---@return string
 function M.expr()
-  return span_list.find(S.folds, vim.v.lnum - 1) and '1' or '0'
+  local folds = S.folds
+  local buf = api.nvim_get_current_buf() -- the window's whose folds are computed
+  if buf ~= S.tbuf then -- another pane's transcript (each tab page may show one)
+    local id = state.of_buf(buf)
+    folds = id and state.get(id).folds or {}
+  end
+  return span_list.find(folds, vim.v.lnum - 1) and '1' or '0'
 end
 
 ---'foldtext' of the transcript: a fold's header and how many lines it hides.

@@ -46,6 +46,7 @@ M.open = layout.open
 M.close = layout.close
 M.toggle = layout.toggle
 M.buffers = layout.buffers
+M.claim = layout.claim
 M.apply = transcript.apply
 ---The core's status changed: the bar, and the queued messages under the transcript.
 ---@param status table
@@ -70,7 +71,9 @@ local group = api.nvim_create_augroup('sightline.pane', { clear = true })
 api.nvim_create_autocmd('VimResized', {
   group = group,
   callback = function()
-    layout.resize()
+    for _, id in ipairs(state.ids()) do -- every tab page's pane
+      state.with(id, layout.resize)
+    end
   end,
   desc = 'sightline: fit the pane to the terminal',
 })
@@ -94,6 +97,17 @@ api.nvim_create_autocmd('ModeChanged', {
     end
   end,
   desc = 'sightline: the transcript folds a delta brought in Insert mode',
+})
+
+api.nvim_create_autocmd('TabEnter', {
+  group = group,
+  callback = function()
+    local id = state.of_tab()
+    if id then
+      state.use(id)
+    end
+  end,
+  desc = "sightline: the tab page's pane is the active one",
 })
 
 api.nvim_create_autocmd('WinScrolled', {

@@ -79,6 +79,7 @@ function M.set(buf)
     map(buf, 'n', keys.edit, '<Plug>(sightline-edit)', 'sightline: edit your message and resend it')
     map(buf, 'n', keys.regenerate, '<Plug>(sightline-regenerate)', 'sightline: regenerate the last reply')
   end
+  map(buf, 'n', keys.help, '<Plug>(sightline-help)', "sightline: show or hide the pane's keys")
   map(buf, 'n', keys.unqueue, '<Plug>(sightline-unqueue)', 'sightline: cancel the queued message')
   map(buf, 'n', keys.queue_edit, '<Plug>(sightline-queue-edit)', 'sightline: edit the queued message')
   if buf == S.cbuf then
@@ -90,9 +91,12 @@ function M.set(buf)
     map(buf, 'n', '<Up>', composer.recall_key(-1), 'sightline: previous prompt')
     map(buf, 'n', '<Down>', composer.recall_key(1), 'sightline: next prompt')
     map(buf, { 'n', 'i' }, keys.steer, '<Plug>(sightline-steer)', 'sightline: send, steering a running turn')
+    -- One group for every pane's composer: a new composer replaces only its own.
+    local group = vim.api.nvim_create_augroup('sightline.composer_edit', { clear = false })
+    vim.api.nvim_clear_autocmds({ group = group, buffer = buf })
     vim.api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, {
       buffer = buf,
-      group = vim.api.nvim_create_augroup('sightline.composer_edit', { clear = true }),
+      group = group,
       callback = function()
         require('sightline.ui.pane.steer').on_composer_change()
       end,

@@ -23,10 +23,15 @@ local function scratch(name, role)
   return buf
 end
 
+---The pane's number in its buffers' names, after the first pane's.
+local function suffix()
+  return S.id == state.MAIN and '' or ('/' .. S.id)
+end
+
 ---Create the transcript and the composer when they do not exist (or were wiped out).
 function M.ensure_buffers()
   if not state.valid_buf(S.tbuf) then
-    S.tbuf = scratch('sightline://transcript', 'transcript')
+    S.tbuf = scratch('sightline://transcript' .. suffix(), 'transcript')
     vim.bo[S.tbuf].undolevels = -1
     -- Its own filetype: the transcript is rendered here (only what was written as Markdown
     -- is read as Markdown), so Markdown plugins must not re-render notes and diffs.
@@ -37,7 +42,7 @@ function M.ensure_buffers()
     markdown.register()
   end
   if not state.valid_buf(S.cbuf) then
-    S.cbuf = scratch('sightline://composer', 'composer')
+    S.cbuf = scratch('sightline://composer' .. suffix(), 'composer')
     vim.bo[S.cbuf].filetype = 'markdown'
     keys.set(S.cbuf)
     pcall(function()
@@ -130,6 +135,29 @@ local function open_windows()
   notice.render()
 end
 
+---Make the current tab page's pane the active one, choosing it when the tab has none: the
+---active pane when no other tab shows it, else a pane no tab shows, else a new one (a new
+---conversation). A user who never opens a second tab's pane always gets the first pane.
+---@return integer id
+function M.claim()
+  local id = state.of_tab()
+  if not id then
+    id = state.id()
+    if state.tab_of(id) then
+      id = nil
+      for _, other in ipairs(state.ids()) do
+        if not state.tab_of(other) then
+          id = other
+          break
+        end
+      end
+      id = id or state.new_id()
+    end
+  end
+  state.use(id)
+  return id
+end
+
 ---Bring the pane into view without taking the focus (the current window and mode stay).
 function M.show()
   M.ensure_buffers()
@@ -138,8 +166,9 @@ function M.show()
   end
 end
 
----Open the pane (or focus it) with the composer ready for typing.
+---Open the tab page's pane (or focus it) with the composer ready for typing.
 function M.open()
+  M.claim()
   M.ensure_buffers()
   if not M.is_open() then
     open_windows()
@@ -158,9 +187,12 @@ function M.close()
   S.twin, S.cwin = nil, nil
 end
 
----Open the pane, or close it when it is open.
+---Open the tab page's pane, or close it when it is open.
 function M.toggle()
-  if M.is_open() then
+  if state.of_tab() then
+    state.use(state.of_tab())
+  end
+  if state.of_tab() and M.is_open() then
     M.close()
   else
     M.open()

@@ -271,35 +271,38 @@ end
 -- Markdown work than a slow one. Its text is in the buffer at once; the rows it already had
 -- keep their marks meanwhile, and only what is new waits (two frames at most) for its marks.
 local RENDER_MS = 33
-local streamed_at = nil ---@type integer? vim.uv.now() when the streamed span was last rendered
-local render_due = false -- a timer renders the streamed span when RENDER_MS is over
+-- Per pane (S): `md_streamed_at`, vim.uv.now() when the streamed span was last rendered;
+-- `md_render_due`, a timer renders the streamed span when RENDER_MS is over.
 
 local function render_span(buf, p)
   api.nvim_buf_clear_namespace(buf, md_ns, p[1], p[2])
   local ok, row = pcall(render_markdown, buf, p[1], p[2]) -- a nicety; the text is there
   if p[3] == S.md_last then
     S.md_resume = { first = p[3], row = ok and row or p[1] }
-    streamed_at = vim.uv.now()
+    S.md_streamed_at = vim.uv.now()
   end
 end
 
 ---Whether span `p` waits for RENDER_MS to pass (a timer then renders what is in view).
 local function waits(p)
-  if p[3] ~= S.md_last or not streamed_at or not S.md_resume or S.md_resume.first ~= p[3] then
+  if p[3] ~= S.md_last or not S.md_streamed_at or not S.md_resume or S.md_resume.first ~= p[3] then
     return false -- not the span rendered a moment ago: nothing to wait for
   end
-  local left = streamed_at + RENDER_MS - vim.uv.now()
+  local left = S.md_streamed_at + RENDER_MS - vim.uv.now()
   if left <= 0 then
     return false
   end
-  if not render_due then
-    render_due = true
-    vim.defer_fn(function()
-      render_due = false
-      if state.valid_buf(S.tbuf) then
-        M.render_visible(S.tbuf)
-      end
-    end, left)
+  if not S.md_render_due then
+    S.md_render_due = true
+    vim.defer_fn(
+      state.bind(function()
+        S.md_render_due = false
+        if state.valid_buf(S.tbuf) then
+          M.render_visible(S.tbuf)
+        end
+      end),
+      left
+    )
   end
   return true
 end
@@ -347,17 +350,17 @@ end
 -- Spans a few screens around the view are rendered ahead, one per turn of the event loop,
 -- so that scrolling finds them ready and a key typed meanwhile waits for one span at most.
 local PREFETCH_SCREENS = 2
-local prefetching = false
+-- S.md_prefetching: a prefetch step is scheduled for the pane.
 local function prefetch()
-  prefetching = false
+  S.md_prefetching = false
   local buf = S.tbuf
   if not state.valid_buf(buf) or #S.md_pending == 0 then
     return
   end
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     if render_near(buf, win, vim.fn.line('w0', win) - 1, PREFETCH_SCREENS, 1) > 0 then
-      prefetching = true
-      vim.schedule(prefetch)
+      S.md_prefetching = true
+      vim.schedule(state.bind(prefetch))
       return
     end
   end
@@ -365,9 +368,9 @@ end
 
 ---Render ahead the Markdown around the transcript's view (on WinScrolled, after a delta).
 function M.prefetch()
-  if not prefetching and #S.md_pending > 0 then
-    prefetching = true
-    vim.schedule(prefetch)
+  if not S.md_prefetching and #S.md_pending > 0 then
+    S.md_prefetching = true
+    vim.schedule(state.bind(prefetch))
   end
 end
 
@@ -416,8 +419,16 @@ function M.register()
   )
   api.nvim_set_decoration_provider(md_view_ns, {
     on_win = function(_, win, buf, toprow)
-      if buf == S.tbuf and #S.md_pending > 0 then
-        pcall(render_pending, buf, win, toprow)
+      if buf == S.tbuf then
+        if #S.md_pending > 0 then
+          pcall(render_pending, buf, win, toprow)
+        end
+      elseif vim.b[buf].sightline_role == 'transcript' then
+        -- Another pane's transcript (a window of it shown beside the active pane's).
+        local id = state.of_buf(buf)
+        if id and #state.get(id).md_pending > 0 then
+          pcall(state.with, id, render_pending, buf, win, toprow)
+        end
       end
       return false
     end,

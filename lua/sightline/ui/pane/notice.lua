@@ -49,11 +49,14 @@ function M.render()
   if visible and not n.expires then
     -- Counted from when it is in view: a note that waits in a closed pane waits for it.
     n.expires = true
-    vim.defer_fn(function()
-      if S.notice == n then
-        M.clear()
-      end
-    end, NOTICE_MS)
+    vim.defer_fn(
+      state.bind(function()
+        if S.notice == n then
+          M.clear()
+        end
+      end),
+      NOTICE_MS
+    )
   end
 end
 

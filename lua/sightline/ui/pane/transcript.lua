@@ -41,14 +41,14 @@ end
 ---core that waits on Neovim.
 local function resync()
   S.resync = true
-  vim.schedule(function()
+  vim.schedule(state.bind(function()
     local host = require('sightline.host')
     local res = host.running() and host.request('transcript.full') or nil
     S.resync = false
     if res and res.transcript then
       M.apply(res.transcript)
     end
-  end)
+  end))
 end
 
 ---Apply a delta computed by the core: replace rows from `start`, repaint their highlights.
@@ -87,6 +87,9 @@ function M.apply(delta)
   require('sightline.ui.chips').apply(buf, delta.start, delta.chips)
   notice.render()
   require('sightline.ui.pane.steer').redraw() -- the queued messages stay under the last line
+  if S.help then
+    require('sightline.ui.pane.help').redraw() -- and the key list under them
+  end
   if follow then
     local last = api.nvim_buf_line_count(buf)
     local at = api.nvim_win_get_cursor(S.twin)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from sightline.domain.text import clean_display_text
 from sightline.mentions.completion import CompletionItem
 from sightline.slash import catalog, mcp_prompts, prompt_files
+from sightline.slash.builtins import BY_NAME
 from sightline.slash.catalog import Command
 from sightline.slash.prompt_files import Entry, PromptFile, Skipped
 
@@ -59,16 +60,27 @@ class SlashCommands:
     def candidates(self, ctx: Context) -> list[Candidate]:
         """Every command's name for `ctx`, the first of each name (prompt files unread)."""
         entries = self._library.entries(prompt_files.folders(ctx.workspace, ctx.config_dir))
-        groups: list[Sequence[Candidate]] = [catalog.builtin_commands(), entries]
+        prompts = {e.name for e in entries}
+        # (a prompt file of a built-in's name takes its place: builtins.py)
+        builtins = [c for c in catalog.builtin_commands() if c.name not in prompts]
+        groups: list[Sequence[Candidate]] = [builtins, entries]
         groups.extend(source(ctx) for source in self.extra)
         return catalog.merge(*groups)
 
     def command(self, candidate: Candidate) -> Command | None:
-        """The candidate's command, its prompt file read if need be (None: skipped)."""
+        """The candidate's command, its prompt file read if need be (None: skipped); a
+        skipped prompt file of a built-in's name leaves the built-in in its place."""
         if isinstance(candidate, Command):
             return candidate
         with self._lock:
-            return self._read(candidate)
+            made = self._read(candidate)
+        if made is None and candidate.name in BY_NAME:
+            return self._builtin(candidate.name)
+        return made
+
+    @staticmethod
+    def _builtin(name: str) -> Command:
+        return next(c for c in catalog.builtin_commands() if c.name == name)
 
     def _read(self, candidate: Entry) -> Command | None:
         outcome = self._library.load(candidate)

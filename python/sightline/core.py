@@ -327,13 +327,19 @@ class Core:
             session.conversation = None
             session.transcript.add_note(*narrator.new_conversation(workspace))
 
-    def send(self, params: dict[str, Any], *, shown: str | None = None) -> dict[str, Any]:
+    def send(
+        self, params: dict[str, Any], *, shown: str | None = None, model: str | None = None
+    ) -> dict[str, Any]:
         """Start a turn.  `shown`: what the user typed when `text` is what it expanded to
-        (a `/` prompt): the transcript shows it, the expanded text folded under it."""
+        (a `/` prompt): the transcript shows it, the expanded text folded under it.
+        `model`: the turn runs on that model (a prompt file's; never queued: refused while
+        a turn runs)."""
         text = params.get("text")
         if not isinstance(text, str):
             raise Refused("send: text must be a string")
         edit_at = params.get("edit_at")
+        if model and self.session.turn is not None:
+            raise Refused("a turn is running: wait for it or :Sightline stop")
         if self.session.turn is not None and not scope.has_range(params) and edit_at is None:
             # Typed while a turn runs: kept, sent when it ends (or steered in).
             qid = steering.queue(self.session, text, bool(params.get("steer")))
@@ -367,6 +373,7 @@ class Core:
             shown=shown,
             images=[p.block() for p in pictures],
             edit_at=edit_at if isinstance(edit_at, int) else None,
+            model=model,
         )
         return {"turn": turn.id, "status": self.session.status()}
 

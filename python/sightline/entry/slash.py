@@ -4,7 +4,8 @@
   as the Ex command runs them (no turn starts here);
 * a prompt file: its placeholders filled, its inputs asked for when missing (answered with
   `ask`: Neovim asks with vim.ui.input and sends again with `inputs`), refused with nothing
-  sent when it needs a selection or a file there is not; then sent, the transcript showing
+  sent when it needs a selection or a file there is not, or names a `model` the provider
+  does not offer; then sent (on that model, for that turn alone), the transcript showing
   what was typed with the expansion folded under it;
 * an MCP prompt (`/mcp:{server}:{prompt} name=value…`): missing required arguments asked
   for (`ask`), then fetched and sent on a worker (answered with `pending` at once);
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -68,6 +70,7 @@ def _prompt(
     typed: str,
     workspace: str,
 ) -> dict[str, Any]:
+    model = turn_model(core, prompt)
     need = expand.needs(prompt)
     inputs, rest = expand.split_inputs(arguments, need.inputs)
     given = params.get("inputs") or {}
@@ -98,7 +101,43 @@ def _prompt(
     text = expand.expand(prompt, values)
     if not text.strip():
         raise Refused(f"/{prompt.name}: the prompt file has no text to send")
-    return core.send({"text": text, "workspace": workspace}, shown=typed)
+    return core.send({"text": text, "workspace": workspace}, shown=typed, model=model)
+
+
+# How long a send waits for the provider's model list the first time (later: the cache).
+MODEL_LIST_WAIT_S = 3.0
+_MODEL = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
+
+
+def turn_model(core: Core, prompt: PromptFile) -> str | None:
+    """The model the prompt file's turn runs on: None for the current one; Refused, naming
+    the file, when the provider does not offer it (a list it could not fetch lets it
+    through: the API's answer then says)."""
+    model = prompt.model
+    provider = core.session.provider
+    if not model or model == provider.model:
+        return None
+    name = f"/{prompt.name} ({prompt.source}/{prompt.path.name})"
+    if not _MODEL.match(model):
+        raise Refused(f"{name}: model: expected a model name, got {model[:60]!r}")
+    if model == getattr(provider, "agent_model", None):
+        return None  # an ACP agent already on it
+    if callable(getattr(provider, "set_option", None)):
+        raise Refused(
+            f"{name} asks for model {model}: an ACP agent's model is chosen with "
+            f":Sightline model {model}, then send again"
+        )
+    if core.session.turn is not None:
+        raise Refused(f"{name} runs on its own model: wait for the turn or :Sightline stop")
+    listed = core.models(MODEL_LIST_WAIT_S)
+    offered = [str(m) for m in listed.get("models") or []]
+    if not listed.get("loading") and "error" not in listed and model not in offered:
+        some = ", ".join(offered[:6]) + (", …" if len(offered) > 6 else "")
+        raise Refused(
+            f"{name} asks for model {model}, which the {provider.name} provider does not "
+            f"offer ({some}); nothing was sent"
+        )
+    return model
 
 
 def _mcp_prompt(

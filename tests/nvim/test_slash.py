@@ -244,6 +244,23 @@ def test_a_claude_command_expands_its_arguments(nvim: Any, prompts: Path) -> Non
     assert user["content"][0]["text"] == want  # what was sent
 
 
+def test_a_command_in_a_subfolder_is_namespaced(nvim: Any, prompts: Path) -> None:
+    write(
+        prompts / ".claude" / "commands" / "frontend" / "component.md",
+        "---\ndescription: Make a component\n---\nMake a React component named $1.\n",
+    )
+    nvim.command("set columns=220")  # room for the menu column beside the pane
+    open_composer(nvim)
+    type_each(nvim, "/fro")
+    wait_for(lambda: words(nvim) == ["/frontend:component"], 10, "/fro")
+    assert menu(nvim)["items"][0]["menu"] == "[.claude/commands] Make a component"
+    nvim.input("<C-y>")
+    send_keys(nvim, " Button")
+    want = "Make a React component named Button."
+    wait_for(lambda: f"echo: {want}" in transcript(nvim), 10, "the expansion")
+    assert "/frontend:component Button" in transcript(nvim)
+
+
 def test_a_copilot_prompt_takes_inputs_selection_and_file(nvim: Any, prompts: Path) -> None:
     nvim.command("edit src/app.py")
     nvim.input("Vj<Esc>")  # select both lines, as the user does before asking

@@ -73,6 +73,43 @@ def test_bounds_skip_with_a_reason(tmp_path: Path) -> None:
     ]
 
 
+def test_subfolders_namespace_claude_and_sightline_commands(tmp_path: Path) -> None:
+    ws, config = tmp_path / "ws", tmp_path / "config"
+    cmds = ws / ".claude/commands"
+    write(cmds / "review.md", "root\n")
+    write(cmds / "frontend/component.md", "---\ndescription: C\n---\nMake $1\n")
+    write(cmds / "backend/component.md", "the other component\n")
+    write(cmds / "a/b/c/deep.md", "three down\n")
+    write(cmds / "a/b/c/d/too-deep.md", "four down: not read\n")
+    write(cmds / ".hidden/x.md", "hidden folder\n")
+    write(cmds / "mcp/x.md", "the MCP prompts' namespace\n")
+    outside = tmp_path / "elsewhere"
+    write(outside / "linked.md", "through a linked folder\n")
+    (cmds / "linked").symlink_to(outside)
+    write(tmp_path / "secret.md", "not yours\n")
+    (cmds / "frontend/leak.md").symlink_to(tmp_path / "secret.md")
+    write(cmds / "frontend/big.md", "x" * (64 * 1024 + 1))
+    os.mkfifo(cmds / "frontend/fifo.md")
+    write(ws / ".github/prompts/team/explain.prompt.md", "Explain\n")  # VS Code: by file name
+    write(config / "sightline/prompts/git/wip.md", "mine\n")
+    found, skipped = scan(ws, config)
+    assert list(found) == [
+        "review",
+        "a:b:c:deep",
+        "backend:component",
+        "frontend:component",
+        "explain",
+        "git:wip",
+    ]
+    assert found["frontend:component"].description == "C"
+    assert found["explain"].format == "copilot"
+    assert sorted(skipped) == [
+        ".claude/commands/frontend/big.md: over 64 KiB; skipped",
+        ".claude/commands/frontend/fifo.md: not a regular file; skipped",
+        ".claude/commands/frontend/leak.md: a link out of its folder; skipped",
+    ]
+
+
 def test_front_matter_errors_name_the_line(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     write(ws / ".sightline/prompts/a.md", "---\ndescription: ok\nbad: : :\n---\nbody\n")

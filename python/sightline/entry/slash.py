@@ -117,7 +117,7 @@ def turn_model(core: Core, prompt: PromptFile) -> str | None:
     provider = core.session.provider
     if not model or model == provider.model:
         return None
-    name = f"/{prompt.name} ({prompt.source}/{prompt.path.name})"
+    name = f"/{prompt.name} ({prompt.shown})"
     if not _MODEL.match(model):
         raise Refused(f"{name}: model: expected a model name, got {model[:60]!r}")
     if model == getattr(provider, "agent_model", None):

@@ -8,6 +8,13 @@ Four folders, in this order (the first of a name wins):
   `${selection}`, `${file}`…);
 * the user's `stdpath('config')/sightline/prompts/*.md` (sightline's format).
 
+Subfolders are read too, down to MAX_DEPTH below the folder (hidden ones and links to
+folders are not followed).  In `.claude/commands` and sightline's folders a subfolder is a
+namespace, `frontend/component.md` being `/frontend:component` (so two subfolders may each
+hold a `build.md`); in `.github/prompts` the file name alone is the command, as VS Code
+names it (it searches that folder's subfolders too).  A name starting `mcp:` is left out:
+that is the MCP prompts' namespace.
+
 Each may start with YAML front matter (`description`, `argument-hint`, `model`), parsed with
 PyYAML's safe loader.  A file is skipped, with a note naming it, when its front matter is
 broken (the note gives the line), when it is over 64 KiB, binary, a link out of its folder,
@@ -37,6 +44,8 @@ Format = Literal["sightline", "claude", "copilot"]
 MAX_BYTES = 64 * 1024
 # Longer names are not commands anyone types; they would only widen the menu.
 MAX_NAME_CHARS = 64
+# How deep below a prompt folder its subfolders are read (`a/b/c/x.md` is depth 3).
+MAX_DEPTH = 3
 FRONT_MATTER_KEYS = ("description", "argument-hint", "model")
 
 
@@ -46,6 +55,7 @@ class Folder:
     format: Format
     source: str  # where its commands come from, as the menu shows it
     suffix: str  # what a prompt file's name ends with
+    namespaced: bool = True  # a subfolder's name is a prefix of its files' names
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,7 @@ class PromptFile:
     argument_hint: str
     model: str | None
     body: str
+    shown: str = ""  # how messages name it: its folder and its path there
 
 
 @dataclass(frozen=True)
@@ -72,7 +83,7 @@ def folders(workspace: str, config_dir: str | None) -> list[Folder]:
     out = [
         Folder(root / ".sightline" / "prompts", "sightline", ".sightline/prompts", ".md"),
         Folder(root / ".claude" / "commands", "claude", ".claude/commands", ".md"),
-        Folder(root / ".github" / "prompts", "copilot", ".github/prompts", ".prompt.md"),
+        Folder(root / ".github" / "prompts", "copilot", ".github/prompts", ".prompt.md", False),
     ]
     if config_dir:
         out.append(Folder(Path(config_dir) / "sightline" / "prompts", "sightline", "user", ".md"))
@@ -140,15 +151,29 @@ class PromptLibrary:
 
 
 def _listed(folder: Folder) -> Iterable[Entry]:
+    yield from _listed_in(folder, folder.path, "", 0)
+
+
+def _listed_in(folder: Folder, where: Path | str, prefix: str, depth: int) -> Iterable[Entry]:
+    """The prompt files of `where` (a subfolder `prefix` of `folder`, `depth` below it),
+    those of the folder itself first, each subfolder's after them, by name."""
     try:
-        entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
+        entries = sorted(os.scandir(where), key=lambda e: e.name)
     except OSError:
         return  # no such folder (the usual case), or unreadable: nothing to offer
     cut = len(folder.suffix)
+    subfolders: list[os.DirEntry[str]] = []
     for entry in entries:
-        if not entry.name.endswith(folder.suffix) or entry.name.startswith("."):
+        if entry.name.startswith("."):
             continue
-        name = entry.name[:-cut]
+        if not entry.name.endswith(folder.suffix):
+            try:
+                if depth < MAX_DEPTH and entry.is_dir(follow_symlinks=False):
+                    subfolders.append(entry)
+            except OSError:
+                pass
+            continue
+        name = prefix + entry.name[:-cut]
         if not _valid_name(name):
             continue
         try:
@@ -157,24 +182,34 @@ def _listed(folder: Folder) -> Iterable[Entry]:
             continue
         if not stat.S_ISDIR(st.st_mode):
             yield Entry(name, folder, entry.path, entry.is_symlink(), st)
+    for sub in subfolders:
+        inner = f"{prefix}{sub.name}:" if folder.namespaced else ""
+        yield from _listed_in(folder, sub.path, inner, depth + 1)
 
 
 _NAME = re.compile(rf"[^\s/\\]{{1,{MAX_NAME_CHARS}}}")
 
 
 def _valid_name(name: str) -> bool:
-    """A name typed after `/`: no whitespace, slash or control character."""
-    return _NAME.fullmatch(name) is not None and name.isprintable()
+    """A name typed after `/`: no whitespace, slash or control character, and not in the
+    MCP prompts' namespace."""
+    return (
+        _NAME.fullmatch(name) is not None
+        and name.isprintable()
+        and not name.startswith("mcp:")
+        and ":" not in (name[0], name[-1])
+    )
 
 
 def load(
     folder: Folder, name: str, path: Path, linked: bool, st: os.stat_result
 ) -> PromptFile | Skipped:
     """Read one prompt file within the bounds; a Skipped says why it is not offered."""
-    shown = f"{folder.source}/{path.name}"
+    rel = os.path.relpath(path, folder.path)
+    shown = f"{folder.source}/{rel}"
     if linked:
         try:
-            within(folder.path, path.name)
+            within(folder.path, rel)
         except Outside:
             return Skipped(path, f"{shown}: a link out of its folder; skipped")
     if not stat.S_ISREG(st.st_mode):
@@ -206,4 +241,5 @@ def load(
         argument_hint=meta.get("argument-hint", ""),
         model=meta.get("model") or None,
         body=body,
+        shown=shown,
     )

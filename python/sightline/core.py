@@ -78,6 +78,7 @@ class Core:
         )
         self.slash.extra.append(lambda ctx: mcp_prompts.commands(self.mcp, ctx.workspace))
         self.slash.extra.append(lambda ctx: self._agent_commands())
+        self.slash.version = self._agent_commands_seq
         self.slash.starting = lambda ctx: self.mcp.starting(ctx.workspace)
         self.completion = ComposerCompletion(
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items),
@@ -105,6 +106,11 @@ class Core:
             return []
         name = str(getattr(provider, "agent_name", "") or provider.model)
         return slash_catalog.agent_commands(name, announced())
+
+    def _agent_commands_seq(self) -> object:
+        provider = self.session.provider
+        seq = getattr(provider, "agent_commands_seq", None)
+        return (id(provider), seq()) if callable(seq) else None
 
     def _slash_note(self, text: str) -> None:
         """A prompt file skipped (broken front matter, bounds): said once in the pane."""

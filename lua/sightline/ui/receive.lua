@@ -17,6 +17,9 @@ local function apply(payload)
   if payload.composer then
     require('sightline.ui.pane.steer').restore(payload.composer)
   end
+  if payload.slash then
+    require('sightline.complete').commands_changed()
+  end
   for _, ev in ipairs(payload.events or {}) do
     if ev.name == 'SightlineTurnEnd' then
       require('sightline.port.scope').unwatch_all()

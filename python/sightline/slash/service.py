@@ -48,12 +48,16 @@ class SlashCommands:
     extra: list[Extra] = field(default_factory=list)  # skills, agent, MCP prompts
     # The MCP servers starting now: their prompts come later (the menu asks again).
     starting: Callable[[Context], list[str]] = lambda _ctx: []
+    # Changes when another source's commands changed (an ACP agent announced new ones):
+    # the next keystroke lists them again.
+    version: Callable[[], object] = lambda: None
     _library: prompt_files.PromptLibrary = field(default_factory=prompt_files.PromptLibrary)
     _listed: list[Candidate] = field(default_factory=list)
     _prompts: dict[str, tuple[PromptFile, Command]] = field(default_factory=dict)
     _items: dict[Command, CompletionItem] = field(default_factory=dict)
     _said: set[tuple[str, str]] = field(default_factory=set)
     _waiting: bool = False  # MCP servers were starting when the list was made
+    _version: object = None  # `version()` when the list was made
     # One reader at a time: the menu's keystroke, a send, or the worker reading ahead.
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -99,8 +103,10 @@ class SlashCommands:
 
     def complete(self, ctx: Context, token: str) -> list[CompletionItem]:
         """Items for the text typed after `/` (the command's name so far)."""
-        if token == "" or not self._listed or self._waiting:
+        version = self.version()
+        if token == "" or not self._listed or self._waiting or version != self._version:
             # (also while MCP servers were starting: their prompts join once they are up)
+            self._version = version
             self._listed = self.candidates(ctx)  # (starts the MCP servers in the background)
             self._waiting = bool(self.starting(ctx))
             self._items = {}

@@ -79,6 +79,9 @@ class Core:
         self.slash.extra.append(lambda ctx: mcp_prompts.commands(self.mcp, ctx.workspace))
         self.slash.extra.append(lambda ctx: self._agent_commands())
         self.slash.version = self._agent_commands_seq
+        # A prompt file naming a model: its provider's list is fetched now, so sending it
+        # finds the list there to check the model against (entry/slash.py).
+        self.slash.wants_models = lambda: self.models(0)
         self.slash.starting = lambda ctx: self.mcp.starting(ctx.workspace)
         self.completion = ComposerCompletion(
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items),
@@ -262,9 +265,10 @@ class Core:
         conv.close()
         return self.history_open(str(path))
 
-    def models(self, wait_s: float) -> dict[str, Any]:
+    def models(self, wait_s: float, *, join: bool = False) -> dict[str, Any]:
         """The provider's model list, from the cache or a fetch on a worker thread (waited
-        for at most `wait_s`); `loading` while it is not there yet."""
+        for at most `wait_s`); `loading` while it is not there yet.  `join`: a fetch already
+        under way is waited for too (else only the first ask waits)."""
         prov = self.cfg.provider
         current = self.session.provider.model
         values = getattr(self.session.provider, "option_values", None)
@@ -278,7 +282,7 @@ class Core:
             done = self._fetches.get(key)
             # Only the first ask waits for the list: while a fetch hangs, or after one
             # failed, each later <Tab> answers at once with what is known (loading, the error).
-            wait = done is None and key not in self._models
+            wait = (done is None or join) and key not in self._models
             if done is None:
                 done = self._fetches[key] = threading.Event()
                 provider = self.session.provider

@@ -12,7 +12,7 @@ import pytest
 
 from tests import fakeopenai as fo
 from tests.agent_util import TURN_TIMEOUT_S, idle
-from tests.complete_util import bar_note, composer_text, open_composer, send_keys
+from tests.complete_util import bar_note, composer_text, open_composer, send_keys, type_each
 from tests.conftest import status, transcript, wait_for
 from tests.fakeopenai import FakeOpenAI
 from tests.screen import Screen
@@ -57,6 +57,13 @@ def bar(nv: Any, screen: Screen) -> str:
     return str(screen.lines()[row - 1][col - 1 : col - 1 + width])
 
 
+def models_known(nv: Any) -> None:
+    """The provider's model list fetched: the menu showing a prompt file with a model
+    started that (a send before it is there is refused, to send again)."""
+    ask = "return require('sightline.host').request('agent.models', {wait_ms = 0})"
+    wait_for(lambda: not nv.exec_lua(ask)["loading"], 30, "the model list")
+
+
 def test_a_prompt_files_model_runs_that_turn_only(
     nvim_factory: Any, screen_factory: Any, server: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -68,7 +75,9 @@ def test_a_prompt_files_model_runs_that_turn_only(
     screen = screen_factory(nv, 200, 30)
     open_composer(nv)
     server.script(fo.hold(after_chunks=1, of=fo.text("deep thoughts")), fo.text("plain"))
-    send_keys(nv, "/deep caching")
+    type_each(nv, "/deep")  # the menu shows the file: its model is looked up
+    models_known(nv)
+    send_keys(nv, " caching")
     server.holding.wait(TURN_TIMEOUT_S)
     first = server.wait_for_requests(1, TURN_TIMEOUT_S)[0].body
     assert first["model"] == "gpt-4.1"
@@ -91,7 +100,9 @@ def test_a_model_the_provider_does_not_offer_is_refused_naming_the_file(
     write(isolated_env / ".github" / "prompts" / "big.prompt.md", "---\nmodel: gpt-9\n---\nGo\n")
     nv = gpt(nvim_factory, server)
     open_composer(nv)
-    send_keys(nv, "/big")
+    type_each(nv, "/big")
+    models_known(nv)
+    send_keys(nv, "")
     want = (
         "/big (.github/prompts/big.prompt.md) asks for model gpt-9, which the openai"
         " provider does not offer (gpt-4.1, gpt-4.1-mini, llama3.1); nothing was sent"

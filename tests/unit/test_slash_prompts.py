@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sightline.domain.front_matter import split_front_matter
@@ -195,3 +195,51 @@ def test_a_filled_value_is_never_expanded_again(body: str, arguments: str) -> No
     )
     got = expand.expand(p, expand.Values(arguments=arguments, file="§"))
     assert got.count("§") == asked
+
+
+_NAMES = st.lists(st.text("abcd-:", min_size=1, max_size=8), min_size=1, max_size=30, unique=True)
+
+
+@given(_NAMES, st.lists(st.text("abcd-:", max_size=6), min_size=1, max_size=12))
+def test_narrowing_ranks_as_ranking_the_whole_list(names: list[str], queries: list[str]) -> None:
+    """The menu narrows each keystroke from the last one's matches: the same items, in
+    the same order, as ranking every command for that query."""
+    from sightline.slash.service import Context, SlashCommands
+
+    commands = [catalog.Command(n, "skill", "", "test") for n in names]
+    slash = SlashCommands(extra=[lambda ctx: commands])
+    slash._listed = slash.candidates(Context("/nonexistent"))
+    for query in queries:
+        want = catalog.rank(slash._listed, query)
+        assert slash._ranked(query) == want
+
+
+_VALUE = st.one_of(
+    st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20),
+    st.text("ab :#-'\"[]{},x\t\u00e9\u2028!|>", max_size=12),  # (near the fast path's edges)
+)
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["description", "argument-hint", "model", "x-y"]), _VALUE),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_the_fast_front_matter_path_reads_as_pyyaml_does(pairs: list[tuple[str, str]]) -> None:
+    """Lines the fast path takes give exactly what PyYAML's base loader gives."""
+    import yaml
+
+    from sightline.domain.front_matter import _simple
+
+    block = "".join(f"{k}: {v}\n" for k, v in pairs)
+    fast = _simple(block)
+    if fast is None:
+        return  # (PyYAML reads it)
+    data = yaml.load(block, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))
+    assert isinstance(data, dict)
+    assert {k: " ".join(v.split()) for k, v in fast.items()} == {
+        k: " ".join(str(v).split()) for k, v in data.items()
+    }

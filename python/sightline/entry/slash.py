@@ -105,14 +105,15 @@ def _prompt(
 
 
 # How long a send waits for the provider's model list the first time (later: the cache).
-MODEL_LIST_WAIT_S = 3.0
+MODEL_LIST_WAIT_S = 5.0
 _MODEL = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
 
 
 def turn_model(core: Core, prompt: PromptFile) -> str | None:
     """The model the prompt file's turn runs on: None for the current one; Refused, naming
-    the file, when the provider does not offer it (a list it could not fetch lets it
-    through: the API's answer then says)."""
+    the file, when the provider does not offer it, or while its list is still being
+    fetched (the menu showing the file started that); a list that could not be fetched
+    lets it through: the API's answer then says."""
     model = prompt.model
     provider = core.session.provider
     if not model or model == provider.model:
@@ -129,7 +130,12 @@ def turn_model(core: Core, prompt: PromptFile) -> str | None:
         )
     if core.session.turn is not None:
         raise Refused(f"{name} runs on its own model: wait for the turn or :Sightline stop")
-    listed = core.models(MODEL_LIST_WAIT_S)
+    listed = core.models(MODEL_LIST_WAIT_S, join=True)
+    if listed.get("loading"):
+        raise Refused(
+            f"{name} asks for model {model}: the {provider.name} provider's models are still "
+            "being fetched to check it; send again in a moment"
+        )
     offered = [str(m) for m in listed.get("models") or []]
     if not listed.get("loading") and "error" not in listed and model not in offered:
         some = ", ".join(offered[:6]) + (", …" if len(offered) > 6 else "")

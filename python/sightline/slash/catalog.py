@@ -131,14 +131,22 @@ def rank(commands: Sequence[N], query: str) -> list[N]:
     """Commands matching what was typed after `/` (all when nothing), best first: the
     name's prefix, then a word of it, then anywhere, then its letters in order; within a
     tier the sources' order."""
+    return rank_matching(commands, query)[0]
+
+
+def rank_matching(commands: Sequence[N], query: str) -> tuple[list[N], list[N]]:
+    """`rank`, and the matching commands in the sources' order: a longer query matches
+    only among them (each tier's match implies its letters in order, which a longer query
+    only narrows), so the next keystroke ranks those alone."""
     q = query.lower()
     scored: list[tuple[int, int, N]] = []
     for i, command in enumerate(commands):
         tier = _tier(command.name.lower(), q)
         if tier is not None:
             scored.append((tier, i, command))
+    matching = [c for _, _, c in scored]
     scored.sort(key=lambda t: (t[0], t[1]))
-    return [c for _, _, c in scored]
+    return [c for _, _, c in scored], matching
 
 
 def split_command(text: str) -> tuple[str, str] | None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,46 +95,83 @@ def _stamp(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-@dataclass(frozen=True)
 class Entry:
-    """A prompt file as its folder lists it: named, not read yet."""
+    """A prompt file as its folder lists it: named, not read yet.  Its stat is taken when
+    it is first read after a listing (`PromptLibrary.stat`), not by the listing."""
 
-    name: str
-    folder: Folder
-    path: str
-    linked: bool
-    stat: os.stat_result
+    __slots__ = ("_stat", "_taken", "folder", "linked", "name", "path")
+
+    def __init__(self, name: str, folder: Folder, path: str, linked: bool) -> None:
+        self.name = name
+        self.folder = folder
+        self.path = path
+        self.linked = linked
+        self._stat: os.stat_result | None = None
+        self._taken = -1  # the listing its stat was taken in
+
+
+# A folder whose mtime is this recent is listed again even when it did not change: a file
+# made in the same tick as the last listing would not change it (as git's "racy" index).
+_RACY_NS = 2_000_000_000
+
+
+@dataclass
+class _Listing:
+    """One folder as it was last listed: its mtime then, its prompt files, its subfolders."""
+
+    mtime_ns: int
+    entries: list[Entry]
+    subfolders: list[tuple[str, str]]  # (path, name)
 
 
 class PromptLibrary:
-    """The prompt files of the folders.  `entries` lists them (names from the file names,
-    a stat each); `load` reads one, once per version (size, mtime, inode): the menu reads
-    only the files it shows."""
+    """The prompt files of the folders.  `entries` lists them (names from the file names;
+    a folder whose mtime did not change is not listed again); `load` reads one, once per
+    version (size, mtime, inode), taking its stat once per listing: the menu reads only
+    the files it shows."""
 
     def __init__(self) -> None:
         self._known: dict[str, tuple[tuple[int, int, int], PromptFile | Skipped]] = {}
+        self._listings: dict[str, _Listing] = {}
+        self._listing = 0  # how many times `entries` listed: a stat is fresh for one
 
     def entries(self, where: Iterable[Folder]) -> list[Entry]:
         """The first file of each name, in the folders' order."""
+        self._listing += 1
         out: list[Entry] = []
         names: set[str] = set()
         seen: set[str] = set()
+        listed: set[str] = set()
         for folder in where:
-            for entry in _listed(folder):
+            for entry in self._listed(folder, str(folder.path), "", 0, listed):
                 seen.add(entry.path)
                 if entry.name not in names:
                     names.add(entry.name)
                     out.append(entry)
         for gone in set(self._known) - seen:
             del self._known[gone]  # deleted files, or a folder of another workspace
+        for gone in set(self._listings) - listed:
+            del self._listings[gone]
         return out
 
+    def stat(self, entry: Entry) -> os.stat_result:
+        """The entry's stat as of this listing (following a link); OSError when it is gone."""
+        if entry._taken != self._listing or entry._stat is None:
+            entry._stat = os.stat(entry.path)
+            entry._taken = self._listing
+        return entry._stat
+
     def load(self, entry: Entry) -> PromptFile | Skipped:
+        try:
+            st = self.stat(entry)
+        except OSError as err:
+            shown = f"{entry.folder.source}/{_rel(entry.folder, entry.path)}"
+            return Skipped(Path(entry.path), f"{shown}: cannot be read ({err.strerror}); skipped")
         known = self._known.get(entry.path)
-        stamp = _stamp(entry.stat)
+        stamp = _stamp(st)
         if known is not None and known[0] == stamp:
             return known[1]
-        outcome = load(entry.folder, entry.name, Path(entry.path), entry.linked, entry.stat)
+        outcome = load(entry.folder, entry.name, Path(entry.path), entry.linked, st)
         self._known[entry.path] = (stamp, outcome)
         return outcome
 
@@ -149,42 +187,60 @@ class PromptLibrary:
                 found.append(outcome)
         return found, skipped
 
+    def _listed(
+        self, folder: Folder, where: str, prefix: str, depth: int, listed: set[str]
+    ) -> Iterable[Entry]:
+        """The prompt files of `where` (a subfolder `prefix` of `folder`, `depth` below it),
+        those of the folder itself first, each subfolder's after them, by name."""
+        listing = self._listing_of(folder, where, prefix, depth)
+        if listing is None:
+            return
+        listed.add(where)
+        yield from listing.entries
+        for path, name in listing.subfolders:
+            inner = f"{prefix}{name}:" if folder.namespaced else ""
+            yield from self._listed(folder, path, inner, depth + 1, listed)
 
-def _listed(folder: Folder) -> Iterable[Entry]:
-    yield from _listed_in(folder, folder.path, "", 0)
-
-
-def _listed_in(folder: Folder, where: Path | str, prefix: str, depth: int) -> Iterable[Entry]:
-    """The prompt files of `where` (a subfolder `prefix` of `folder`, `depth` below it),
-    those of the folder itself first, each subfolder's after them, by name."""
-    try:
-        entries = sorted(os.scandir(where), key=lambda e: e.name)
-    except OSError:
-        return  # no such folder (the usual case), or unreadable: nothing to offer
-    cut = len(folder.suffix)
-    subfolders: list[os.DirEntry[str]] = []
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        if not entry.name.endswith(folder.suffix):
-            try:
-                if depth < MAX_DEPTH and entry.is_dir(follow_symlinks=False):
-                    subfolders.append(entry)
-            except OSError:
-                pass
-            continue
-        name = prefix + entry.name[:-cut]
-        if not _valid_name(name):
-            continue
+    def _listing_of(self, folder: Folder, where: str, prefix: str, depth: int) -> _Listing | None:
         try:
-            st = entry.stat()  # (follows a link: its target's version)
+            mtime = os.stat(where).st_mtime_ns
         except OSError:
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            yield Entry(name, folder, entry.path, entry.is_symlink(), st)
-    for sub in subfolders:
-        inner = f"{prefix}{sub.name}:" if folder.namespaced else ""
-        yield from _listed_in(folder, sub.path, inner, depth + 1)
+            return None  # no such folder (the usual case): nothing to offer
+        known = self._listings.get(where)
+        if known is not None and known.mtime_ns == mtime and time.time_ns() - mtime > _RACY_NS:
+            return known
+        try:
+            found = sorted(os.scandir(where), key=lambda e: e.name)
+        except OSError:
+            return None  # unreadable
+        cut = len(folder.suffix)
+        entries: list[Entry] = []
+        subfolders: list[tuple[str, str]] = []
+        for entry in found:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if not entry.name.endswith(folder.suffix):
+                    if depth < MAX_DEPTH and entry.is_dir(follow_symlinks=False):
+                        subfolders.append((entry.path, entry.name))
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    continue
+                linked = entry.is_symlink()  # (its target is checked when it is read)
+            except OSError:
+                continue
+            name = prefix + entry.name[:-cut]
+            if _valid_name(name):
+                entries.append(Entry(name, folder, entry.path, linked))
+        listing = _Listing(mtime, entries, subfolders)
+        self._listings[where] = listing
+        return listing
+
+
+def _rel(folder: Folder, path: str) -> str:
+    """`path` relative to its prompt folder (it is inside: listed from it)."""
+    root = str(folder.path).rstrip("/") + "/"
+    return path[len(root) :] if path.startswith(root) else os.path.basename(path)
 
 
 _NAME = re.compile(rf"[^\s/\\]{{1,{MAX_NAME_CHARS}}}")
@@ -205,13 +261,15 @@ def load(
     folder: Folder, name: str, path: Path, linked: bool, st: os.stat_result
 ) -> PromptFile | Skipped:
     """Read one prompt file within the bounds; a Skipped says why it is not offered."""
-    rel = os.path.relpath(path, folder.path)
+    rel = _rel(folder, str(path))
     shown = f"{folder.source}/{rel}"
     if linked:
         try:
             within(folder.path, rel)
         except Outside:
             return Skipped(path, f"{shown}: a link out of its folder; skipped")
+    if stat.S_ISDIR(st.st_mode):
+        return Skipped(path, f"{shown}: a folder, not a prompt file; skipped")
     if not stat.S_ISREG(st.st_mode):
         return Skipped(path, f"{shown}: not a regular file; skipped")
     if st.st_size > MAX_BYTES:

@@ -108,6 +108,17 @@ def test_slash_lists_built_ins_and_prompt_files_of_every_format(nvim: Any, promp
     wait_for(lambda: line(nvim) == "/review" and not pum(nvim), 10, "the accepted command")
 
 
+def test_typing_the_first_items_whole_name_still_narrows(nvim: Any, prompts: Path) -> None:
+    """The first item is preselected, not inserted: typing up to its whole name is typing
+    (the menu narrows), not moving through the menu."""
+    write(user_prompts(prompts) / "playbook.md", "Run the playbook.\n")
+    open_composer(nvim)
+    type_each(nvim, "/pla")
+    wait_for(lambda: "/playbook" in words(nvim) and words(nvim)[0] == "/plan", 10, str(words(nvim)))
+    type_each(nvim, "n")  # now the preselected item's whole word
+    wait_for(lambda: words(nvim) == ["/plan", "/explain"], 10, "/plan: playbook is out")
+
+
 def test_slash_completes_only_at_the_start_of_the_first_line(nvim: Any, prompts: Path) -> None:
     open_composer(nvim)
     type_each(nvim, "a /")
@@ -314,7 +325,7 @@ def test_an_unknown_command_is_sent_as_text_with_a_hint(nvim: Any, prompts: Path
 def test_a_broken_front_matter_is_named_and_skipped(nvim: Any, prompts: Path) -> None:
     write(
         prompts / ".claude" / "commands" / "broken.md",
-        "---\ndescription: ok\nargument-hint: [a\n---\nBody\n",
+        "---\ndescription: ok\nmodel: [a\n---\nBody\n",
     )
     open_composer(nvim)
     nvim.input("/")

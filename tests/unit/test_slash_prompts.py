@@ -110,6 +110,26 @@ def test_subfolders_namespace_claude_and_sightline_commands(tmp_path: Path) -> N
     ]
 
 
+def test_an_argument_hint_is_read_as_claude_code_writes_it(tmp_path: Path) -> None:
+    """Claude Code's documented `argument-hint: [message]` is a YAML list, and
+    `[pr] [priority]` no YAML at all: the hint is the line's text as written."""
+    ws = tmp_path / "ws"
+    cmds = ws / ".claude/commands"
+    write(cmds / "a.md", "---\nargument-hint: [issue-number]\ndescription: Fix\n---\nFix $1\n")
+    write(cmds / "b.md", "---\nargument-hint: [pr-number] [priority] [assignee]\n---\nB\n")
+    write(cmds / "c.md", "---\nargument-hint: add [tagId] | remove [tagId] | list\n---\nC\n")
+    write(cmds / "d.md", '---\nargument-hint: "<file>"  # quoted\n---\nD\n')
+    found, skipped = scan(ws)
+    assert skipped == []
+    assert [found[n].argument_hint for n in "abcd"] == [
+        "[issue-number]",
+        "[pr-number] [priority] [assignee]",
+        "add [tagId] | remove [tagId] | list",
+        "<file>",
+    ]
+    assert found["a"].description == "Fix"
+
+
 def test_front_matter_errors_name_the_line(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     write(ws / ".sightline/prompts/a.md", "---\ndescription: ok\nbad: : :\n---\nbody\n")

@@ -141,10 +141,13 @@ function M.omnifunc(findstart, _)
 end
 
 ---The text before the cursor ends with the word of the selected item: the user is
----moving through the menu (<C-n> inserts the item), not typing.
+---moving through the menu (<C-n> inserts the item), not typing. Not the first item: it is
+---preselected without being inserted, so typing its whole word (`/review`, a built-in's
+---name) must still narrow the menu; a list asked again when <C-p> comes back to it has
+---that item first anyway.
 local function browsing(before)
   local selected = vim.fn.complete_info({ 'selected' }).selected
-  local item = selected and S.items[selected + 1]
+  local item = selected and selected > 0 and S.items[selected + 1] or nil
   return item ~= nil and item.word ~= '' and before:sub(-#item.word) == item.word
 end
 

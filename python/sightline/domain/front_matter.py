@@ -17,10 +17,13 @@ class FrontMatterError(ValueError):
         self.message = message
 
 
-def split_front_matter(text: str, keys: Sequence[str]) -> tuple[dict[str, str], str]:
+def split_front_matter(
+    text: str, keys: Sequence[str], raw: Sequence[str] = ()
+) -> tuple[dict[str, str], str]:
     """The front matter's `keys` (as text; others are left alone) and the body after it.
     A file without a `---` first line has none.  Errors carry the file's line number
-    (1-based)."""
+    (1-based).  A `raw` key's one-line value is its text as written, not YAML: Claude
+    Code's `argument-hint: [message]` (a YAML list) or `[pr] [priority]` (not YAML at all)."""
     if not text.startswith("---\n") and text.rstrip("\n") != "---":
         return {}, text
     end = text.find("\n---", 3)
@@ -30,6 +33,8 @@ def split_front_matter(text: str, keys: Sequence[str]) -> tuple[dict[str, str], 
         raise FrontMatterError(1, "front matter is not closed by a --- line")
     block = text[4 : end + 1]
     body = text[end + 5 :]
+    if raw:
+        block = _quote_raw(block, raw)
     simple = _simple(block)
     if simple is not None:
         return {k: " ".join(simple[k].split()) for k in keys if k in simple}, body
@@ -83,6 +88,23 @@ def _simple(block: str) -> dict[str, str] | None:
             return None
         out[key] = value
     return out if out else None
+
+
+def _quote_raw(block: str, raw: Sequence[str]) -> str:
+    """The block with each `raw` key's one-line value single-quoted for YAML (unless it is
+    quoted already, or continues on the next lines)."""
+    lines = block.split("\n")
+    for i, line in enumerate(lines):
+        key, colon, value = line.partition(":")
+        value = value.strip()
+        if not colon or key not in raw or not value or value[0] in "'\"|>":
+            continue
+        if i + 1 < len(lines) and lines[i + 1][:1] in (" ", "\t"):
+            continue  # (a value going on over more lines: YAML reads it)
+        if " #" in value:
+            value = value.split(" #", 1)[0].rstrip()  # (a comment after it, as YAML drops)
+        lines[i] = f"{key}: '" + value.replace("'", "''") + "'"
+    return "\n".join(lines)
 
 
 def _key_line(block: str, key: str) -> int:

@@ -287,7 +287,7 @@ def load(
         return Skipped(path, f"{shown}: a binary file; skipped")
     text = raw.decode(errors="replace").replace("\r\n", "\n")
     try:
-        meta, body = split_front_matter(text, FRONT_MATTER_KEYS)
+        meta, body = split_front_matter(text, FRONT_MATTER_KEYS, raw=("argument-hint",))
     except FrontMatterError as err:
         return Skipped(path, f"{shown}:{err.line}: {err.message}; skipped")
     return PromptFile(

@@ -33,11 +33,11 @@ def split_front_matter(
         raise FrontMatterError(1, "front matter is not closed by a --- line")
     block = text[4 : end + 1]
     body = text[end + 5 :]
-    if raw:
-        block = _quote_raw(block, raw)
-    simple = _simple(block)
+    simple = _simple(block, raw)
     if simple is not None:
         return {k: " ".join(simple[k].split()) for k in keys if k in simple}, body
+    if raw:
+        block = _quote_raw(block, raw)
     try:
         # The base loader: every value is text (what the keys hold), no tags build objects;
         # its C version when PyYAML has one, as the first `/` reads every prompt file.
@@ -72,17 +72,23 @@ def split_front_matter(
 # and the first `/` reads up to 50 of them; such lines (nearly every prompt file's) are
 # read here, anything else by PyYAML.
 _SIMPLE_LINE = re.compile(r"([A-Za-z_][\w-]*):[ ]+([^\s\-?:,\[\]{}#&*!|>'\"%@`].*?)[ ]*")
+_RAW_LINE = re.compile(r"([A-Za-z_][\w-]*):[ ]+([^\s'\"|>].*?)[ ]*")
 
 
-def _simple(block: str) -> dict[str, str] | None:
-    """The block's keys and values when every line is a simple `key: value`, else None."""
+def _simple(block: str, raw: Sequence[str] = ()) -> dict[str, str] | None:
+    """The block's keys and values when every line is a simple `key: value` (for a `raw`
+    key, any one-line value not quoted), else None."""
     out: dict[str, str] = {}
     for line in block.split("\n")[:-1]:  # (the block ends with its last line's newline)
         m = _SIMPLE_LINE.fullmatch(line)
+        if m is None and raw:
+            m = _RAW_LINE.fullmatch(line)
+            if m is not None and m.group(1) not in raw:
+                m = None
         if m is None:
             return None
         key, value = m.group(1), m.group(2)
-        if key in out or ": " in value or " #" in value or value.endswith(":"):
+        if key in out or " #" in value or (key not in raw and (": " in value or value[-1] == ":")):
             return None
         if not value.isprintable():
             return None

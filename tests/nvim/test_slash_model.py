@@ -112,3 +112,13 @@ def test_a_model_the_provider_does_not_offer_is_refused_naming_the_file(
     assert composer_text(nv) == ["/big"]  # kept, to fix and send again
     assert not [r for r in server.requests if r.path.endswith("/chat/completions")]
     assert "Go" not in transcript(nv)
+    # Copilot's files name a model as its picker shows it: the one id that reads the same
+    write(
+        isolated_env / ".github" / "prompts" / "picked.prompt.md",
+        "---\nmodel: GPT-4.1 (copilot)\n---\nPicked\n",
+    )
+    nv.input("<C-u>")
+    send_keys(nv, "/picked")
+    idle(nv)
+    sent = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    assert [r.body["model"] for r in sent] == ["gpt-4.1"]

@@ -119,8 +119,6 @@ def turn_model(core: Core, prompt: PromptFile) -> str | None:
     if not model or model == provider.model:
         return None
     name = f"/{prompt.name} ({prompt.shown})"
-    if not _MODEL.match(model):
-        raise Refused(f"{name}: model: expected a model name, got {model[:60]!r}")
     if model == getattr(provider, "agent_model", None):
         return None  # an ACP agent already on it
     if callable(getattr(provider, "set_option", None)):
@@ -137,13 +135,27 @@ def turn_model(core: Core, prompt: PromptFile) -> str | None:
             "being fetched to check it; send again in a moment"
         )
     offered = [str(m) for m in listed.get("models") or []]
-    if not listed.get("loading") and "error" not in listed and model not in offered:
+    if model not in offered:
+        # Copilot's prompt files name a model as its picker shows it (`GPT-4o`, `Claude
+        # Sonnet 4 (copilot)`): the one id that reads the same, if there is one.
+        same = [m for m in offered if _model_key(m) == _model_key(model)]
+        if len(same) == 1:
+            return same[0] if same[0] != provider.model else None
+    if not _MODEL.match(model):
+        raise Refused(f"{name}: model {model[:60]!r} is not a model name {provider.name} offers")
+    if "error" not in listed and model not in offered:
         some = ", ".join(offered[:6]) + (", …" if len(offered) > 6 else "")
         raise Refused(
             f"{name} asks for model {model}, which the {provider.name} provider does not "
             f"offer ({some}); nothing was sent"
         )
     return model
+
+
+def _model_key(name: str) -> str:
+    """A model's name as ids spell it: lower case, words joined by `-`, no `(vendor)`."""
+    name = re.sub(r"\s*\([^)]*\)\s*$", "", name.strip())
+    return "-".join(name.lower().split())
 
 
 def _mcp_prompt(

@@ -89,6 +89,10 @@ class Core:
         )
         self.slash.extra.append(lambda ctx: mcp_prompts.commands(self.mcp, ctx.workspace))
         self.slash.extra.append(lambda ctx: self._agent_commands())
+        self.slash.version = self._agent_commands_seq
+        # A prompt file naming a model: its provider's list is fetched now, so sending it
+        # finds the list there to check the model against (entry/slash.py).
+        self.slash.wants_models = lambda: self.models(0)
         self.slash.starting = lambda ctx: self.mcp.starting(ctx.workspace)
         self.completion = ComposerCompletion(
             extra=lambda ws, token, items: mcp_mentions.complete(self.mcp, ws, token, items),
@@ -182,6 +186,11 @@ class Core:
             return []
         name = str(getattr(provider, "agent_name", "") or provider.model)
         return slash_catalog.agent_commands(name, announced())
+
+    def _agent_commands_seq(self) -> object:
+        provider = self.session.provider
+        seq = getattr(provider, "agent_commands_seq", None)
+        return (id(provider), seq()) if callable(seq) else None
 
     def _slash_note(self, text: str) -> None:
         """A prompt file skipped (broken front matter, bounds): said once in the pane."""
@@ -339,9 +348,10 @@ class Core:
         conv.close()
         return self.history_open(str(path))
 
-    def models(self, wait_s: float) -> dict[str, Any]:
+    def models(self, wait_s: float, *, join: bool = False) -> dict[str, Any]:
         """The provider's model list, from the cache or a fetch on a worker thread (waited
-        for at most `wait_s`); `loading` while it is not there yet."""
+        for at most `wait_s`); `loading` while it is not there yet.  `join`: a fetch already
+        under way is waited for too (else only the first ask waits)."""
         prov = self.cfg.provider
         current = self.session.provider.model
         values = getattr(self.session.provider, "option_values", None)
@@ -355,7 +365,7 @@ class Core:
             done = self._fetches.get(key)
             # Only the first ask waits for the list: while a fetch hangs, or after one
             # failed, each later <Tab> answers at once with what is known (loading, the error).
-            wait = done is None and key not in self._models
+            wait = (done is None or join) and key not in self._models
             if done is None:
                 done = self._fetches[key] = threading.Event()
                 provider = self.session.provider
@@ -410,13 +420,19 @@ class Core:
             session.conversation = None
             session.transcript.add_note(*narrator.new_conversation(workspace))
 
-    def send(self, params: dict[str, Any], *, shown: str | None = None) -> dict[str, Any]:
+    def send(
+        self, params: dict[str, Any], *, shown: str | None = None, model: str | None = None
+    ) -> dict[str, Any]:
         """Start a turn.  `shown`: what the user typed when `text` is what it expanded to
-        (a `/` prompt): the transcript shows it, the expanded text folded under it."""
+        (a `/` prompt): the transcript shows it, the expanded text folded under it.
+        `model`: the turn runs on that model (a prompt file's; never queued: refused while
+        a turn runs)."""
         text = params.get("text")
         if not isinstance(text, str):
             raise Refused("send: text must be a string")
         edit_at = params.get("edit_at")
+        if model and self.session.turn is not None:
+            raise Refused("a turn is running: wait for it or :Sightline stop")
         if self.session.turn is not None and not scope.has_range(params) and edit_at is None:
             # Typed while a turn runs: kept, sent when it ends (or steered in).
             qid = steering.queue(self.session, text, bool(params.get("steer")))
@@ -450,6 +466,7 @@ class Core:
             shown=shown,
             images=[p.block() for p in pictures],
             edit_at=edit_at if isinstance(edit_at, int) else None,
+            model=model,
         )
         return {"turn": turn.id, "status": self.session.status()}
 

@@ -38,7 +38,7 @@ BUILTINS = [
     "/regenerate",
     "/reset",
     "/rewind",
-]
+]  # and /review, hidden by the fixture's own .claude/commands/review.md
 
 
 def user_prompts(env: Path) -> Path:
@@ -95,7 +95,8 @@ def test_slash_lists_built_ins_and_prompt_files_of_every_format(nvim: Any, promp
     wait_for(lambda: words(nvim) == [*BUILTINS, "/review", "/explain", "/standup"], 10, "/")
     items = {i["word"]: i for i in menu(nvim)["items"]}
     assert items["/review"]["kind"] == "prompt"
-    assert items["/review"]["menu"] == "[.claude/commands] Review a file"
+    assert items["/review"]["menu"] == "[.claude/commands, over built-in] Review a file"
+    assert "(:Sightline review still runs it)" in items["/review"]["info"]
     assert items["/review"]["abbr"] == "/review <file>"
     assert items["/explain"]["menu"] == "[.github/prompts] Explain the selection"
     assert items["/standup"]["menu"].startswith("[user] Write my standup notes")
@@ -105,6 +106,17 @@ def test_slash_lists_built_ins_and_prompt_files_of_every_format(nvim: Any, promp
     wait_for(lambda: words(nvim) == ["/regenerate", "/reset", "/rewind", "/review"], 10, "/re")
     nvim.input("<C-n><C-n><C-n><C-y>")
     wait_for(lambda: line(nvim) == "/review" and not pum(nvim), 10, "the accepted command")
+
+
+def test_typing_the_first_items_whole_name_still_narrows(nvim: Any, prompts: Path) -> None:
+    """The first item is preselected, not inserted: typing up to its whole name is typing
+    (the menu narrows), not moving through the menu."""
+    write(user_prompts(prompts) / "playbook.md", "Run the playbook.\n")
+    open_composer(nvim)
+    type_each(nvim, "/pla")
+    wait_for(lambda: "/playbook" in words(nvim) and words(nvim)[0] == "/plan", 10, str(words(nvim)))
+    type_each(nvim, "n")  # now the preselected item's whole word
+    wait_for(lambda: words(nvim) == ["/plan", "/explain"], 10, "/plan: playbook is out")
 
 
 def test_slash_completes_only_at_the_start_of_the_first_line(nvim: Any, prompts: Path) -> None:
@@ -150,7 +162,9 @@ def test_cmp_source_completes_commands(nvim: Any, prompts: Path) -> None:
         "/rewind",
         "/review",
     ]
-    assert items[3]["labelDetails"] == {"description": "[.claude/commands] Review a file"}
+    assert items[3]["labelDetails"] == {
+        "description": "[.claude/commands, over built-in] Review a file"
+    }
     assert items[3]["textEdit"]["range"]["start"] == {"line": 0, "character": 0}
     assert lua_helper(nvim, "engines.cmp_keyword_at_end", "/rev") == "/rev"
     assert lua_helper(nvim, "engines.cmp_keyword_at_end", "a /rev") == ""
@@ -181,6 +195,31 @@ def test_slash_plan_runs_the_plan_subcommand(nvim: Any, prompts: Path) -> None:
     assert not any("/plan" in row for row in transcript(nvim))  # nothing sent to the model
     send_keys(nvim, "/plan")  # no argument: toggles, as :Sightline plan does
     wait_for(lambda: nvim.exec_lua("return require('sightline').status().mode") == "normal", 10)
+
+
+def test_slash_review_is_the_review_command_without_a_prompt_file_of_its_name(
+    nvim: Any, prompts: Path
+) -> None:
+    (prompts / ".claude" / "commands" / "review.md").unlink()
+    open_composer(nvim)
+    type_each(nvim, "/rev")
+    wait_for(lambda: words(nvim) == ["/review"], 10, "/rev")
+    assert menu(nvim)["items"][0]["kind"] == "built-in"
+    nvim.input("<C-e>")
+    type_each(nvim, "iew")
+    nvim.input("<C-s>")
+    wait_for(lambda: composer_text(nvim) == [""], 10, "run: the composer emptied")
+    messages = nvim.exec_lua("return vim.fn.execute('messages')")
+    assert "no change of this conversation to review" in messages  # :Sightline review's
+    assert not any("/review" in row for row in transcript(nvim))  # nothing sent
+
+
+def test_a_broken_prompt_file_hides_no_built_in(nvim: Any, prompts: Path) -> None:
+    write(prompts / ".claude" / "commands" / "review.md", "---\ndescription: [oops\n---\nx\n")
+    open_composer(nvim)
+    type_each(nvim, "/rev")
+    wait_for(lambda: words(nvim) == ["/review"], 10, "/rev")
+    assert menu(nvim)["items"][0]["kind"] == "built-in"
 
 
 def test_a_refused_built_in_keeps_the_composer_text(nvim: Any, prompts: Path) -> None:
@@ -214,6 +253,23 @@ def test_a_claude_command_expands_its_arguments(nvim: Any, prompts: Path) -> Non
     user = next(r for r in history_records(prompts) if r.get("role") == "user")
     assert user["visible"] == "/review src/app.py naming" and user["expanded"] == want
     assert user["content"][0]["text"] == want  # what was sent
+
+
+def test_a_command_in_a_subfolder_is_namespaced(nvim: Any, prompts: Path) -> None:
+    write(
+        prompts / ".claude" / "commands" / "frontend" / "component.md",
+        "---\ndescription: Make a component\n---\nMake a React component named $1.\n",
+    )
+    nvim.command("set columns=220")  # room for the menu column beside the pane
+    open_composer(nvim)
+    type_each(nvim, "/fro")
+    wait_for(lambda: words(nvim) == ["/frontend:component"], 10, "/fro")
+    assert menu(nvim)["items"][0]["menu"] == "[.claude/commands] Make a component"
+    nvim.input("<C-y>")
+    send_keys(nvim, " Button")
+    want = "Make a React component named Button."
+    wait_for(lambda: f"echo: {want}" in transcript(nvim), 10, "the expansion")
+    assert "/frontend:component Button" in transcript(nvim)
 
 
 def test_a_copilot_prompt_takes_inputs_selection_and_file(nvim: Any, prompts: Path) -> None:
@@ -269,7 +325,7 @@ def test_an_unknown_command_is_sent_as_text_with_a_hint(nvim: Any, prompts: Path
 def test_a_broken_front_matter_is_named_and_skipped(nvim: Any, prompts: Path) -> None:
     write(
         prompts / ".claude" / "commands" / "broken.md",
-        "---\ndescription: ok\nargument-hint: [a\n---\nBody\n",
+        "---\ndescription: ok\nmodel: [a\n---\nBody\n",
     )
     open_composer(nvim)
     nvim.input("/")
@@ -283,3 +339,12 @@ def test_a_broken_front_matter_is_named_and_skipped(nvim: Any, prompts: Path) ->
         10,
         "the note naming file and line",
     )
+
+
+def test_send_with_the_menu_open_sends(nvim: Any, prompts: Path) -> None:
+    open_composer(nvim)
+    type_each(nvim, "/plan")
+    wait_for(lambda: words(nvim)[:1] == ["/plan"] and pum(nvim), 10, "the menu on /plan")
+    nvim.input("<C-s>")  # the menu is still open: the key sends all the same
+    wait_for(lambda: nvim.exec_lua("return require('sightline').status().mode") == "plan", 10)
+    assert composer_text(nvim) == [""] and not pum(nvim)

@@ -7,8 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.complete_util import line, menu, open_composer, pum, send_keys, type_each, words
+from tests.complete_util import (
+    SETUP_BLINK,
+    SETUP_CMP,
+    blink_menu,
+    line,
+    menu,
+    open_composer,
+    pum,
+    send_keys,
+    type_each,
+    words,
+)
 from tests.conftest import transcript, wait_for
+from tests.lua_helper import lua_helper
 from tests.mcp_servers.npm import everything_server
 
 
@@ -67,3 +79,44 @@ def test_a_missing_required_argument_is_asked_for(nvim_factory: Any, isolated_en
     wait_for(lambda: nv.api.get_mode()["mode"] == "c", 10, "vim.ui.input for city")
     nv.input("Rome<CR>")
     wait_for(lambda: echoed(nv, "Rome"), 30, "the prompt with the answer")
+
+
+def test_cmp_completes_an_mcp_prompts_arguments(nvim_factory: Any, isolated_env: Path) -> None:
+    nv = nvim_factory({"provider": {"name": "echo"}, "mcp": everything()})
+    lua_helper(nv, "engines.fake_cmp")
+    nv.exec_lua(SETUP_CMP)
+    open_composer(nv)
+
+    def names(before: str) -> list[str]:
+        got = lua_helper(nv, "engines.cmp_complete", before)["response"]["items"]
+        return [i["textEdit"]["newText"] for i in got]
+
+    wait_for(lambda: names("/mcp:") == PROMPTS, 30, "the server's prompts")
+    typed = "/mcp:every:args-prompt c"
+    # cmp asks the source only where its keyword pattern matches before the cursor
+    assert lua_helper(nv, "engines.cmp_keyword_at_end", typed) == "c"
+    assert lua_helper(nv, "engines.cmp_keyword_at_end", "/mcp:every:args-prompt ") == ""
+    (item,) = lua_helper(nv, "engines.cmp_complete", typed)["response"]["items"]
+    assert item["textEdit"]["newText"] == "city="
+    assert item["textEdit"]["range"]["start"] == {"line": 0, "character": len(typed) - 1}
+    assert names("/mcp:every:args-prompt city=Paris s") == ["state="]
+    assert names("/mcp:every:args-prompt city=Pa") == []  # a value: nothing to complete
+
+
+def test_blink_completes_an_mcp_prompts_arguments_as_typed(
+    nvim_factory: Any, isolated_env: Path
+) -> None:
+    nv = nvim_factory({"provider": {"name": "echo"}, "mcp": everything()})
+    lua_helper(nv, "engines.fake_blink")
+    nv.exec_lua(SETUP_BLINK)
+    open_composer(nv)
+    type_each(nv, "/mcp:")
+    wait_for(lambda: blink_menu(nv) == sorted(PROMPTS), 30, "the server's prompts")
+    type_each(nv, "every:args-prompt")
+    wait_for(lambda: blink_menu(nv) == ["/mcp:every:args-prompt"], 10, "narrowed")
+    type_each(nv, " ")
+    assert blink_menu(nv) is None  # (blink hides its menu on a space)
+    type_each(nv, "c")
+    wait_for(lambda: blink_menu(nv) == ["city="], 10, "the argument's name")
+    type_each(nv, "ity=Paris s")
+    wait_for(lambda: blink_menu(nv) == ["state="], 10, "the next argument")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sightline.domain.front_matter import split_front_matter
@@ -71,6 +71,63 @@ def test_bounds_skip_with_a_reason(tmp_path: Path) -> None:
         ".claude/commands/fifo.md: not a regular file; skipped",
         ".claude/commands/link.md: a link out of its folder; skipped",
     ]
+
+
+def test_subfolders_namespace_claude_and_sightline_commands(tmp_path: Path) -> None:
+    ws, config = tmp_path / "ws", tmp_path / "config"
+    cmds = ws / ".claude/commands"
+    write(cmds / "review.md", "root\n")
+    write(cmds / "frontend/component.md", "---\ndescription: C\n---\nMake $1\n")
+    write(cmds / "backend/component.md", "the other component\n")
+    write(cmds / "a/b/c/deep.md", "three down\n")
+    write(cmds / "a/b/c/d/too-deep.md", "four down: not read\n")
+    write(cmds / ".hidden/x.md", "hidden folder\n")
+    write(cmds / "mcp/x.md", "the MCP prompts' namespace\n")
+    outside = tmp_path / "elsewhere"
+    write(outside / "linked.md", "through a linked folder\n")
+    (cmds / "linked").symlink_to(outside)
+    write(tmp_path / "secret.md", "not yours\n")
+    (cmds / "frontend/leak.md").symlink_to(tmp_path / "secret.md")
+    write(cmds / "frontend/big.md", "x" * (64 * 1024 + 1))
+    os.mkfifo(cmds / "frontend/fifo.md")
+    write(ws / ".github/prompts/team/explain.prompt.md", "Explain\n")  # VS Code: by file name
+    write(config / "sightline/prompts/git/wip.md", "mine\n")
+    found, skipped = scan(ws, config)
+    assert list(found) == [
+        "review",
+        "a:b:c:deep",
+        "backend:component",
+        "frontend:component",
+        "explain",
+        "git:wip",
+    ]
+    assert found["frontend:component"].description == "C"
+    assert found["explain"].format == "copilot"
+    assert sorted(skipped) == [
+        ".claude/commands/frontend/big.md: over 64 KiB; skipped",
+        ".claude/commands/frontend/fifo.md: not a regular file; skipped",
+        ".claude/commands/frontend/leak.md: a link out of its folder; skipped",
+    ]
+
+
+def test_an_argument_hint_is_read_as_claude_code_writes_it(tmp_path: Path) -> None:
+    """Claude Code's documented `argument-hint: [message]` is a YAML list, and
+    `[pr] [priority]` no YAML at all: the hint is the line's text as written."""
+    ws = tmp_path / "ws"
+    cmds = ws / ".claude/commands"
+    write(cmds / "a.md", "---\nargument-hint: [issue-number]\ndescription: Fix\n---\nFix $1\n")
+    write(cmds / "b.md", "---\nargument-hint: [pr-number] [priority] [assignee]\n---\nB\n")
+    write(cmds / "c.md", "---\nargument-hint: add [tagId] | remove [tagId] | list\n---\nC\n")
+    write(cmds / "d.md", '---\nargument-hint: "<file>"  # quoted\n---\nD\n')
+    found, skipped = scan(ws)
+    assert skipped == []
+    assert [found[n].argument_hint for n in "abcd"] == [
+        "[issue-number]",
+        "[pr-number] [priority] [assignee]",
+        "add [tagId] | remove [tagId] | list",
+        "<file>",
+    ]
+    assert found["a"].description == "Fix"
 
 
 def test_front_matter_errors_name_the_line(tmp_path: Path) -> None:
@@ -158,3 +215,51 @@ def test_a_filled_value_is_never_expanded_again(body: str, arguments: str) -> No
     )
     got = expand.expand(p, expand.Values(arguments=arguments, file="§"))
     assert got.count("§") == asked
+
+
+_NAMES = st.lists(st.text("abcd-:", min_size=1, max_size=8), min_size=1, max_size=30, unique=True)
+
+
+@given(_NAMES, st.lists(st.text("abcd-:", max_size=6), min_size=1, max_size=12))
+def test_narrowing_ranks_as_ranking_the_whole_list(names: list[str], queries: list[str]) -> None:
+    """The menu narrows each keystroke from the last one's matches: the same items, in
+    the same order, as ranking every command for that query."""
+    from sightline.slash.service import Context, SlashCommands
+
+    commands = [catalog.Command(n, "skill", "", "test") for n in names]
+    slash = SlashCommands(extra=[lambda ctx: commands])
+    slash._listed = slash.candidates(Context("/nonexistent"))
+    for query in queries:
+        want = catalog.rank(slash._listed, query)
+        assert slash._ranked(query) == want
+
+
+_VALUE = st.one_of(
+    st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20),
+    st.text("ab :#-'\"[]{},x\t\u00e9\u2028!|>", max_size=12),  # (near the fast path's edges)
+)
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["description", "argument-hint", "model", "x-y"]), _VALUE),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_the_fast_front_matter_path_reads_as_pyyaml_does(pairs: list[tuple[str, str]]) -> None:
+    """Lines the fast path takes give exactly what PyYAML's base loader gives."""
+    import yaml
+
+    from sightline.domain.front_matter import _simple
+
+    block = "".join(f"{k}: {v}\n" for k, v in pairs)
+    fast = _simple(block)
+    if fast is None:
+        return  # (PyYAML reads it)
+    data = yaml.load(block, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))
+    assert isinstance(data, dict)
+    assert {k: " ".join(v.split()) for k, v in fast.items()} == {
+        k: " ".join(str(v).split()) for k, v in data.items()
+    }

@@ -27,9 +27,10 @@ end
 
 ---The whole token from its `@` (escaped characters included), or a `/` command from the
 ---line's start, is what cmp matches, so the menu starts at the `@` or `/` and cmp's own
----filter sees what the core saw.
+---filter sees what the core saw; after an MCP prompt's name, the argument being typed (cmp
+---opens its menu only where this pattern matches the text before the cursor).
 function source:get_keyword_pattern()
-  return [[\%(^/\S*\|@\%(\\.\|[^[:space:]\\]\)*\)]]
+  return [[\%(^/\S*\|@\%(\\.\|[^[:space:]\\]\)*\|\%(^/mcp:\S*\s.*\)\@<=[^[:space:]=]*\)]]
 end
 
 ---Columns in the items' textEdit are byte columns.

@@ -141,10 +141,13 @@ function M.omnifunc(findstart, _)
 end
 
 ---The text before the cursor ends with the word of the selected item: the user is
----moving through the menu (<C-n> inserts the item), not typing.
+---moving through the menu (<C-n> inserts the item), not typing. Not the first item: it is
+---preselected without being inserted, so typing its whole word (`/review`, a built-in's
+---name) must still narrow the menu; a list asked again when <C-p> comes back to it has
+---that item first anyway.
 local function browsing(before)
   local selected = vim.fn.complete_info({ 'selected' }).selected
-  local item = selected and S.items[selected + 1]
+  local item = selected and selected > 0 and S.items[selected + 1] or nil
   return item ~= nil and item.word ~= '' and before:sub(-#item.word) == item.word
 end
 
@@ -183,6 +186,37 @@ function M.show(before, col)
     end, function()
       M.show(before, col)
     end)
+  end
+end
+
+---The `/` commands changed (an ACP agent announced new ones): while a `/` command is being
+---typed in the composer, its menu asks again, in whichever engine completes there (unless
+---the user is moving through the built-in menu).
+function M.commands_changed()
+  local buf = api.nvim_get_current_buf()
+  if vim.b[buf].sightline_role ~= 'composer' or not api.nvim_get_mode().mode:find('^i') then
+    return
+  end
+  local cursor = api.nvim_win_get_cursor(0)
+  local before = api.nvim_get_current_line():sub(1, cursor[2])
+  if not may_be_command(before, cursor[1] - 1) then
+    return
+  end
+  local engine = S.engines[buf]
+  if engine == 'cmp' then
+    local cmp = package.loaded['cmp']
+    if type(cmp) == 'table' and type(cmp.complete) == 'function' then
+      cmp.complete()
+    end
+  elseif engine == 'blink' then
+    local blink = package.loaded['blink.cmp']
+    if type(blink) == 'table' and type(blink.show) == 'function' then
+      local current = blink.get_context and blink.get_context()
+      blink.show({ providers = current and current.providers or { 'sightline' } })
+    end
+  elseif vim.fn.pumvisible() == 0 or vim.fn.complete_info({ 'selected' }).selected <= 0 then
+    S.last = before
+    M.show(before, cursor[2])
   end
 end
 

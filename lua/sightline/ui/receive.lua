@@ -32,6 +32,9 @@ local function apply(payload)
   if payload.composer then
     require('sightline.ui.pane.steer').restore(payload.composer)
   end
+  if payload.slash then
+    require('sightline.complete').commands_changed()
+  end
   for _, ev in ipairs(payload.events or {}) do
     if ev.name == 'SightlineTurnEnd' then
       -- This pane's turn ended: what it drew and watched goes, another pane's stays.

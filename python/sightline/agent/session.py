@@ -14,6 +14,7 @@ reset, reopen. The rooms behind it:
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,7 @@ from sightline.agent.state import MODES, SessionState
 from sightline.agent.turn import Turn
 from sightline.domain.errors import Refused
 from sightline.domain.scope import Selection
+from sightline.providers import make_provider
 
 __all__ = ["MODES", "Session", "Turn"]
 
@@ -41,13 +43,16 @@ class Session(SessionState):
         shown: str | None = None,
         images: list[dict[str, Any]] | None = None,
         edit_at: int | None = None,
+        model: str | None = None,
     ) -> Turn:
         """Start a turn; returns once it is accepted (the worker runs on its own thread).
         `late` adds the parts that must wait on the worker (see Turn.late). With `edit_at`
         (a record index of the active branch: one of the user's messages), the message
         replaces that one on a new branch (steering.edit).
         `shown`: what the user typed when `text` is its expansion (a `/` prompt file); the
-        transcript shows it with the expanded text folded under it, history keeps both."""
+        transcript shows it with the expanded text folded under it, history keeps both.
+        `model`: this turn alone runs on that model of the configured provider (a prompt
+        file's front matter; the caller checked the provider offers it)."""
         with self._lock:
             if self.turn is not None:
                 raise Refused("a turn is already running: wait for it or :Sightline stop")
@@ -74,6 +79,8 @@ class Session(SessionState):
                 user.update(note=note, chip=chip)
             self._turn_ids += 1
             turn = Turn(self._turn_ids, self, scope=scope, user=user, late=late)
+            if model and model != self.provider.model:
+                turn.provider = make_provider(dataclasses.replace(self.cfg.provider, model=model))
             checkpointing.begin(self, turn, text)
             self._begin(turn)
         self.transcript.add_user(

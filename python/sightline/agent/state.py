@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sightline.agent.accounting import Accounts
 from sightline.agent.replay import render_records
@@ -86,7 +86,11 @@ class SessionState:
 
     @property
     def provider(self) -> Provider:
-        """The configured provider, made on first use (and again after drop_provider)."""
+        """The configured provider, made on first use (and again after drop_provider); the
+        running turn's own while it runs on a model of its own (`Session.send(model=)`)."""
+        turn = self.turn
+        if turn is not None and turn.provider is not None:
+            return cast(Provider, turn.provider)
         if self._provider is None:
             self._provider = make_provider(self.cfg.provider)
         return self._provider
@@ -287,7 +291,7 @@ class SessionState:
         with turn.lock:
             partial = turn.partial
             user, turn.user = turn.user, None
-        self.provider.cancel()
+        (turn.provider or self.provider).cancel()  # (no longer the running turn's: its own)
         self.accounts.charge_live()  # what the stopped reply used is still paid for
         self.gate.reject_all(why)
         if user is not None:

@@ -38,6 +38,9 @@ class Turn:
     regenerate: bool = False
     # Runs first on the worker (a regenerate waits there for the turn it replaced to end).
     prelude: Callable[[], None] | None = None
+    # A provider of its own for this turn alone (a prompt file's `model`): the session's
+    # `provider` is this one while the turn runs, and the configured one again after it.
+    provider: Any = None
     thread: threading.Thread | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     files: TurnFiles = field(default_factory=TurnFiles)  # what it changed: its checkpoint

@@ -356,6 +356,7 @@ def _workspace(core: Core, params: dict[str, Any]) -> str:
 
 @method("complete.warm", workspace=WORKSPACE)
 def _complete_warm(core: Core, params: dict[str, Any]) -> dict[str, Any]:
+    core.slash.warm()  # (its reader of prompt files, parked until the first `/`)
     return core.completion.warm(_workspace(core, params))
 
 

@@ -4,7 +4,8 @@
   as the Ex command runs them (no turn starts here);
 * a prompt file: its placeholders filled, its inputs asked for when missing (answered with
   `ask`: Neovim asks with vim.ui.input and sends again with `inputs`), refused with nothing
-  sent when it needs a selection or a file there is not; then sent, the transcript showing
+  sent when it needs a selection or a file there is not, or names a `model` the provider
+  does not offer; then sent (on that model, for that turn alone), the transcript showing
   what was typed with the expansion folded under it;
 * an MCP prompt (`/mcp:{server}:{prompt} name=value…`): missing required arguments asked
   for (`ask`), then fetched and sent on a worker (answered with `pending` at once);
@@ -16,6 +17,7 @@
 from __future__ import annotations
 
 import contextvars
+import re
 import threading
 from typing import Any
 
@@ -69,6 +71,7 @@ def _prompt(
     typed: str,
     workspace: str,
 ) -> dict[str, Any]:
+    model = turn_model(core, prompt)
     need = expand.needs(prompt)
     inputs, rest = expand.split_inputs(arguments, need.inputs)
     given = params.get("inputs") or {}
@@ -99,7 +102,61 @@ def _prompt(
     text = expand.expand(prompt, values)
     if not text.strip():
         raise Refused(f"/{prompt.name}: the prompt file has no text to send")
-    return core.send({"text": text, "workspace": workspace}, shown=typed)
+    return core.send({"text": text, "workspace": workspace}, shown=typed, model=model)
+
+
+# How long a send waits for the provider's model list the first time (later: the cache).
+MODEL_LIST_WAIT_S = 5.0
+_MODEL = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
+
+
+def turn_model(core: Core, prompt: PromptFile) -> str | None:
+    """The model the prompt file's turn runs on: None for the current one; Refused, naming
+    the file, when the provider does not offer it, or while its list is still being
+    fetched (the menu showing the file started that); a list that could not be fetched
+    lets it through: the API's answer then says."""
+    model = prompt.model
+    provider = core.session.provider
+    if not model or model == provider.model:
+        return None
+    name = f"/{prompt.name} ({prompt.shown})"
+    if model == getattr(provider, "agent_model", None):
+        return None  # an ACP agent already on it
+    if callable(getattr(provider, "set_option", None)):
+        raise Refused(
+            f"{name} asks for model {model}: an ACP agent's model is chosen with "
+            f":Sightline model {model}, then send again"
+        )
+    if core.session.turn is not None:
+        raise Refused(f"{name} runs on its own model: wait for the turn or :Sightline stop")
+    listed = core.models(MODEL_LIST_WAIT_S, join=True)
+    if listed.get("loading"):
+        raise Refused(
+            f"{name} asks for model {model}: the {provider.name} provider's models are still "
+            "being fetched to check it; send again in a moment"
+        )
+    offered = [str(m) for m in listed.get("models") or []]
+    if model not in offered:
+        # Copilot's prompt files name a model as its picker shows it (`GPT-4o`, `Claude
+        # Sonnet 4 (copilot)`): the one id that reads the same, if there is one.
+        same = [m for m in offered if _model_key(m) == _model_key(model)]
+        if len(same) == 1:
+            return same[0] if same[0] != provider.model else None
+    if not _MODEL.match(model):
+        raise Refused(f"{name}: model {model[:60]!r} is not a model name {provider.name} offers")
+    if "error" not in listed and model not in offered:
+        some = ", ".join(offered[:6]) + (", …" if len(offered) > 6 else "")
+        raise Refused(
+            f"{name} asks for model {model}, which the {provider.name} provider does not "
+            f"offer ({some}); nothing was sent"
+        )
+    return model
+
+
+def _model_key(name: str) -> str:
+    """A model's name as ids spell it: lower case, words joined by `-`, no `(vendor)`."""
+    name = re.sub(r"\s*\([^)]*\)\s*$", "", name.strip())
+    return "-".join(name.lower().split())
 
 
 def _mcp_prompt(

@@ -4,6 +4,11 @@ One entry per command, as data: the composer asks the core what `/word` is, and 
 built-in the Lua side runs `:Sightline {subcommand} {arguments}` (commands.lua's `run`), so
 a refusal, a confirmation or a picker is exactly the Ex command's.  A new command that has
 a `:Sightline` subcommand is one more entry here.
+
+A prompt file of a built-in's name wins over it (the user made it on purpose, say their own
+`.claude/commands/review.md`): the menu marks the prompt as hiding the built-in, which stays
+reachable as its `:Sightline` subcommand (service.py, catalog.Command.shadows).  One that is
+skipped (broken front matter, over the bounds) hides nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("plan", "plan", "switch plan mode (read and plan, no edits)", "[on|off|toggle]"),
     Builtin("regenerate", "regenerate", "ask for the last reply again (the earlier one is kept)"),
     Builtin("reset", "reset", "start a new conversation"),
+    Builtin("review", "review", "review this conversation's changes, hunk by hunk", "[git-ref]"),
     Builtin("rewind", "rewind", "put the files back as they were before a turn", "[N]"),
 )
 

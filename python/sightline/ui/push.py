@@ -37,6 +37,7 @@ class Ui:
         self._lock = threading.Lock()
         self._events: list[dict[str, Any]] = []
         self._composer: list[str] = []  # texts given back to the composer, not yet pushed
+        self._slash = False  # the `/` commands changed: an open `/` menu asks again
         self._unapplied = 0  # pushes sent that Neovim has not applied yet
         self._pending = False  # something changed since the last push was built
         self._sent_at = float("-inf")  # time.monotonic() of the last push
@@ -51,6 +52,13 @@ class Ui:
         """Put `texts` back into the composer (queued messages that were not sent)."""
         with self._lock:
             self._composer.extend(texts)
+        self.schedule()
+
+    def slash_changed(self) -> None:
+        """The `/` commands changed (an ACP agent announced new ones): the composer's open
+        `/` menu, or the one its text would show, asks again."""
+        with self._lock:
+            self._slash = True
         self.schedule()
 
     def schedule(self) -> None:
@@ -147,6 +155,9 @@ class Ui:
             payload["events"] = events
         with self._lock:
             composer, self._composer = self._composer, []
+            slash, self._slash = self._slash, False
         if composer:
             payload["composer"] = composer
+        if slash:
+            payload["slash"] = True
         return payload

@@ -220,6 +220,10 @@ class AcpProvider(ProviderBase):
         input hint), newest list; none before its session starts."""
         return list(self.client.commands)
 
+    def agent_commands_seq(self) -> int:
+        """Changes with each list the agent announces."""
+        return self.client.commands_seq
+
     def close(self) -> None:
         self.client.commands = []
         proc, loop = self._proc, self._loop
@@ -243,6 +247,7 @@ class AcpProvider(ProviderBase):
         ctx = TurnContext(turn, self.spec.client_writes)
         self.client.ctx = ctx
         self.client.changed = session.ui.schedule
+        self.client.commands_changed = session.ui.slash_changed
         try:
             servername = turn.editor.servername()
             loop.call(self._ready(session, servername), self._timeout())

@@ -190,6 +190,8 @@ class SightlineClient:
         self.collected: list[tuple[str, str]] | None = None  # a replay being collected
         # The agent's slash commands (available_commands_update): (name, description, hint).
         self.commands: list[tuple[str, str, str]] = []
+        self.commands_seq = 0  # how many lists it announced: the `/` menu lists again
+        self.commands_changed: Callable[[], None] = lambda: None  # an open `/` menu asks again
 
     # -- the stream ------------------------------------------------------------------------
 
@@ -201,6 +203,8 @@ class SightlineClient:
         if isinstance(update, AvailableCommandsUpdate):
             # Any time, in a turn or not: each update replaces the list (the composer's `/`).
             self.commands = [_command(c) for c in update.available_commands]
+            self.commands_seq += 1
+            self.commands_changed()
             return
         mode = side_mode(update)
         if isinstance(update, CurrentModeUpdate):

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sightline.agent.checkpointing import save
+from sightline.agent.checkpointing import Pending, save
 from sightline.agent.turn import Turn
 from sightline.domain import diff, narrator
-from sightline.domain.checkpoints import Checkpoint, FileChange, Restore, digest, plan
+from sightline.domain.checkpoints import Checkpoint, Restore, digest, plan
 from sightline.domain.errors import Refused
 from sightline.editor.port import EditorError
 from sightline.gate.checkpoint import TooLarge, disk_bytes, state_of
@@ -310,7 +310,7 @@ def _delete(session: SessionState, turn: Turn, created: list[Restore], out: _Out
 
 def _checkpoint(session: SessionState, chosen: Checkpoint, out: _Outcome) -> None:
     """The rewind's own checkpoint: each file it changed, before and after it."""
-    store, changes = session.checkpoints, []
+    pending = []
     for path, (rel, now, disk_then) in out.before.items():
         try:
             after, _, unsaved = state_of(session.editor, path)
@@ -318,9 +318,7 @@ def _checkpoint(session: SessionState, chosen: Checkpoint, out: _Outcome) -> Non
             continue
         if after == now:
             continue
-        b = None if now is None else store.put(now)
-        a = None if after is None else store.put(after)
-        changes.append(FileChange(path, rel, b, a, disk_bytes(path) != disk_then, unsaved))
-    if changes:
+        pending.append(Pending(path, rel, now, after, disk_bytes(path) != disk_then, unsaved))
+    if pending:
         label = narrator.rewind_label(chosen.seq, chosen.label)
-        save(session, label, "rewind", changes)
+        save(session, label, "rewind", pending)

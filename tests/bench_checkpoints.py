@@ -75,7 +75,7 @@ def bench_acp_turn(runs: int = 5) -> list[Row]:
             scans.append(time.perf_counter() - t0)
             names = [f"pkg{run:04d}/mod00{i}.py" for i in range(3)]
             for name in names:
-                (ws / name).write_text(f"# changed in turn {run}\nvalue = {run}\n")
+                (ws / name).write_text(f"# changed in turn {run}\nvalue = {run}.{name[-4]}\n")
             size0 = store.size()
             after = snapshot.take(str(ws), keep=timed)
             found = snapshot.changed(before, after)  # the bypass check's own work

@@ -58,13 +58,15 @@ def bench_acp_turn(runs: int = 5) -> list[Row]:
             keep(h, data)
             spent[0] += time.perf_counter() - t0
 
-        # The scan hashes for HASH_SECONDS per walk and caches by stat: the workspace's texts
-        # are kept over the first turns (incrementally, in one walk here), then only the
-        # changed files are read.
+        # The first pass runs in the background once an ACP agent is configured (core.py's
+        # _warm_scan): it reads every file and keeps its text; the turns' scans then read
+        # only the files whose stat changed (providers/acp/snapshot.py says when a stat may
+        # stand for a hash).
         t0 = time.perf_counter()
-        first = snapshot.take(str(ws), max_seconds=600, keep=keep, hash_seconds=600)
+        snapshot.warm(str(ws), keep).join()
         baseline_s = time.perf_counter() - t0
         baseline = store.size()
+        first = snapshot.take(str(ws), keep=keep)  # the files written in its last 2 s
         added, growth, scans = [], [], []
         for run in range(runs):
             spent[0] = 0.0
@@ -73,7 +75,7 @@ def bench_acp_turn(runs: int = 5) -> list[Row]:
             scans.append(time.perf_counter() - t0)
             names = [f"pkg{run:04d}/mod00{i}.py" for i in range(3)]
             for name in names:
-                (ws / name).write_text(f"# changed in turn {run}\nvalue = {run}\n")
+                (ws / name).write_text(f"# changed in turn {run}\nvalue = {run}.{name[-4]}\n")
             size0 = store.size()
             after = snapshot.take(str(ws), keep=timed)
             found = snapshot.changed(before, after)  # the bypass check's own work
@@ -90,15 +92,15 @@ def bench_acp_turn(runs: int = 5) -> list[Row]:
     return [
         {
             "bench": f"checkpoint of an ACP turn writing 3 files, {FILES // 1000}k-file workspace",
-            "value": f"+{med:.1f} ms (median of {runs}; the scan itself "
-            f"{statistics.median(scans):.2f} s{'' if complete else ', cut short'})",
+            "value": f"+{med:.1f} ms (median of {runs}; the turn's scan itself, a stat per "
+            f"file: {statistics.median(scans):.2f} s{'' if complete else ', cut short'})",
             "target": f"≤ {ADDED_TARGET_MS:g} ms added",
             "met": med <= ADDED_TARGET_MS,
         },
         {
             "bench": "checkpoint store growth per 3-file turn (changed text only)",
             "value": f"{statistics.median(growth):.0f} B; baseline {baseline / 1e6:.1f} MB "
-            f"kept once ({baseline_s:.0f} s of hashing, spread over the first turns)",
+            f"kept once (the background first pass: {baseline_s:.1f} s, not on a turn)",
             "target": "the changed text",
             "met": statistics.median(growth) <= 3 * 64,
         },

@@ -137,7 +137,8 @@ M.subcommands = {
     run = function(args)
       return require('sightline.ui.rewind').command(args)
     end,
-    max_args = 1,
+    max_args = 2,
+    complete = fixed({ 'fork' }),
   },
   review = {
     run = function(args)

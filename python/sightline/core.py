@@ -16,6 +16,7 @@ from typing import Any
 
 from sightline import providers
 from sightline.agent import steering
+from sightline.agent.checkpointing import KEEP_MAX_BYTES
 from sightline.agent.session import Session
 from sightline.domain import history, history_admin, images, narrator, paths, scope, skills
 from sightline.domain import mentions as grammar
@@ -239,6 +240,7 @@ class Core:
             self.set_workspace(workspace)
         main = self.sessions[MAIN_PANE]
         self.preloaded = providers.preload(cfg.provider, lambda: main.provider)
+        self._warm_scan()
 
     def login(self, name: str) -> None:
         """Sign in to a provider that signs in (copilot's device flow) on a worker thread;
@@ -408,6 +410,23 @@ class Core:
             self._models[key] = result
         done.set()
 
+    def _warm_scan(self) -> None:
+        """An ACP agent writes files itself: its turns' before/after scan reads the whole
+        workspace once, then only what changed (providers/acp/snapshot.py). That first pass
+        starts now, in the background, so that it does not land on the first turn; the
+        texts it reads are kept for the checkpoints (agent/checkpointing.py)."""
+        if self.cfg.provider.name != "acp":
+            return
+        root, keep = self.session.workspace, self.session.checkpoints.keeper(KEEP_MAX_BYTES)
+
+        def start() -> None:
+            # Off Neovim's loop: the ACP package is the heavy import (providers.HEAVY_MODULES).
+            from sightline.providers.acp import snapshot
+
+            snapshot.warm(root, keep)
+
+        threading.Thread(target=start, name="scan-warm-start", daemon=True).start()
+
     def set_workspace(self, workspace: str) -> None:
         session = self.session
         if workspace == session.workspace:
@@ -419,6 +438,7 @@ class Core:
             session.conversation.close()
             session.conversation = None
             session.transcript.add_note(*narrator.new_conversation(workspace))
+        self._warm_scan()
 
     def send(
         self, params: dict[str, Any], *, shown: str | None = None, model: str | None = None

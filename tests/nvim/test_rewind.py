@@ -5,16 +5,22 @@ yes, and is undone by rewinding the rewind."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from tests.agent_util import claude, decide, idle, lines, wait_core_pending
+from tests.agent_util import accepted, claude, decide, idle, lines, texts, wait_core_pending
 from tests.checkpoint_util import START, files, setup_ws, three_turns
 from tests.conftest import status, transcript, wait_for
-from tests.fakeapi import FakeAnthropic, fake_api
+from tests.fakeapi import FakeAnthropic, fake_api, text
 from tests.screen import Screen
 
 __all__ = ["fake_api"]
+
+
+def composer(nv: Any) -> list[str]:
+    buf = nv.exec_lua("return require('sightline.ui.pane').buffers().composer")
+    return list(nv.api.buf_get_lines(buf, 0, -1, False))
 
 
 def rewind_pick(nv: Any, screen: Screen, choice: int) -> None:
@@ -107,7 +113,7 @@ def test_rewind_without_checkpoints_says_so_and_changes_nothing(
     err = nv.exec_lua("return select(2, require('sightline.ui.rewind').command({}))")
     assert err == "sightline: nothing to rewind: no turn of this conversation changed a file"
     err = nv.exec_lua("return select(2, require('sightline.ui.rewind').command({'x'}))")
-    assert err == 'sightline: rewind takes a checkpoint number (#3 or 3), got "x"'
+    assert err == 'sightline: rewind takes [fork] and a checkpoint number (#3 or 3), got "x"'
     assert {p: p.stat().st_mtime_ns for p in isolated_env.glob("*.txt")} == mtimes
 
 
@@ -132,3 +138,58 @@ def test_in_the_transcript_the_turn_under_the_cursor_is_rewound(
     assert files(isolated_env) == START
     assert "rewinding to before #1 (first)" in "\n".join(transcript(nv))
     assert states["after1"] != START
+
+
+def test_rewind_fork_restores_the_files_and_the_next_request_holds_no_undone_turn(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    setup_ws(isolated_env)
+    nv = claude(nvim_factory, fake_api, autoaccept=True)
+    screen = screen_factory(nv, 200, 40)
+    states = three_turns(nv, fake_api)
+    nv.input("<Esc>:Sightline rewind fork<CR>")
+    screen.wait_text("rewind the files and fork the conversation to before which turn?")
+    nv.input("2<CR>")  # newest first: #3, #2, #1
+    st = wait_core_pending(nv)
+    assert st["pending"] == "delete d.txt (created by the undone turns)?"
+    nv.input(":Sightline accept<CR>")
+    idle(nv)
+    assert files(isolated_env) == states["after1"]
+    # The conversation goes on without turns 2 and 3; turn 2's prompt is back to edit.
+    assert composer(nv) == ["second"]
+    shown = "\n".join(transcript(nv))
+    assert "forked from" in shown and "third" not in shown
+    fake_api.script(text("fine"))
+    nv.input(":Sightline chat<CR>")
+    wait_for(lambda: nv.api.get_mode()["mode"] == "i", what="Insert mode in the composer")
+    nv.input("<C-u>second, differently<C-s>")
+    body = accepted(fake_api, 7)[6]
+    idle(nv)
+    said = [t for m in body["messages"] for t in texts(m)]
+    assert said[0] == "first" and said[-1] == "second, differently"
+    assert "second" not in said and not any("third" in t for t in said)
+    assert "d.txt" not in json.dumps(body["messages"])  # turn 2's tool calls are gone too
+    # The forked conversation can undo the rewind (its checkpoint is there, #4, the newest).
+    rewind_pick(nv, screen, 1)
+    idle(nv)
+    assert files(isolated_env) == states["after3"]
+
+
+def test_rewind_fork_of_a_rewind_is_refused_and_changes_nothing(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path
+) -> None:
+    setup_ws(isolated_env)
+    nv = claude(nvim_factory, fake_api, autoaccept=True)
+    states = three_turns(nv, fake_api)
+    nv.input("<Esc>:Sightline rewind 3<CR>")
+    idle(nv)
+    after = files(isolated_env)
+    assert after != states["after3"]
+    path = nv.exec_lua("return require('sightline').status().conversation")
+    err = nv.exec_lua("return select(2, require('sightline.ui.rewind').command({'fork', '4'}))")
+    assert err == (
+        "sightline: #4 is a rewind, not a turn: there is no message to fork at "
+        "(:Sightline rewind 4 undoes it without a fork)"
+    )
+    assert files(isolated_env) == after
+    assert nv.exec_lua("return require('sightline').status().conversation") == path

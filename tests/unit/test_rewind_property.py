@@ -17,7 +17,7 @@ from pathlib import Path
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sightline.agent import checkpointing, rewind
+from sightline.agent import checkpointing, rewind, steering
 from sightline.agent.session import Session
 from sightline.agent.turn import Turn
 from sightline.domain import diff
@@ -71,6 +71,11 @@ def world(root: Path) -> World:
 def play_turn(w: World, n: int, writes: list[tuple[str, str, str | None]]) -> set[str]:
     t = Turn(n, w.session)
     checkpointing.begin(w.session, t, f"turn {n}")
+    # Its message, as a send records and shows it (a rewind that forks forks before it).
+    user = {"type": "message", "role": "user", "content": f"turn {n}", "visible": f"turn {n}"}
+    w.session.record(user)
+    w.session.transcript.add_user(user["visible"], key=user)
+    w.session.record({"type": "message", "role": "assistant", "content": "ok"})
     touched = set()
     for how, rel, body in writes:
         path = w.ws / rel
@@ -117,10 +122,10 @@ def user_types(w: World, rel: str, body: str) -> bool:
     return True
 
 
-def rewind_as_a_user(w: World, seq: int) -> None:
+def rewind_as_a_user(w: World, seq: int, fork: bool = False) -> None:
     """Start the rewind and answer its questions with the defaults a user sees: deleting the
     new files is accepted, every proposal to overwrite their own text is rejected."""
-    rewind.start(w.session, seq)
+    rewind.start(w.session, seq, fork)
     deadline = time.monotonic() + 20
     while w.session.turn is not None:
         assert time.monotonic() < deadline, "the rewind did not end"
@@ -132,7 +137,9 @@ def rewind_as_a_user(w: World, seq: int) -> None:
 
 @settings(max_examples=40, deadline=None)
 @example(  # the user typed in the buffer, ending on the very text the turn had saved
-    steps=[([("gate", "a.txt", "x\n")], [("a.txt", "x\nx\n"), ("a.txt", "x\n")])], pick=0
+    steps=[([("gate", "a.txt", "x\n")], [("a.txt", "x\nx\n"), ("a.txt", "x\n")])],
+    pick=0,
+    fork=False,
 )
 @example(  # the user typed between two turns that both changed the file
     steps=[
@@ -141,10 +148,15 @@ def rewind_as_a_user(w: World, seq: int) -> None:
         ([("gate", "a.txt", "y\n")], []),
     ],
     pick=0,
+    fork=True,
 )
-@given(steps=st.lists(step, min_size=1, max_size=4), pick=st.integers(min_value=0))
+@given(
+    steps=st.lists(step, min_size=1, max_size=4), pick=st.integers(min_value=0), fork=st.booleans()
+)
 def test_after_any_rewind_every_file_is_its_checkpoint_or_holds_the_users_later_edits(
-    steps: list[tuple[list[tuple[str, str, str | None]], list[tuple[str, str]]]], pick: int
+    steps: list[tuple[list[tuple[str, str, str | None]], list[tuple[str, str]]]],
+    pick: int,
+    fork: bool,
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         w = world(Path(tmp))
@@ -152,9 +164,9 @@ def test_after_any_rewind_every_file_is_its_checkpoint_or_holds_the_users_later_
         touched: dict[int, set[str]] = {}
         edited_after: dict[str, int] = {}  # file -> the last checkpoint seq the user edited after
         seq = 0
-        for writes, edits in steps:
+        for n, (writes, edits) in enumerate(steps, 1):
             snapshot = w.states()
-            changed = play_turn(w, len(touched) + 1, writes)
+            changed = play_turn(w, n, writes)
             cps = w.session.checkpoints.load(w.session._conversation().id)
             if cps and cps[-1].seq > seq:
                 seq = cps[-1].seq
@@ -167,8 +179,18 @@ def test_after_any_rewind_every_file_is_its_checkpoint_or_holds_the_users_later_
         chosen = sorted(before_turn)[pick % len(before_turn)]
         undone = set().union(*(touched[s] for s in touched if s >= chosen))
         pre = w.states()
-        rewind_as_a_user(w, chosen)
+        old = w.session._conversation().id
+        cp = next(c for c in w.session.checkpoints.load(old) if c.seq == chosen)
+        fork = fork and cp.kind == "turn"
+        rewind_as_a_user(w, chosen, fork)
         post = w.states()
+        conv = w.session._conversation()
+        prompts = [r["visible"] for r in conv.records if steering.is_prompt(r)]
+        if fork:  # a new conversation, without the chosen turn and the later ones
+            assert conv.id != old
+            assert prompts == [f"turn {n}" for n in range(1, len(steps) + 1)][: cp.message - 1]
+        else:
+            assert conv.id == old and len(prompts) == len(steps)
         for rel in GATE_FILES + ACP_FILES:
             if rel not in undone:
                 assert post[rel] == pre[rel], f"{rel} was not rewound, yet it changed"
@@ -184,8 +206,13 @@ def test_after_any_rewind_every_file_is_its_checkpoint_or_holds_the_users_later_
                     assert post[rel] == before_turn[chosen][rel]
 
         # The rewind is a checkpoint: rewinding it brings back what it undid.
-        last = w.session.checkpoints.load(w.session._conversation().id)[-1]
-        if last.kind == "rewind":
+        kept = w.session.checkpoints.load(w.session._conversation().id)
+        if fork:  # the fork keeps the earlier turns' checkpoints, and gets the rewind's
+            assert [c.seq for c in kept if c.kind == "turn"] == [
+                s for s in before_turn if s < chosen
+            ]
+        if kept and kept[-1].kind == "rewind":
+            last = kept[-1]
             rewind_as_a_user(w, last.seq)
             assert w.states() == pre
 

@@ -164,7 +164,7 @@ class World:
                 prompts = (
                     []
                     if conv is None
-                    else [i for i, r in enumerate(conv.records) if steering._prompt(r)]
+                    else [i for i, r in enumerate(conv.records) if steering.is_prompt(r)]
                 )
                 if prompts:
                     s.send("edited", edit_at=prompts[op[1] % len(prompts)])

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sightline.agent.checkpointing import save
+from sightline.agent import steering
+from sightline.agent.checkpointing import Pending, save
 from sightline.agent.turn import Turn
 from sightline.domain import diff, narrator
-from sightline.domain.checkpoints import Checkpoint, FileChange, Restore, digest, plan
+from sightline.domain.checkpoints import Checkpoint, Restore, digest, plan
 from sightline.domain.errors import Refused
 from sightline.editor.port import EditorError
 from sightline.gate.checkpoint import TooLarge, disk_bytes, state_of
@@ -68,18 +69,28 @@ def at_row(session: SessionState, row: int) -> int:
     raise Refused("sightline: the turn under the cursor changed no file: nothing to rewind")
 
 
-def start(session: SessionState, seq: int) -> Turn:
-    """Start rewinding to before checkpoint `seq` (on a worker thread)."""
+def start(session: SessionState, seq: int, fork: bool = False) -> tuple[Turn, str | None]:
+    """Start rewinding to before checkpoint `seq` (on a worker thread). With `fork`, the
+    conversation is forked first at that turn's message (agent/steering.py's fork): the
+    new one holds the conversation before it, so the model never sees the undone turns;
+    the other stays in the history. The turn's prompt goes back into the composer, and
+    the new conversation keeps the earlier checkpoints (and gets the rewind's own), so
+    its turns can still be rewound and the rewind undone there. Everything is checked
+    before anything changes: a refusal leaves files and conversation as they were.
+    Returns the rewind's turn and, after a fork, the prompt given back."""
+    with session._lock:
+        chosen, kept = _chosen(session, seq)
+        at = _fork_point(session, chosen) if fork else None
+    given_back = None
+    if at is not None:
+        old = session._conversation().id
+        forked = steering.fork(session, at)
+        new = session._conversation().id
+        session.checkpoints.copy(old, new, chosen.seq, session.checkpoints.next_seq(old) - 1)
+        given_back = forked.get("text")
     with session._lock:
         if session.turn is not None:
             raise Refused("a turn is running: wait for it or :Sightline stop before a rewind")
-        conv = session.conversation
-        if conv is None or conv.read_only:
-            raise Refused("nothing to rewind: this conversation changed no file")
-        kept = session.checkpoints.load(conv.id)
-        chosen = next((cp for cp in kept if cp.seq == seq), None)
-        if chosen is None:
-            raise Refused(f"no checkpoint #{seq} in this conversation (:Sightline rewind lists)")
         session._turn_ids += 1
         turn = Turn(session._turn_ids, Careful(session))
         session._begin(turn)
@@ -87,7 +98,38 @@ def start(session: SessionState, seq: int) -> Turn:
     threading.Thread(
         target=_run, args=(session, turn, chosen, kept), name=f"rewind-{turn.id}", daemon=True
     ).start()
-    return turn
+    return turn, given_back
+
+
+def _chosen(session: SessionState, seq: int) -> tuple[Checkpoint, list[Checkpoint]]:
+    if session.turn is not None:
+        raise Refused("a turn is running: wait for it or :Sightline stop before a rewind")
+    conv = session.conversation
+    if conv is None or conv.read_only:
+        raise Refused("nothing to rewind: this conversation changed no file")
+    kept = session.checkpoints.load(conv.id)
+    chosen = next((cp for cp in kept if cp.seq == seq), None)
+    if chosen is None:
+        raise Refused(f"no checkpoint #{seq} in this conversation (:Sightline rewind lists)")
+    return chosen, kept
+
+
+def _fork_point(session: SessionState, chosen: Checkpoint) -> int:
+    """The record of the chosen turn's message (where the fork leaves the conversation)."""
+    if chosen.kind != "turn" or not chosen.message:
+        raise Refused(
+            f"sightline: #{chosen.seq} is a rewind, not a turn: there is no message to fork "
+            f"at (:Sightline rewind {chosen.seq} undoes it without a fork)"
+        )
+    conv = steering.writable(session)
+    key = session.transcript.user_key(chosen.message)
+    at = next((i for i, r in enumerate(conv.records) if r is key), None)
+    if at is None or not steering.is_prompt(key):
+        raise Refused(
+            f"sightline: the message of #{chosen.seq} is not on this branch of the "
+            "conversation: switch to its branch (:Sightline history) to fork there"
+        )
+    return at
 
 
 @dataclass
@@ -314,7 +356,7 @@ def _delete(session: SessionState, turn: Turn, created: list[Restore], out: _Out
 
 def _checkpoint(session: SessionState, chosen: Checkpoint, out: _Outcome) -> None:
     """The rewind's own checkpoint: each file it changed, before and after it."""
-    store, changes = session.checkpoints, []
+    pending = []
     for path, (rel, now, disk_then) in out.before.items():
         try:
             after, _, unsaved = state_of(session.editor, path)
@@ -322,9 +364,7 @@ def _checkpoint(session: SessionState, chosen: Checkpoint, out: _Outcome) -> Non
             continue
         if after == now:
             continue
-        b = None if now is None else store.put(now)
-        a = None if after is None else store.put(after)
-        changes.append(FileChange(path, rel, b, a, disk_bytes(path) != disk_then, unsaved))
-    if changes:
+        pending.append(Pending(path, rel, now, after, disk_bytes(path) != disk_then, unsaved))
+    if pending:
         label = narrator.rewind_label(chosen.seq, chosen.label)
-        save(session, label, "rewind", changes)
+        save(session, label, "rewind", pending)

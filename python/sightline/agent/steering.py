@@ -25,7 +25,7 @@ REPLACED_WAIT_S = 10.0
 WITHDRAWN = "withdrawn: the user asked for another answer to this turn"
 
 
-def _prompt(record: Any) -> bool:
+def is_prompt(record: Any) -> bool:
     return (
         isinstance(record, dict)
         and record.get("type") == "message"
@@ -36,10 +36,10 @@ def _prompt(record: Any) -> bool:
 
 def last_prompt(records: list[dict[str, Any]]) -> int | None:
     """The index of the user's last message on the branch (what a regenerate answers)."""
-    return next((i for i in range(len(records) - 1, -1, -1) if _prompt(records[i])), None)
+    return next((i for i in range(len(records) - 1, -1, -1) if is_prompt(records[i])), None)
 
 
-def _writable(session: SessionState) -> history.Conversation:
+def writable(session: SessionState) -> history.Conversation:
     conv = session.conversation
     if conv is None or not conv.messages():
         raise Refused("sightline: nothing to steer yet: the conversation is empty")
@@ -72,11 +72,11 @@ def message_at(session: SessionState, row: int) -> dict[str, Any]:
     """The user's message drawn at transcript row `row`: its text and where it stands
     (`at`, for send's edit_at and fork's at). Refused when the row shows no message of
     the user's, or while the conversation is not at rest."""
-    conv = _writable(session)
+    conv = writable(session)
     idle_or_refuse(session)
     key = session.transcript.user_at(row)
     at = next((i for i, r in enumerate(conv.records) if r is key), None)
-    if at is None or not _prompt(key):
+    if at is None or not is_prompt(key):
         raise Refused("sightline: put the cursor on one of your messages (under ▍You) first")
     return {"text": key["visible"], "at": at}
 
@@ -85,9 +85,9 @@ def edit(session: SessionState, at: int) -> None:
     """Before the edited message is sent: a new branch holding what came before record
     `at`, shown (the transcript says the earlier version is kept). The caller holds the
     lock and checked that no turn runs."""
-    conv = _writable(session)
+    conv = writable(session)
     idle_or_refuse(session)
-    if not 0 <= at < len(conv.records) or not _prompt(conv.records[at]):
+    if not 0 <= at < len(conv.records) or not is_prompt(conv.records[at]):
         raise Refused("sightline: that message is no longer in this conversation")
     if conv.records[at].get("note"):
         raise Refused(
@@ -121,7 +121,7 @@ def regenerate(session: SessionState) -> Turn:
     ended without a word (its waiting proposals withdrawn, the model told nothing: the
     new branch never holds it), and the new one starts once it let go."""
     with session._lock:
-        conv = _writable(session)
+        conv = writable(session)
         old = session.turn
         if old is None:
             at = last_prompt(conv.records)
@@ -182,14 +182,14 @@ def fork(session: SessionState, at: int | None = None) -> dict[str, Any]:
     continued. With `at` on one of the user's messages, that message is left out and its
     text given back (for the composer). Callable from other code (a rewind that forks)."""
     with session._lock:
-        conv = _writable(session)
+        conv = writable(session)
         idle_or_refuse(session)
         records = list(conv.records)
         text = None
         if at is not None:
             if not 0 <= at < len(records):
                 raise Refused("sightline: that message is no longer in this conversation")
-            if _prompt(records[at]):
+            if is_prompt(records[at]):
                 text = records[at]["visible"]
             else:
                 at += 1

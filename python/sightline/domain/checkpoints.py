@@ -14,11 +14,20 @@ that was seen (by its hash) but whose bytes were not kept: such a file is never 
 The store is bounded (`checkpoints.max_mb`): past it the oldest checkpoints are dropped (a
 `dropped` record says which, and the transcript says so) and blobs nothing refers to any more
 are deleted, the oldest first.
+
+Two cores (two Neovims on one history directory) share the store. Pruning and writing a
+checkpoint exclude each other through an advisory lock on `checkpoints/.lock` (flock, one
+open file per holder, so it excludes threads too): a checkpoint is written by `write`, which
+under the lock puts its texts (or checks that the texts the ACP scan kept earlier are still
+there: else they are recorded as not kept) and appends it, and `enforce` prunes under the
+same lock, deleting only blobs that no checkpoint then in any manifest refers to. So a blob
+a checkpoint is about to name is never deleted between the put and the append.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import logging
@@ -26,7 +35,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,6 +209,25 @@ class Store:
     max_bytes: int = 256 << 20
     _size: int | None = None  # the blobs' total, known after the first walk
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Called when another holder has the store's lock and this one is about to wait for it
+    # (the shared-store test's hook; nothing in the plugin sets it).
+    on_wait: Callable[[], None] | None = None
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """The store's lock, across processes (and threads: each holder opens the file)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if self.on_wait is not None:
+                    self.on_wait()
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     @property
     def blobs(self) -> Path:
@@ -303,10 +331,22 @@ class Store:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     def save(self, conversation: str, cp: Checkpoint) -> Dropped:
-        """Write a checkpoint (its blobs are in the store already) and keep the store under
-        its cap; what was dropped for it is returned."""
-        self.append(conversation, cp.to_json())
-        return self.enforce(keep=(conversation, cp.seq))
+        """Write a checkpoint whose texts are in the store already (see `write`)."""
+        return self.write(conversation, lambda _seq: cp)[1]
+
+    def write(
+        self, conversation: str, make: Callable[[int], Checkpoint | None]
+    ) -> tuple[Checkpoint | None, Dropped]:
+        """Write the checkpoint `make(next seq)` builds, under the store's lock: `make` puts
+        its texts (and checks with `has` those kept earlier), so no other core's prune can
+        delete one of them before the checkpoint names it; then keep the store under its
+        cap. None from `make`: nothing written."""
+        with self.locked():
+            cp = make(self.next_seq(conversation))
+            if cp is None:
+                return None, Dropped()
+            self.append(conversation, cp.to_json())
+            return cp, self._enforce(keep=(conversation, cp.seq))
 
     # -- the cap -----------------------------------------------------------------------------
 
@@ -330,6 +370,10 @@ class Store:
             return self._size
 
     def enforce(self, keep: tuple[str, int] | None = None) -> Dropped:
+        with self.locked():
+            return self._enforce(keep)
+
+    def _enforce(self, keep: tuple[str, int] | None = None) -> Dropped:
         """Past the cap: drop the oldest checkpoints (never `keep`, the one just written)
         until the blobs they leave referenced fit, then delete the blobs no checkpoint refers
         to, the oldest first."""
@@ -378,8 +422,18 @@ class Store:
 
     def forget(self, conversation: str) -> None:
         """The conversation was deleted: its checkpoints go with it (blobs by the cap)."""
-        with contextlib.suppress(OSError):
+        with self.locked(), contextlib.suppress(OSError):
             self._manifest(conversation).unlink()
+
+    def copy(self, source: str, conversation: str, below: int, then: int) -> None:
+        """A conversation forked from `source` holds its checkpoints before seq `below` (the
+        turns it holds too, so they can still be rewound there); its next seq is after
+        `then`'s (the numbers stay those the user saw)."""
+        with self.locked():
+            for cp in self.load(source):
+                if cp.seq < below:
+                    self.append(conversation, cp.to_json())
+            self.append(conversation, {"type": "forked", "from": source, "seq": then})
 
 
 def now() -> float:

@@ -289,14 +289,15 @@ def _checkpoints_list(core: Core, params: dict[str, Any]) -> dict[str, Any]:
     return {"checkpoints": rewind.choices(core.session)}
 
 
-@method("checkpoints.rewind", seq=Int(min=1), row=Int(min=0))
+@method("checkpoints.rewind", seq=Int(min=1), row=Int(min=0), fork=Flag())
 def _checkpoints_rewind(core: Core, params: dict[str, Any]) -> dict[str, Any]:
-    """Rewind to before checkpoint `seq`, or the turn of transcript row `row`."""
+    """Rewind to before checkpoint `seq`, or the turn of transcript row `row`; with `fork`,
+    in a new conversation forked before that turn."""
     if params.get("seq") is None and params.get("row") is None:
         raise Refused("checkpoints.rewind: seq or row is required")
     seq = params.get("seq") or rewind.at_row(core.session, params["row"])
-    turn = rewind.start(core.session, seq)
-    return {"turn": turn.id, "status": core.session.status()}
+    turn, text = rewind.start(core.session, seq, fork=bool(params.get("fork")))
+    return {"turn": turn.id, "text": text, "status": core.session.status()}
 
 
 @method("changes.review", ref=Text(max_chars=MAX_NAME_CHARS))

@@ -33,7 +33,12 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("regenerate", "regenerate", "ask for the last reply again (the earlier one is kept)"),
     Builtin("reset", "reset", "start a new conversation"),
     Builtin("review", "review", "review this conversation's changes, hunk by hunk", "[git-ref]"),
-    Builtin("rewind", "rewind", "put the files back as they were before a turn", "[N]"),
+    Builtin(
+        "rewind",
+        "rewind",
+        "put the files back as they were before a turn (fork: the conversation too)",
+        "[fork] [N]",
+    ),
 )
 
 BY_NAME: dict[str, Builtin] = {b.name: b for b in BUILTINS}

@@ -344,6 +344,11 @@ class Transcript:
                 at += 1 + self._extra.get(i, 0)
             return count
 
+    def user_key(self, ordinal: int) -> Any:
+        """The key of the `ordinal`-th user message shown (1-based), else None."""
+        with self._lock:
+            return self._users[ordinal - 1][2] if 0 < ordinal <= len(self._users) else None
+
     def users(self) -> int:
         """User messages shown so far."""
         with self._lock:

@@ -22,7 +22,7 @@ end
 
 ---Put `text` in the composer (replacing what it holds) and focus it at its end.
 ---@param text string
-local function into_composer(text)
+function M.into_composer(text)
   local layout = require('sightline.ui.pane.layout')
   layout.show()
   if not state.valid_buf(S.cbuf) then
@@ -72,7 +72,7 @@ function M.edit()
     return nil, err
   end
   S.editing = res.at
-  into_composer(res.text)
+  M.into_composer(res.text)
   draw_editing()
   return true
 end
@@ -124,7 +124,7 @@ function M.fork(at_cursor)
   end
   M.edit_done()
   if res.text and res.text ~= vim.NIL then
-    into_composer(res.text)
+    M.into_composer(res.text)
   end
   require('sightline.ui.message').notify(
     'sightline: forked into a new conversation; the other one is in :Sightline history',
@@ -152,7 +152,7 @@ function M.unqueue(how)
     return nil, err
   end
   if how == 'edit' then
-    into_composer(res.text)
+    M.into_composer(res.text)
   end
   return true
 end

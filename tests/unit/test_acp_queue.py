@@ -56,6 +56,7 @@ class _Session:
     mode = "normal"
     autoaccept = False
     conversation = None
+    pane = 1  # the single pane (core.py keeps one conversation per pane)
 
     def __init__(self, workspace: str, shown: list[str]) -> None:
         self.workspace = workspace

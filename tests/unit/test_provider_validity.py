@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sightline.domain import images
 from sightline.domain.wire import wire_messages
 from sightline.providers import make_provider
 from sightline.providers.base import Request
@@ -30,7 +31,8 @@ HISTORIES = st.lists(RECORD, max_size=12) | turns()
 
 
 def request_for(records: list[Any]) -> Request:
-    return Request("sys", wire_messages([*records, PROMPT]), TOOLS)
+    # As the turn loop builds it: image references in the history inlined (or said gone).
+    return Request("sys", images.inline(wire_messages([*records, PROMPT])), TOOLS)
 
 
 @settings(max_examples=200, deadline=None)

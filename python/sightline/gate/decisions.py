@@ -150,18 +150,23 @@ class Gate:
         if place is not None:
             self._pass(place)
         self._on_change()
-        if cancelled is not None and cancelled():
-            self._answer(item, "reject", "the turn was stopped")
-        if shown is not None:
+        try:
+            if cancelled is not None and cancelled():
+                self._answer(item, "reject", "the turn was stopped")
+            if shown is not None:
+                with self._turns:
+                    self._turns.wait_for(lambda: item.done.is_set() or self._queue[0] is item)
+                if not item.done.is_set():
+                    shown(item)
+            item.done.wait()
+        finally:
+            # However this ends (showing it failed), it leaves the line: the questions
+            # behind it must still be shown, and each one answered.
+            self._answer(item, "reject", "it could not be shown")
             with self._turns:
-                self._turns.wait_for(lambda: item.done.is_set() or self._queue[0] is item)
-            if not item.done.is_set():
-                shown(item)
-        item.done.wait()
-        with self._turns:
-            self._queue.remove(item)
-            self._turns.notify_all()
-        self._on_change()
+                self._queue.remove(item)
+                self._turns.notify_all()
+            self._on_change()
         return item
 
     def show_hunks(self, item: Pending, hunks: int) -> None:

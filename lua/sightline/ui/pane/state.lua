@@ -114,6 +114,7 @@ end
 ---Run `fn(...)` with pane `id` active, then the one before again.
 ---@param id integer
 ---@param fn function
+---@param ... any its arguments
 function M.with(id, fn, ...)
   if current.id == id then
     return fn(...)

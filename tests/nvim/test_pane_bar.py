@@ -277,8 +277,9 @@ def test_the_bar_on_screen_is_whole_parts_and_shows_the_cost_at_160_columns(
     screen.wait_for(lambda s: s.mode == "insert")
     width = nv.api.win_get_width(pane_wins(nv)["transcript"])
 
-    def check(st_: dict[str, Any], view: dict[str, Any]) -> str:
-        shown = bar_on_screen(nv, screen)
+    def check(st_: dict[str, Any], view: dict[str, Any], shown: str | None = None) -> str:
+        # The line read once: a ticking spinner must not change between reading and checking.
+        shown = bar_on_screen(nv, screen) if shown is None else shown
         keys = bar_on_screen(nv, screen, "composer") if st_["state"] == "awaiting_decision" else ""
         check_bar(st_, width, view, shown, keys, cells_in(nv))
         return shown
@@ -292,7 +293,7 @@ def test_the_bar_on_screen_is_whole_parts_and_shows_the_cost_at_160_columns(
     assert shown.count(" in") <= 1, shown
     elapsed = float(shown.split(" working ")[1].split("s")[0])
     frame = SPINNER.index(shown[0]) + 1
-    check(on_screen_status(nv), {"elapsed": elapsed, "frame": frame})
+    check(on_screen_status(nv), {"elapsed": elapsed, "frame": frame}, shown)
     fake_api.release()
     idle(nv)
 

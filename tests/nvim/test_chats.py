@@ -134,7 +134,8 @@ def test_chats_lists_the_open_conversations_with_their_state_and_switches(
     wait_for(lambda: nv.api.get_mode()["mode"] == "i", what="the composer ready")
     composer = nv.exec_lua("return require('sightline.ui.pane.state').get(1).cbuf")
     assert nv.api.get_current_buf().number == composer
-    assert "answer one" in screen.text() and "question two" not in screen.text()
+    screen.wait_text("answer one")  # drawn once the switch is flushed
+    assert "question two" not in screen.text()
     fake_api.release()
     wait_for(lambda: pane_state(nv, 2) == "idle", TURN_TIMEOUT_S, "the second turn to end")
     # Any picker: the items are the conversations; picking the second goes to its tab.

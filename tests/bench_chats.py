@@ -99,7 +99,7 @@ def typing(panes: int, keys: int, tokens: int) -> tuple[list[float], bool]:
             nv.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
             nv.command("wincmd t")  # the editor window beside the pane
             deltas, _ = stream(t, tokens)
-            lua_helper(nv, "bench.pane_stream_into", 1, deltas)
+            lua_helper(nv, "bench.pane_stream", deltas, 1)
             samples = keystroke_latency(nv, screen, keys)
             streaming = not nv.exec_lua("return _G.bench_stream_done")
         finally:

@@ -76,7 +76,10 @@ function M.pane_apply(deltas)
   return out
 end
 
-function M.pane_stream(deltas)
+---Stream `deltas` as the core's pushes are applied (one every 2 ms), into pane `id` when
+---given (bench_chats: one of several open), else into the pane of the current tab.
+function M.pane_stream(deltas, id)
+  local state = require('sightline.ui.pane.state')
   local pane = require('sightline.ui.pane')
   local i, timer = 0, vim.uv.new_timer()
   _G.bench_stream_done = false
@@ -93,7 +96,11 @@ function M.pane_stream(deltas)
         _G.bench_stream_done = true
         return
       end
-      pane.apply(deltas[i])
+      if id then
+        state.with(id, pane.apply, deltas[i])
+      else
+        pane.apply(deltas[i])
+      end
     end)
   )
 end
@@ -113,30 +120,6 @@ function M.provider_watch()
       end
     end,
   })
-end
-
----Stream `deltas` into pane `id` as the core's pushes for it are applied (one every 2 ms).
-function M.pane_stream_into(id, deltas)
-  local state = require('sightline.ui.pane.state')
-  local pane = require('sightline.ui.pane')
-  local i, timer = 0, vim.uv.new_timer()
-  _G.bench_stream_done = false
-  timer:start(
-    0,
-    2,
-    vim.schedule_wrap(function()
-      i = i + 1
-      if i > #deltas then
-        if not timer:is_closing() then
-          timer:stop()
-          timer:close()
-        end
-        _G.bench_stream_done = true
-        return
-      end
-      state.with(id, pane.apply, deltas[i])
-    end)
-  )
 end
 
 ---Time `:Sightline chats` picking pane `id`: from the command line's <CR> to Insert mode in

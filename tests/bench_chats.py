@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
 from tests.bench_pane import prefilled, stream  # noqa: E402
-from tests.benchutil import child, keystroke_latency, latency_row, wait  # noqa: E402
+from tests.benchutil import child, keystroke_latency, latency_row, run_alone, wait  # noqa: E402
 from tests.lua_helper import lua_helper  # noqa: E402
 
 Row = dict[str, Any]
@@ -134,9 +134,4 @@ def bench() -> list[Row]:
 
 
 if __name__ == "__main__":
-    import logging
-
-    logging.getLogger("asyncio").setLevel(logging.ERROR)
-    for r in bench():
-        mark = "✔" if r["met"] else "✘"
-        sys.stdout.write(f"{r['bench']}  {r['value']}  {r['target']}  {mark}\n")
+    run_alone(bench)

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
 from tests import longconv  # noqa: E402
-from tests.benchutil import child  # noqa: E402
+from tests.benchutil import child, run_alone  # noqa: E402
 from tests.screen import Screen  # noqa: E402
 
 Row = dict[str, Any]
@@ -162,9 +162,4 @@ def bench(runs: int = 5) -> list[Row]:
 
 
 if __name__ == "__main__":
-    import logging
-
-    logging.getLogger("asyncio").setLevel(logging.ERROR)
-    for row in bench():
-        mark = "✔" if row["met"] else "✘"
-        sys.stdout.write(f"{row['bench']}  {row['value']}  {row['target']}  {mark}\n")
+    run_alone(bench)

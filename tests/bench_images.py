@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
-from tests.benchutil import child  # noqa: E402
+from tests.benchutil import child, run_alone  # noqa: E402
 
 Row = dict[str, Any]
 TARGET_MS = 50.0
@@ -100,6 +100,4 @@ def bench(runs: int = 7) -> list[Row]:
 
 
 if __name__ == "__main__":
-    for row in bench():
-        mark = "✔" if row["met"] else "✘"
-        sys.stdout.write(f"{row['bench']}  {row['value']}  {row['target']}  {mark}\n")
+    run_alone(bench)

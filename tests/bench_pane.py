@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
 from sightline.ui.transcript import Transcript  # noqa: E402
-from tests.benchutil import child, keystroke_latency, latency_row  # noqa: E402
+from tests.benchutil import child, keystroke_latency, latency_row, run_alone  # noqa: E402
 from tests.lua_helper import lua_helper  # noqa: E402
 
 Row = dict[str, Any]
@@ -152,9 +152,4 @@ def bench() -> list[Row]:
 
 
 if __name__ == "__main__":
-    import logging
-
-    logging.getLogger("asyncio").setLevel(logging.ERROR)
-    for row in bench():
-        mark = "✔" if row["met"] else "✘"
-        sys.stdout.write(f"{row['bench']}  {row['value']}  {row['target']}  {mark}\n")
+    run_alone(bench)

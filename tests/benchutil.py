@@ -83,3 +83,14 @@ def latency_row(bench: str, samples: list[float], streaming: bool) -> dict[str, 
         "p50": p50,
         "p99": p99,
     }
+
+
+def run_alone(bench: Callable[[], list[dict[str, Any]]]) -> None:
+    """A bench module run by itself (`python -m tests.bench_x`): its rows, one per line."""
+    import logging
+    import sys
+
+    logging.getLogger("asyncio").setLevel(logging.ERROR)  # pynvim child teardown noise
+    for row in bench():
+        mark = "✔" if row["met"] else "✘"
+        sys.stdout.write(f"{row['bench']}  {row['value']}  {row['target']}  {mark}\n")

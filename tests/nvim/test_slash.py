@@ -285,6 +285,22 @@ def test_a_copilot_prompt_takes_inputs_selection_and_file(nvim: Any, prompts: Pa
     )
 
 
+def test_a_copilot_prompt_is_typed_by_the_name_its_front_matter_gives(
+    nvim: Any, prompts: Path
+) -> None:
+    write(
+        prompts / ".github" / "prompts" / "generate-unit-tests.prompt.md",
+        "---\nname: tests\ndescription: Write tests\n---\nWrite tests for ${file}.\n",
+    )
+    nvim.command("edit src/app.py")
+    open_composer(nvim)
+    type_each(nvim, "/tes")
+    wait_for(lambda: words(nvim) == ["/tests"], 10, "/tes")
+    nvim.input("<C-y>")
+    send_keys(nvim, "")
+    wait_for(lambda: "echo: Write tests for src/app.py." in transcript(nvim), 10, "the expansion")
+
+
 def test_a_missing_input_is_asked_for(nvim: Any, prompts: Path) -> None:
     nvim.command("edit src/app.py")
     nvim.input("V<Esc>")

@@ -52,6 +52,25 @@ def test_the_three_formats_and_the_user_folder(tmp_path: Path) -> None:
     assert found["d"].source == "user" and skipped == []
 
 
+def test_a_copilot_prompt_file_is_named_by_its_name_key(tmp_path: Path) -> None:
+    """VS Code's `name:`: the command's name in place of the file's; other formats have none."""
+    ws = tmp_path / "ws"
+    write(ws / ".github/prompts/gen-tests.prompt.md", "---\nname: tests\n---\nWrite tests\n")
+    write(ws / ".github/prompts/plain.prompt.md", "---\ndescription: P\n---\nP\n")
+    write(ws / ".github/prompts/spaced.prompt.md", "---\nname: my prompt\n---\nS\n")
+    write(ws / ".claude/commands/c.md", "---\nname: other\n---\nC\n")  # not Claude Code's
+    write(ws / ".sightline/prompts/mine.md", "mine\n")
+    write(ws / ".github/prompts/taken.prompt.md", "---\nname: mine\n---\nloses\n")
+    found, skipped = scan(ws)
+    assert sorted(found) == ["c", "mine", "plain", "tests"]
+    assert found["tests"].body == "Write tests\n"
+    assert found["mine"].body == "mine\n"  # the first folder's name wins, as for file names
+    assert skipped == [
+        ".github/prompts/spaced.prompt.md: its name 'my prompt' cannot be typed after / "
+        "(at most 64 characters, no space or slash, not starting mcp:); skipped"
+    ]
+
+
 def test_bounds_skip_with_a_reason(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     cmds = ws / ".claude/commands"

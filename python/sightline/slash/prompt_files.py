@@ -15,10 +15,12 @@ hold a `build.md`); in `.github/prompts` the file name alone is the command, as 
 names it (it searches that folder's subfolders too).  A name starting `mcp:` is left out:
 that is the MCP prompts' namespace.
 
-Each may start with YAML front matter (`description`, `argument-hint`, `model`), parsed with
-PyYAML's safe loader.  A file is skipped, with a note naming it, when its front matter is
-broken (the note gives the line), when it is over 64 KiB, binary, a link out of its folder,
-or not a regular file (a FIFO would block the read) — the rules files' bounds.
+Each may start with YAML front matter (`description`, `argument-hint`, `model`; in
+`.github/prompts` also `name`, the command's name in place of the file's, as VS Code reads
+it), parsed with PyYAML's safe loader.  A file is skipped, with a note naming it, when its
+front matter is broken (the note gives the line) or names a command no one can type, when
+it is over 64 KiB, binary, a link out of its folder, or not a regular file (a FIFO would
+block the read) — the rules files' bounds.
 
 Nothing is read at start-up: the folders are listed when `/` is typed, and a file is read
 when the menu shows it or it is run, again only when its size or mtime changed.
@@ -48,6 +50,8 @@ MAX_NAME_CHARS = 64
 # How deep below a prompt folder its subfolders are read (`a/b/c/x.md` is depth 3).
 MAX_DEPTH = 3
 FRONT_MATTER_KEYS = ("description", "argument-hint", "model")
+# Copilot's prompt files may name their command (VS Code: "if not specified, the file name").
+COPILOT_KEYS = (*FRONT_MATTER_KEYS, "name")
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,8 @@ class PromptLibrary:
         for folder in where:
             for entry in self._listed(folder, str(folder.path), "", 0, listed):
                 seen.add(entry.path)
+                if folder.format == "copilot":
+                    entry = self._named(entry)
                 if entry.name not in names:
                     names.add(entry.name)
                     out.append(entry)
@@ -153,6 +159,16 @@ class PromptLibrary:
         for gone in set(self._listings) - listed:
             del self._listings[gone]
         return out
+
+    def _named(self, entry: Entry) -> Entry:
+        """A Copilot prompt file under the name its front matter gives, if it gives one (so
+        these few files are read when listed; a read is kept while the file is unchanged)."""
+        outcome = self.load(entry)
+        if not isinstance(outcome, PromptFile) or outcome.name == entry.name:
+            return entry
+        named = Entry(outcome.name, entry.folder, entry.path, entry.linked)
+        named._stat, named._taken = entry._stat, entry._taken
+        return named
 
     def stat(self, entry: Entry) -> os.stat_result:
         """The entry's stat as of this listing (following a link); OSError when it is gone."""
@@ -286,10 +302,19 @@ def load(
     if read.is_binary(raw):
         return Skipped(path, f"{shown}: a binary file; skipped")
     text = raw.decode(errors="replace").replace("\r\n", "\n")
+    keys = COPILOT_KEYS if folder.format == "copilot" else FRONT_MATTER_KEYS
     try:
-        meta, body = split_front_matter(text, FRONT_MATTER_KEYS, raw=("argument-hint",))
+        meta, body = split_front_matter(text, keys, raw=("argument-hint",))
     except FrontMatterError as err:
         return Skipped(path, f"{shown}:{err.line}: {err.message}; skipped")
+    if "name" in meta:
+        if not _valid_name(meta["name"]):
+            return Skipped(
+                path,
+                f"{shown}: its name {meta['name']!r} cannot be typed after / (at most "
+                f"{MAX_NAME_CHARS} characters, no space or slash, not starting mcp:); skipped",
+            )
+        name = meta["name"]
     return PromptFile(
         name=name,
         path=path,

@@ -193,3 +193,40 @@ def test_rewind_fork_of_a_rewind_is_refused_and_changes_nothing(
     )
     assert files(isolated_env) == after
     assert nv.exec_lua("return require('sightline').status().conversation") == path
+
+
+def test_a_fork_keeps_the_checkpoints_of_the_turns_it_holds(
+    nvim_factory: Any, fake_api: FakeAnthropic, isolated_env: Path, screen_factory: Any
+) -> None:
+    setup_ws(isolated_env)
+    nv = claude(nvim_factory, fake_api, autoaccept=True)
+    screen = screen_factory(nv, 200, 40)
+    states = three_turns(nv, fake_api)
+    # A fork of the whole conversation (from the editor's window) holds all three turns'.
+    path = nv.exec_lua("return require('sightline').status().conversation")
+    nv.command("Sightline fork")
+    wait_for(lambda: nv.exec_lua("return require('sightline').status().conversation") != path)
+    assert files(isolated_env) == states["after3"]  # a fork changes no file
+    rewind_pick(nv, screen, 2)  # newest first: #3, #2, #1
+    wait_core_pending(nv)  # turn 2 created d.txt: asked before it goes
+    nv.input(":Sightline accept<CR>")
+    idle(nv)
+    assert files(isolated_env) == states["after1"]
+    # A fork at the third message holds turns 1 and 2: their checkpoints, not the third's
+    # nor the rewind's (#4).
+    nv.command("Sightline chat")
+    nv.input("<Esc>")
+    wait_for(lambda: nv.api.get_mode()["mode"] == "n", what="Normal mode")
+    tbuf = nv.exec_lua("return require('sightline.ui.pane').buffers().transcript")
+    nv.api.set_current_win(nv.call("bufwinid", tbuf))
+    nv.api.win_set_cursor(0, [transcript(nv).index("third") + 1, 0])
+    nv.command("Sightline fork")
+    wait_for(lambda: composer(nv) == ["third"], what="the message in the composer")
+    nv.input("<Esc>:Sightline rewind<CR>")
+    screen.wait_text("rewind the files to before which turn?")
+    screen.wait_text("#2 ")
+    assert screen.find("#1 ") is not None
+    assert screen.find("#3 ") is None and screen.find("#4 ") is None
+    nv.input("<Esc>")
+    screen.wait_for(lambda s: s.find("rewind the files") is None, 10, "the picker gone")
+    assert files(isolated_env) == states["after1"]

@@ -83,10 +83,7 @@ def start(session: SessionState, seq: int, fork: bool = False) -> tuple[Turn, st
         at = _fork_point(session, chosen) if fork else None
     given_back = None
     if at is not None:
-        old = session._conversation().id
-        forked = steering.fork(session, at)
-        new = session._conversation().id
-        session.checkpoints.copy(old, new, chosen.seq, session.checkpoints.next_seq(old) - 1)
+        forked = steering.fork(session, at)  # (with the checkpoints before the chosen one)
         given_back = forked.get("text")
     with session._lock:
         if session.turn is not None:

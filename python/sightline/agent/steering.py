@@ -180,7 +180,8 @@ def fork(session: SessionState, at: int | None = None) -> dict[str, Any]:
     """A new conversation holding this one's active branch up to record `at` (the whole of
     it without): it becomes the current one; the other stays in the history, both can be
     continued. With `at` on one of the user's messages, that message is left out and its
-    text given back (for the composer). Callable from other code (a rewind that forks)."""
+    text given back (for the composer). The new one keeps the checkpoints of the turns it
+    holds, so they can be rewound there. Callable from other code (a rewind that forks)."""
     with session._lock:
         conv = writable(session)
         idle_or_refuse(session)
@@ -194,6 +195,7 @@ def fork(session: SessionState, at: int | None = None) -> dict[str, Any]:
             else:
                 at += 1
             records = records[:at]
+        below = _checkpoints_held(session, conv.id, records)
         title = history.title_of(conv.records)
         meta = next((r for r in records if r.get("type") == "meta"), {})
         new = history.Conversation.create(
@@ -208,11 +210,32 @@ def fork(session: SessionState, at: int | None = None) -> dict[str, Any]:
                 continue
             new.append(_copied(record))
         new.append({"type": "forked", "from": conv.id, "title": title})
+        try:
+            store = session.checkpoints
+            store.copy(conv.id, new.id, below, store.next_seq(conv.id) - 1)
+        except OSError:
+            # The fork itself stands (its history is written); its turns cannot be rewound.
+            log.exception("the fork's checkpoints were not copied")
+            session.transcript.add_note(*narrator.fork_without_checkpoints())
         conv.close()
         session.conversation = new
         session.show_branch()
     session.ui.flush()
     return {"path": str(new.path), "text": text}
+
+
+def _checkpoints_held(session: SessionState, conversation: str, held: list[Any]) -> int:
+    """The seq below which a fork holding the records `held` keeps the checkpoints: that of
+    the first turn whose message it leaves out (all of them when it leaves none out)."""
+    store = session.checkpoints
+    ids = {id(r) for r in held}
+    for cp in store.load(conversation):
+        if cp.kind != "turn":
+            continue
+        key = session.transcript.user_key(cp.message) if cp.message else None
+        if key is None or id(key) not in ids:
+            return cp.seq
+    return store.next_seq(conversation)
 
 
 def _copied(record: dict[str, Any]) -> dict[str, Any]:

@@ -46,6 +46,15 @@ def forked(title: str) -> Note:
     return Note(f"forked from “{title}” — both can be continued, :Sightline history shows it")
 
 
+def fork_without_checkpoints() -> Note:
+    """A fork whose checkpoints could not be copied (the disk refused)."""
+    return Note(
+        "✗ the fork's checkpoints could not be kept: its earlier turns cannot be rewound here "
+        "(they still can in the conversation it was forked from)",
+        WARNING,
+    )
+
+
 def steered() -> Note:
     """A queued message delivered after the tool results, in the same turn."""
     return Note("↳ steered: sent with the tool results, the agent reads it before it goes on")

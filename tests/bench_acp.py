@@ -32,7 +32,7 @@ from acp.schema import SessionNotification  # noqa: E402
 from sightline.providers.acp.client import SightlineClient, TurnContext  # noqa: E402
 from sightline.ui.push import Ui  # noqa: E402
 from sightline.ui.transcript import Transcript  # noqa: E402
-from tests.benchutil import child, keystroke_latency, latency_row, wait  # noqa: E402
+from tests.benchutil import child, close, keystroke_latency, latency_row, wait  # noqa: E402
 
 CHUNKS = 5000
 TARGET_P95_US = 200.0
@@ -137,7 +137,7 @@ def bench_typing(keys: int = KEYS, chunks: int = CHUNKS) -> list[dict[str, Any]]
         finally:
             if screen is not None:
                 screen.close()
-            nv.close()
+            close(nv)
     bench = f"acp: keystroke → screen in a buffer, {chunks}-chunk reply streaming into 10k lines"
     return [latency_row(f"{bench} ({keys} keys)", samples, streaming)]
 

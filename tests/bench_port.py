@@ -45,6 +45,12 @@ class Counting(editor.NvimEditor):
     trips = 0
     bytes = 0
 
+    def notify_ui(self, build: Any, applied: Any = None) -> None:
+        """The pane's pushes are not the tool's round trips, and here no plugin host's loop
+        runs to send them from (they would be requests from another greenlet)."""
+        if applied is not None:
+            applied()
+
     def _exec(self, args: tuple[Any, ...]) -> Any:
         result = super()._exec(args)
         self.trips += 1

@@ -31,6 +31,43 @@ def child(tmp: str, config: dict[str, Any], *extra_argv: str, **extra_env: str) 
     return _child.start(config, env, extra_argv=extra_argv, init_dir=env["XDG_CONFIG_HOME"])
 
 
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        top = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{top}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{top}/task/{task}/children") as fh:
+                    kids = [int(k) for k in fh.read().split()]
+            except OSError:
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
+def close(nv: Any, timeout: float = 10.0) -> None:
+    """Quit the child Neovim and wait until the processes it started (the core, an agent)
+    are gone too: until then they may still write into the bench's temporary folder."""
+    tree = _descendants(int(nv.call("getpid")))
+    nv.close()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(_running(p) for p in tree):
+        time.sleep(0.01)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie writes nothing
+    except (OSError, IndexError):
+        return False
+
+
 def wait(pred: Callable[[], Any], timeout: float = 60.0) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

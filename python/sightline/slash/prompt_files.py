@@ -23,7 +23,8 @@ it is over 64 KiB, binary, a link out of its folder, or not a regular file (a FI
 block the read) — the rules files' bounds.
 
 Nothing is read at start-up: the folders are listed when `/` is typed, and a file is read
-when the menu shows it or it is run, again only when its size or mtime changed.
+when the menu shows it or it is run (a Copilot prompt file when it is listed: its `name`),
+again only when its size or mtime changed.
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ from tests.fakeopenai import FakeOpenAI
 
 CLIENT_ID = "Iv1.b507a08c87ecfe98"
 GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+CHAT_ROUTE = "/v1/chat/completions"  # where the OpenAI fake serves a chat
 
 
 # What Copilot's list reports of a vision model (the shape its entries have).
@@ -145,7 +146,9 @@ class FakeCopilot(FakeOpenAI):
         return token
 
     def chats(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path == "/chat/completions"]
+        # (a chat is recorded under the OpenAI fake's route until its reply is sent, and
+        # the client may have read that reply already: both names are the one request)
+        return [r for r in self.requests if r.path in ("/chat/completions", CHAT_ROUTE)]
 
     def wait_for_requests(self, n: int, timeout: float = 10) -> list[Recorded]:
         with self._cond:
@@ -270,7 +273,7 @@ class FakeCopilot(FakeOpenAI):
                 self._cond.notify_all()
             return h.send_json(400, {"error": {"message": problem, "code": "bad_request"}}, {})
         h.read_body = lambda: raw  # type: ignore[method-assign]
-        h.path = "/v1/chat/completions"  # the OpenAI fake's route: its validation and stream
+        h.path = CHAT_ROUTE  # the OpenAI fake's route: its validation and stream
         super()._respond(h)
         with self._cond:
             last = self.requests[-1]

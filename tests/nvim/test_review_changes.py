@@ -52,7 +52,12 @@ def test_review_lists_every_hunk_and_reverts_only_those_taken(
     decide(nv, "reject")  # kept
     st = wait_core_pending(nv)
     assert st["pending"].startswith("review c.txt")
-    assert "hunk 1 hold your edits since the agent's" in "\n".join(transcript(nv))
+    # (the note comes in the transcript's push, which may follow the status's)
+    wait_for(
+        lambda: "hunk 1 hold your edits since the agent's" in "\n".join(transcript(nv)),
+        10,
+        "the note on the user's edits",
+    )
     decide(nv, "accept")
     st = wait_core_pending(nv)  # asked again: it holds my line
     assert st["pending"] == "revert hunk 1 of c.txt over your own edits?"

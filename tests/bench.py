@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 NVIM = str(Path(sys.executable).parent / "nvim")
 
-from tests.benchutil import child, wait  # noqa: E402
+from tests.benchutil import child, descendants, wait  # noqa: E402
 from tests.lua_helper import lua_helper  # noqa: E402
 
 Row = dict[str, Any]
@@ -110,11 +110,6 @@ def bench_startup_setup(runs: int = 21) -> list[Row]:
     ]
 
 
-def _children(pid: int) -> list[str]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    return path.read_text().split() if path.exists() else []
-
-
 def bench_startup(runs: int = 21) -> list[Row]:
     with_total, without_total, own = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,7 +121,7 @@ def bench_startup(runs: int = 21) -> list[Row]:
             without_total.append(_startup(False, log)[0])
         nv = child(tmp, {"provider": {"name": "echo"}})
         try:
-            started = _children(nv.call("getpid"))
+            started = descendants(nv.call("getpid"))
         finally:
             nv.close()
     med_own = statistics.median(own)

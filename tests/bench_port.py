@@ -31,7 +31,7 @@ from sightline.tools import (  # noqa: E402
     write,
 )
 from tests.bench_reveal import _medians_us  # noqa: E402
-from tests.benchutil import child  # noqa: E402
+from tests.benchutil import child, descendants  # noqa: E402
 from tests.effective_config import core_config  # noqa: E402
 
 LINES = 200_000  # × ~55 bytes ≈ 10 MB
@@ -58,11 +58,6 @@ class Counting(editor.NvimEditor):
         got = msgpack.packb(result, unicode_errors="surrogateescape")
         self.bytes += len(sent) + len(got)
         return result
-
-
-def _children(pid: int) -> list[str]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    return path.read_text().split() if path.exists() else []
 
 
 def _row(bench: str, trips: int, size: int, name: str) -> dict[str, Any]:
@@ -148,7 +143,7 @@ def bench_python_reveal() -> list[dict[str, Any]]:
 
             floor_us, med = _medians_us(floor, reveal, runs=200)
             ratio = med / floor_us
-            no_core = _children(pid) == []
+            no_core = descendants(pid) == []
         finally:
             nv.close()
     return [

@@ -31,7 +31,8 @@ def child(tmp: str, config: dict[str, Any], *extra_argv: str, **extra_env: str) 
     return _child.start(config, env, extra_argv=extra_argv, init_dir=env["XDG_CONFIG_HOME"])
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (read from /proc: children of each of its threads)."""
     out, todo = [], [pid]
     while todo:
         top = todo.pop()
@@ -53,7 +54,7 @@ def _descendants(pid: int) -> list[int]:
 def close(nv: Any, timeout: float = 10.0) -> None:
     """Quit the child Neovim and wait until the processes it started (the core, an agent)
     are gone too: until then they may still write into the bench's temporary folder."""
-    tree = _descendants(int(nv.call("getpid")))
+    tree = descendants(int(nv.call("getpid")))
     nv.close()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and any(_running(p) for p in tree):

@@ -17,18 +17,24 @@ Speed: a workspace may list 100 000 files and a keystroke must answer in a
 few milliseconds, while Python spends ~0.1 µs on the simplest per-path step.
 So the list is sorted (shorter first) and lower-cased once, per index, off
 the typing path; a `CompletionSession` keeps one *level* per prefix of the
-query - the paths containing all its characters, checked for their order
-when few enough - and each keystroke narrows the previous level.  The
-contiguous tiers are found with `str.find` and regexes over one joined
-string, stopping once 100 are found, rather than by scoring every path.
+query, and each keystroke starts from the previous one: the fuzzy matches
+are checked lazily, only as many as the list needs, and a longer query checks
+only what its prefix matched or left unchecked; the contiguous tiers are found
+with `str.find` and regexes over joined strings, stopping once 100 are found,
+and a longer query filters the lines its prefix found and scans on from where
+it stopped (or, once the query is rare, only its candidates).  So a word typed
+key by key looks at each path about once, and no keystroke walks them all
+unless the query turned rare at it.
 """
 
 from __future__ import annotations
 
+import gc
 import heapq
 import itertools
 import logging
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -50,6 +56,7 @@ EXT_PREFIX = "ext:"
 MAX_QUERY_CHARS = 256
 _BOUNDARY = "\n/_-. "  # characters after which a match starts a word
 _index_ids = itertools.count(1)
+Lines = tuple[str, ...]  # paths in the index's order
 
 ItemKind = Literal[
     "extension",
@@ -148,20 +155,24 @@ class FileIndex:
         self._raw = list(paths)
         self.id = next(_index_ids)
         self._lock = threading.RLock()
-        self._paths: list[str] | None = None
-        self._lower: list[str] | None = None
+        # Tuples, not lists: a tuple of strings leaves the garbage collector's view
+        # after its first pass, and these hold about two million references, which every
+        # collection would otherwise walk (~20 ms, at any keystroke).
+        self._paths: Lines | None = None
+        self._lower: Lines | None = None
         self._originals: dict[str, str] = {}
         self._clashes: dict[str, list[str]] = {}
-        self._by_initial: dict[str, list[str]] | None = None
-        self._by_char: dict[str, list[str]] | None = None
+        self._by_initial: dict[str, Lines] | None = None
+        self._by_char: dict[str, Lines] | None = None
         self._lower_blob: str | None = None
+        self._blob: str | None = None
         self._longest: dict[bool, int] = {}
 
     def __len__(self) -> int:
         return len(self.paths)
 
     @property
-    def paths(self) -> list[str]:
+    def paths(self) -> Lines:
         """Unique paths, shorter first, then alphabetical.
 
         Every filtered subset keeps this order, so within a ranking tier the
@@ -177,13 +188,13 @@ class FileIndex:
         """The first n of `paths`, without ordering them all when that is not done yet."""
         raw = self._raw  # read first: prepare() drops it once `paths` is set
         if self._paths is not None or not raw or n <= 0:
-            return self.paths[:n]
+            return list(self.paths[:n])
         # The 2n-th shortest length bounds the candidates; only those are sorted.
         lengths = heapq.nsmallest(2 * n, map(len, raw))
         longest = lengths[-1]
         best = sorted((p for p in raw if len(p) <= longest), key=_order_key)
         unique = [p for p in dict.fromkeys(best) if p and "\n" not in p]
-        return unique[:n] if len(unique) >= n or len(lengths) < 2 * n else self.paths[:n]
+        return unique[:n] if len(unique) >= n or len(lengths) < 2 * n else list(self.paths[:n])
 
     def prepare(self) -> FileIndex:
         """Build everything ranking needs now (the refresh thread calls this)."""
@@ -210,8 +221,17 @@ class FileIndex:
             self._lower_blob = "\n" + "\n".join(self.lower) + "\n"
         return self._lower_blob
 
+    def blob(self, case_sensitive: bool) -> str:
+        """The paths (lower-cased unless case_sensitive) joined, with a newline on both
+        ends: what the contiguous tiers are scanned in."""
+        if not case_sensitive:
+            return self.lower_blob()
+        if self._blob is None:
+            self._blob = "\n" + "\n".join(self.paths) + "\n"
+        return self._blob
+
     @property
-    def lower(self) -> list[str]:
+    def lower(self) -> Lines:
         """The paths lower-cased, in the same order (what case-insensitive ranking scans)."""
         if self._lower is None:
             with self._lock:
@@ -221,7 +241,7 @@ class FileIndex:
         return self._lower
 
     def _build_lower(self) -> None:
-        lower = [p.lower() for p in self.paths]
+        lower = tuple(p.lower() for p in self.paths)
         originals = dict(zip(lower, self.paths, strict=True))
         if len(originals) < len(lower):  # "README" and "readme" side by side
             for low, path in zip(lower, self.paths, strict=True):
@@ -248,13 +268,13 @@ class FileIndex:
             for s in self.lower:
                 for c in set(s):
                     table.setdefault(c, []).append(s)
-            self._by_char = table
+            self._by_char = {c: tuple(lines) for c, lines in table.items()}
 
-    def char_table(self) -> dict[str, list[str]] | None:
+    def char_table(self) -> dict[str, Lines] | None:
         """The table once prepare() built it; None before (never built on the typing path)."""
         return self._by_char
 
-    def by_initial(self) -> dict[str, list[str]]:
+    def by_initial(self) -> dict[str, Lines]:
         """Lower-cased paths grouped by the first character of their file name.
 
         The first keystroke after `@` ranks file names starting with that
@@ -268,51 +288,115 @@ class FileIndex:
                     for s in lower:
                         i = s.rfind("/") + 1
                         table.setdefault(s[i : i + 1], []).append(s)
-                    self._by_initial = table
+                    self._by_initial = {c: tuple(lines) for c, lines in table.items()}
         return self._by_initial
 
 
 @dataclass
-class _Level:
-    """Paths that may match `query`: every one containing all its characters.
+class _Hits:
+    """Lines containing a query, found by scanning `blob` (lines joined, with a newline
+    on both ends): `lines` holds, in order, every one of them in blob[:off].
 
-    `exact` once they are known to hold its characters in order (a fuzzy
-    match); the next keystroke then starts from a much smaller set.
+    A longer query's lines are among these, so the next keystroke filters `lines` and
+    scans on from `off`; once a scan reached the end (`complete`), it scans nothing.
+    """
+
+    blob: str
+    size: int  # lines in the blob
+    off: int = 0
+    lines: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def of(lines: list[str]) -> _Hits:
+        return _Hits("\n" + "\n".join(lines) + "\n" if lines else "", len(lines))
+
+    @property
+    def complete(self) -> bool:
+        return self.off >= len(self.blob)
+
+    def lines_left(self) -> float:
+        """About how many of the blob's lines are not scanned yet."""
+        return self.size * (len(self.blob) - self.off) / len(self.blob) if self.blob else 0
+
+    def narrowed(self, q: str) -> _Hits:
+        return _Hits(self.blob, self.size, self.off, [s for s in self.lines if q in s])
+
+    def extend(self, q: str, budget: int) -> None:
+        """Scan on until `budget` lines are known or the blob ends."""
+        blob, lines = self.blob, self.lines
+        at = blob.find(q, self.off) if len(lines) < budget else 0
+        while at >= 0 and len(lines) < budget:
+            end = blob.find("\n", at + len(q))
+            lines.append(blob[blob.rfind("\n", 0, at) + 1 : end])
+            self.off = end
+            at = blob.find(q, end)
+        if at < 0:
+            self.off = len(blob)
+
+
+@dataclass
+class _Level:
+    """The paths matching `query` in order (fuzzy), found lazily.
+
+    `known` holds, in index order, the matches among the candidates checked so far;
+    `unchecked` the rest of the candidates, as (list, start, end) slices that all come
+    after those in index order.  The candidates of a longer query are this level's
+    `known` and `unchecked`: each path is checked once by a level it fails, so a word
+    typed key by key checks the workspace's paths about once, however it narrows.
+    `exact` once nothing is unchecked.  `hits` finds the contiguous tiers.
     """
 
     query: str
-    lines: list[str]
-    exact: bool
-    # Whose joined blob the contiguous tiers scan.  Their hits are right in
-    # any blob holding these lines in order, so a level not much smaller than
-    # its parent scans the parent's blob instead of joining its own.
-    owner: _Level | None = field(default=None, repr=False)
-    _blob: str | None = field(default=None, repr=False)
+    known: Sequence[str]  # the index's own tuple only where nothing is unchecked
+    unchecked: list[tuple[Sequence[str], int, int]]
+    hits: _Hits
 
-    def blob(self) -> str:
-        if self.owner is not None:
-            return self.owner.blob()
-        if self._blob is None:
-            # A newline on both ends: every line is delimited on both sides.
-            self._blob = "\n" + "\n".join(self.lines) + "\n"
-        return self._blob
+    @property
+    def exact(self) -> bool:
+        return not self.unchecked
 
-    def child(self, query: str, lines: list[str], exact: bool) -> _Level:
-        owner = self.owner or self
-        if len(lines) * 2 > len(owner.lines):
-            return _Level(query, lines, exact, owner)
-        return _Level(query, lines, exact)
+    def candidates(self) -> int:
+        return len(self.known) + sum(end - start for _, start, end in self.unchecked)
 
-    def refine(self, lines: list[str]) -> None:
-        """Now known exactly (ranking checked every line anyway)."""
-        self.lines, self.exact = lines, True
-        self.owner, self._blob = None, None
+    def first(self, n: int) -> list[str]:
+        """The first n matches (fewer when there are not that many)."""
+        self._check(n)
+        return list(self.known[:n])
+
+    def check_all(self) -> None:
+        self._check(sys.maxsize)
+
+    def hits_to_scan(self) -> _Hits:
+        """`hits`, or, when far fewer candidates than lines left in its blob are left,
+        the candidates joined: every line containing the query is among them, so
+        a query that turned rare scans those, not the rest of the workspace."""
+        hits = self.hits
+        if not hits.complete and self.candidates() * 3 < hits.lines_left():
+            unchecked = itertools.chain.from_iterable(lines[a:b] for lines, a, b in self.unchecked)
+            self.hits = hits = _Hits.of([*self.known, *unchecked])
+        return hits
+
+    def _check(self, n: int) -> None:
+        if len(self.known) < n and self.unchecked:
+            assert isinstance(self.known, list)  # (a level with unchecked paths owns it)
+            match = _fuzzy(self.query)
+            step = max(CHECK_CHUNK, 2 * min(n - len(self.known), CHECK_CHUNK))
+            while len(self.known) < n and self.unchecked:
+                lines, start, end = self.unchecked[0]
+                stop = min(end, start + step)
+                self.known.extend(filter(match, lines[start:stop]))
+                if stop >= end:
+                    del self.unchecked[0]
+                else:
+                    self.unchecked[0] = (lines, stop, end)
+                step *= 2  # matches are sparse here: fewer, larger steps
 
 
-# Checking the order of a query's characters costs ~0.2 µs a path; above this
-# many candidates a level stays a superset and is refined when ranking has
-# checked all of it anyway.
-VERIFY_MAX = 20_000
+# A level whose candidates are at most this many is checked at once (~0.15 µs a path),
+# so the next keystrokes start from its matches and scan their own small blob.
+VERIFY_MAX = 8_000
+# Paths checked at a time when a level looks for more matches (then twice as many).
+CHECK_CHUNK = 512
 
 
 def _fuzzy(q: str) -> Callable[[str], object]:
@@ -354,14 +438,14 @@ def _order_key(path: str) -> tuple[int, str]:
     return len(path), path
 
 
-def _ordered(paths: list[str]) -> list[str]:
+def _ordered(paths: list[str]) -> Lines:
     unique = list(dict.fromkeys(paths))
     if "" in unique or "\n" in "\0".join(unique):
         # A newline would split a path in the joined strings ranking scans.
         unique = [p for p in unique if p and "\n" not in p]
     unique.sort()  # git lists paths sorted already, which makes this nearly free
     unique.sort(key=len)
-    return unique
+    return tuple(unique)
 
 
 # --- ranking --------------------------------------------------------------------
@@ -443,32 +527,20 @@ class CompletionSession:
         Without `words` (one character) the middle tier is left out, as the
         precomputed one-character ranking does.
         """
-        blob = level.blob()
+        hits = level.hits_to_scan()
+        hits.extend(q, CLASSIFY_MAX)
         rx = _Contiguous(q)
         name: dict[str, None] = {}
         word: dict[str, None] = {}
         anywhere: dict[str, None] = {}
-        resume = None
-        # str.find skips ahead several times faster than the regex engine, and
-        # a query typed as an abbreviation often does not occur at all.
-        at = blob.find(q)
-        hits = 0
-        while at >= 0:
-            end = blob.find("\n", at + len(q))
-            line = blob[blob.rfind("\n", 0, at) + 1 : end]
+        for line in hits.lines:
             if rx.is_name(line):
                 name[line] = None
-                if len(name) >= limit:
-                    break
             elif words and rx.is_word(line):
                 word[line] = None
             else:
                 anywhere[line] = None
-            hits += 1
-            if hits > CLASSIFY_MAX:
-                resume = end
-                break
-            at = blob.find(q, end)
+        blob, resume = hits.blob, None if hits.complete or len(name) >= limit else hits.off
         if resume is not None:
             # A common query: the rest of the blob is searched for the better
             # tiers only, each stopping as soon as it has enough.
@@ -496,15 +568,8 @@ class CompletionSession:
     @staticmethod
     def _add_fuzzy(level: _Level, q: str, limit: int, taken: dict[str, None]) -> None:
         need = limit - len(taken)
-        if level.exact:
-            found = level.lines
-        else:
-            # Enough fuzzy matches even if all those already taken come first.
-            want = need + len(taken)
-            found = list(itertools.islice(filter(_fuzzy(q), level.lines), want))
-            if len(found) < want:
-                # The whole level was checked: keep the exact set for the next key.
-                level.refine(found)
+        # Enough fuzzy matches even if all those already taken come first.
+        found = level.first(need + len(taken))
         rest = (s for s in found if s not in taken)
         taken.update(dict.fromkeys(itertools.islice(rest, need)))
 
@@ -521,8 +586,7 @@ class CompletionSession:
         key = (index.id, case_sensitive)
         if self._chain_key != key or not self._chain:
             root = index.paths if case_sensitive else index.lower
-            blob = None if case_sensitive else index.lower_blob()
-            self._chain = [_Level("", root, exact=True, _blob=blob)]
+            self._chain = [_Level("", root, [], _Hits(index.blob(case_sensitive), len(root)))]
             self._chain_key = key
         # Backspace or a different word: go back to the longest cached prefix.
         while not q.startswith(self._chain[-1].query):
@@ -542,34 +606,27 @@ def _narrow(
     q: str,
     *,
     verify: bool = True,
-    by_char: dict[str, list[str]] | None = None,
+    by_char: dict[str, Lines] | None = None,
 ) -> _Level:
     """The level for q from the level of q minus its last character.
 
-    With the index's character table, the first two levels come from it: the
-    paths holding q's only character, or those of the shorter of q[0]'s and
-    q[1]'s lists that also hold the other one.
+    Its candidates are the parent's (its matches, then what it left unchecked), or the
+    paths holding q's last character when the index's character table has fewer (for
+    one character, exactly its matches).  With `verify`, few candidates are checked at
+    once.  Nothing here is per path unless it is checked.
     """
     c = q[-1]
-    if c in parent.query:
-        # Requiring a character twice narrows nothing by containment.
-        lines, exact = parent.lines, False
-    elif by_char is not None and len(q) <= 2:
-        with_c = by_char.get(c, [])
-        if len(q) == 1:
-            lines = with_c
-        else:  # parent.lines: exactly the paths holding q[0]
-            shorter, other = (
-                (with_c, q[0]) if len(with_c) < len(parent.lines) else (parent.lines, c)
-            )
-            lines = [s for s in shorter if other in s]
-        exact = len(q) == 1
-    else:
-        lines = [s for s in parent.lines if c in s]
-        exact = len(q) == 1
-    if verify and not exact and len(lines) <= VERIFY_MAX:
-        lines, exact = list(filter(_fuzzy(q), lines)), True
-    return parent.child(q, lines, exact)
+    hits = parent.hits.narrowed(q)
+    with_c = by_char.get(c, ()) if by_char is not None else None
+    if with_c is not None and len(q) == 1:
+        return _Level(q, with_c, [], hits)
+    unchecked = [(parent.known, 0, len(parent.known))] if parent.known else []
+    level = _Level(q, [], unchecked + parent.unchecked, hits)
+    if with_c is not None and len(with_c) < level.candidates():
+        level.unchecked = [(with_c, 0, len(with_c))] if with_c else []
+    if verify and level.candidates() <= VERIFY_MAX:
+        level.check_all()
+    return level
 
 
 def matched_query(token: str) -> str:
@@ -674,7 +731,7 @@ class FileListCache:
         self.workspace = Path(workspace)
         self._lister: Lister = lister or iter_files
         self._index: FileIndex | None = None
-        self._listed: list[str] | None = None  # the listing behind _index
+        self._listed: Lines | None = None  # the listing behind _index (a tuple: see FileIndex)
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._again = False
@@ -702,14 +759,17 @@ class FileListCache:
                 final = paths
             else:
                 self._swap(paths)
-        if final is not None and final != self._listed:
+        if final is not None and tuple(final) != self._listed:
             self._swap(final)
+        # Now, off the typing path: the first collection of each generation the index's
+        # new tuples reached walks their two million references to untrack them (~30 ms).
+        gc.collect()
         self.loaded_at = time.monotonic()
         return self._index
 
     def _swap(self, paths: list[str]) -> None:
         index = FileIndex(paths)
-        self._index, self._listed = index, paths
+        self._index, self._listed = index, tuple(paths)
         self._loaded.set()
         index.prepare()  # after the swap: the first `@` list does not wait for it
 

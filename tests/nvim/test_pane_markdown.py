@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.agent_util import send
@@ -162,6 +162,8 @@ _MESSAGE = (
 _MARKERS = set("*_`~| \t")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"(?:^|(?<=\s))#{1,6}(?=\s|$)")
+# Block quote and list markers: the line they open is read as a line of its own after them.
+_CONTAINER = re.compile(r"^(?:\s*(?:>|[-*+](?=\s|$)|\d{1,9}[.)](?=\s|$)))+\s?")
 _DELIMITER_ROW = re.compile(r"^[\s|:-]*-[\s|:-]*$")
 _ENTITY = re.compile(r"&(nbsp|lt|gt|amp|quot|ensp|emsp);")
 
@@ -170,9 +172,12 @@ def readable(text: str) -> str:
     """The characters of `text` a reader must find on screen, in order."""
     out = []
     for line in text.split("\n"):
-        if _FENCE.match(line) or _DELIMITER_ROW.match(line):
+        opened = _CONTAINER.match(line)
+        at = opened.end() if opened else 0
+        inner = line[at:]
+        if _FENCE.match(inner) or _DELIMITER_ROW.match(inner):
             continue  # a fence's delimiter line, a table's delimiter row: syntax
-        line = _ENTITY.sub("", _HEADING.sub("", line))
+        line = _ENTITY.sub("", line[:at] + _HEADING.sub("", inner))
         out.append("".join(c for c in line if c not in _MARKERS))
     return "".join(out)
 
@@ -204,6 +209,9 @@ def sections(rows: list[str]) -> tuple[str, str] | None:
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(_MESSAGE)
+@example(">#")  # a heading in a block quote: its `#` is syntax too
+@example(">```")  # a fence in a block quote: a delimiter line, hidden whole
+@example("- ```")  # and in a list item
 def test_every_character_that_is_not_markdown_syntax_shows_in_the_message_and_the_reply(
     nvim: Any, screen_factory: Any, message: str
 ) -> None:

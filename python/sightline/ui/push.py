@@ -19,9 +19,10 @@ from typing import Any
 from sightline.editor.port import Editor
 from sightline.ui.transcript import Transcript
 
-# Half a frame at 60 Hz: a token reaches the buffer within a frame, and a reply streamed as
-# fast as an API sends costs Neovim at most this many pushes a second.
-PACE_S = 0.008
+# Under a frame at 60 Hz (16.7 ms): a token reaches the buffer within a frame, and a reply
+# streamed as fast as an API sends costs Neovim at most this many pushes a second (each is
+# decoded, applied and drawn: about half of Neovim's CPU for a long reply; `make bench`).
+PACE_S = 0.012
 # How long a worker waits for its urgent update to be built (bounded: a busy loop thread
 # only delays the worker's own reading, never the editor).
 SHOW_WAIT_S = 0.05

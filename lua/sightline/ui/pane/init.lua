@@ -53,6 +53,9 @@ M.apply = transcript.apply
 ---@param before string?
 function M.on_state(status, before)
   bar.on_state(status, before)
+  if status.state ~= 'working' and S.quiet_win then
+    require('sightline.ui.pane.transcript').quiet_scrolls(false)
+  end
   if status.queued ~= nil then
     require('sightline.ui.pane.steer').draw_queued(status.queued)
   end

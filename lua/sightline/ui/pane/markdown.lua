@@ -265,12 +265,13 @@ local function render_markdown(buf, first, last)
 end
 
 -- The span a reply streams into is rendered again for each push, from the start of its last
--- block: a parse and a repaint, ~1 ms with the redraw they cause here. Pushes come up to every
--- 8 ms (python/sightline/ui/push.py), so that span is rendered at most every RENDER_MS, as
--- often as the 30 ms batches of pushes used to render it: a fast stream costs no more
--- Markdown work than a slow one. Its text is in the buffer at once; the rows it already had
--- keep their marks meanwhile, and only what is new waits (two frames at most) for its marks.
-local RENDER_MS = 33
+-- block: a parse and a repaint, ~1.3 ms for a dozen rows (tree-sitter's parse of the block and
+-- its injections is most of it). Pushes come up to every 12 ms (python/sightline/ui/push.py),
+-- so that span is rendered at most every RENDER_MS: a fast stream costs no more Markdown work
+-- than a slow one, ~20 renders a second. Its text is in the buffer at once; the rows it
+-- already had keep their marks meanwhile, and only what is new waits (three frames at most)
+-- for its marks.
+local RENDER_MS = 50
 -- Per pane (S): `md_streamed_at`, vim.uv.now() when the streamed span was last rendered;
 -- `md_render_due`, a timer renders the streamed span when RENDER_MS is over.
 
@@ -423,10 +424,12 @@ function M.register()
         if #S.md_pending > 0 then
           pcall(render_pending, buf, win, toprow)
         end
-      elseif vim.b[buf].sightline_role == 'transcript' then
-        -- Another pane's transcript (a window of it shown beside the active pane's).
+      else
+        -- Another pane's transcript (a window of it shown beside the active pane's)? Asked
+        -- of the panes' own table: this runs for every window at every redraw, a key typed
+        -- or a push applied, and a buffer variable costs an API call (an error when unset).
         local id = state.of_buf(buf)
-        if id and #state.get(id).md_pending > 0 then
+        if id and state.get(id).tbuf == buf and #state.get(id).md_pending > 0 then
           pcall(state.with, id, render_pending, buf, win, toprow)
         end
       end

@@ -51,6 +51,28 @@ local function resync()
   end))
 end
 
+---While the transcript window follows a reply that grows, its scrolls fire no WinScrolled:
+---each push scrolls it a row, and every handler would run for each one, matchparen's among
+---them (in the window the user types in: ~40 ms of Neovim's CPU for a long reply). The
+---window's own 'eventignorewin' comes back once it stops following or the turn ends.
+---@param on boolean
+function M.quiet_scrolls(on)
+  local win = state.valid_win(S.twin) and S.twin or nil
+  if on and win and S.quiet_win == win then
+    return
+  end
+  if S.quiet_win and state.valid_win(S.quiet_win) then
+    api.nvim_set_option_value('eventignorewin', S.quiet_eiw or '', { win = S.quiet_win })
+  end
+  S.quiet_win, S.quiet_eiw = nil, nil
+  if on and win then
+    local own = api.nvim_get_option_value('eventignorewin', { win = win })
+    S.quiet_win, S.quiet_eiw = win, own
+    local quiet = own == '' and 'WinScrolled' or own .. ',WinScrolled'
+    api.nvim_set_option_value('eventignorewin', quiet, { win = win })
+  end
+end
+
 ---Apply a delta computed by the core: replace rows from `start`, repaint their highlights.
 ---@param delta table {start, lines, highlights, folds, …} rows from `start` (0-based)
 function M.apply(delta)
@@ -89,6 +111,9 @@ function M.apply(delta)
   require('sightline.ui.pane.steer').redraw() -- the queued messages stay under the last line
   if S.help then
     require('sightline.ui.pane.help').redraw() -- and the key list under them
+  end
+  if follow ~= (S.quiet_win ~= nil) then
+    M.quiet_scrolls(follow)
   end
   if follow then
     local last = api.nvim_buf_line_count(buf)

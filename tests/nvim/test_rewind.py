@@ -88,7 +88,12 @@ def test_a_file_the_user_edited_after_turn_2_keeps_their_edit_and_shows_the_hunk
     assert st["pending"] == "edit b.txt (+1 −2)"
     drawn = wait_for(lambda: nv.exec_lua("return require('sightline.ui.inline').shown()"))
     assert drawn["buffer"] == bbuf and len(drawn["hunks"]) == 2
-    assert "b.txt changed since (your edits)" in "\n".join(transcript(nv))
+    # (the note comes in the transcript's push, which may follow the status's)
+    wait_for(
+        lambda: "b.txt changed since (your edits)" in "\n".join(transcript(nv)),
+        10,
+        "the note on the user's edits",
+    )
     assert status(nv)["autoaccept"] is True  # and still it asks
     decide(nv, "reject")  # keep my text
     st = wait_core_pending(nv)
@@ -100,7 +105,11 @@ def test_a_file_the_user_edited_after_turn_2_keeps_their_edit_and_shows_the_hunk
     assert (isolated_env / "d.txt").read_text() == "new\n"
     assert (isolated_env / "c.txt").read_text() == "gamma\none\n" != before_rewind
     assert c_mtime != (isolated_env / "c.txt").stat().st_mtime_ns
-    assert "kept as you left them: b.txt, d.txt" in "\n".join(transcript(nv))
+    wait_for(
+        lambda: "kept as you left them: b.txt, d.txt" in "\n".join(transcript(nv)),
+        10,
+        "the rewind's note",
+    )
 
 
 def test_rewind_without_checkpoints_says_so_and_changes_nothing(
@@ -136,7 +145,11 @@ def test_in_the_transcript_the_turn_under_the_cursor_is_rewound(
     nv.input(":Sightline accept<CR>")
     idle(nv)
     assert files(isolated_env) == START
-    assert "rewinding to before #1 (first)" in "\n".join(transcript(nv))
+    wait_for(
+        lambda: "rewinding to before #1 (first)" in "\n".join(transcript(nv)),
+        10,
+        "the rewind's note",
+    )
     assert states["after1"] != START
 
 

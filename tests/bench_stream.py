@@ -1,5 +1,5 @@
 """Issue 29's benchmarks: a long Markdown reply streaming from the API into the pane, with a UI
-attached (tests/screen.py) and a key typed into an editor buffer every 20 ms meanwhile.
+attached (tests/rawui.py) and a key typed into an editor buffer every 20 ms meanwhile.
 
 Each run is a fresh Neovim (what loads once, a parser or a query, is paid inside the
 measured reply): a warm-up turn of plain text, then a ~4 900-token Markdown reply with code
@@ -8,7 +8,9 @@ blocks (lua, c, vim, python), headings, lists and a table, written by the loopba
 
 * text delay: from the API writing a delta (the fake's clock) to the transcript buffer
   holding that text (an `on_lines` watcher in Neovim: both are CLOCK_MONOTONIC);
-* typing: each key from `nvim_input` to the screen flush that shows it;
+* typing: each key from `nvim_input` to the screen flush that shows it, typed and read by a
+  bare UI client in a process of its own (tests/rawui.py), and the same with nothing
+  streaming (the floor);
 * Neovim's CPU for the whole reply (its threads' schedstat, from the send to idle);
 * how many pushes the pane applied, and the slowest one (Neovim's CPU inside it).
 
@@ -38,11 +40,11 @@ sys.path.insert(0, str(ROOT))
 from tests import child as _child  # noqa: E402
 from tests import fakeapi  # noqa: E402
 from tests.benchutil import child, wait  # noqa: E402
+from tests.rawui import Typist  # noqa: E402
 
 Row = dict[str, Any]
 DELTAS = 1500
 EVERY_S = 0.002
-KEY_EVERY_S = 0.02
 DELAY_P95_MS = 16.0
 TYPING_P99_MS, TYPING_MAX_MS = 2.0, 16.0
 CPU_MS = 250.0
@@ -207,7 +209,6 @@ def thinking_text(tokens: int = 50_000) -> str:
 def run_once(tmp: str, reply: str, thinking: bool = False) -> dict[str, Any]:
     """One fresh Neovim, one measured reply (or thinking, then a short answer): the raw
     samples."""
-    from tests.screen import Screen
 
     title = reply.split("\n", 1)[0]
     with fakeapi.FakeAnthropic() as server, _Timed() as timed:
@@ -215,9 +216,9 @@ def run_once(tmp: str, reply: str, thinking: bool = False) -> dict[str, Any]:
         if thinking:
             provider["thinking"] = 2048
         nv = child(tmp, {"provider": provider}, ANTHROPIC_API_KEY="bench-key")
-        screen = None
+        typist = None
         try:
-            screen = Screen.attach(nv, 160, 40)
+            typist = Typist(nv.eval("v:servername"), 160, 40)
             nv.exec_lua("require('sightline.ui.pane').show()")
             ping = "return require('sightline.host').request('core.ping')"
             wait(lambda: nv.exec_lua(ping)["sdk_loaded"])
@@ -232,17 +233,17 @@ def run_once(tmp: str, reply: str, thinking: bool = False) -> dict[str, Any]:
                 server.script(fakeapi.text(reply, chunks=DELTAS))
             timed.armed = True
             nv.command("startinsert")
-            screen.wait_for(lambda s: s.mode == "insert", what="Insert mode")
+            typist.ready()
             pid = nv.call("getpid")
             cpu0 = _cpu_ns(pid)
             nv.exec_lua("assert(require('sightline').send('the long reply'))")
-            keys = _type_while(nv, screen, lambda: len(timed.writes) < DELTAS)
+            keys = _type_while(nv, typist, lambda: len(timed.writes) < DELTAS)
             wait(lambda: _state(nv) == "idle")
             cpu_ms = (_cpu_ns(pid) - cpu0) / 1e6
             t, total, apply, base = nv.exec_lua(RESULT, title)
         finally:
-            if screen is not None:
-                screen.close()
+            if typist is not None:
+                typist.close()
             nv.exec_lua("require('sightline.host').shutdown()")
             nv.close()
     return {
@@ -255,28 +256,15 @@ def run_once(tmp: str, reply: str, thinking: bool = False) -> dict[str, Any]:
     }
 
 
-def _type_while(nv: Any, screen: Any, streaming: Any) -> list[float]:
-    """A key every KEY_EVERY_S while `streaming()`, each timed to the flush showing it."""
-    samples: list[float] = []
-    typed = ""
+def _type_while(nv: Any, typist: Typist, streaming: Any) -> list[float]:
+    """A key every 20 ms while `streaming()`, once the reply's first text is in, each timed
+    to the flush showing it (tests/rawui.py: Neovim's latency, not a Python thread's)."""
     while streaming() and not _started(nv):
         time.sleep(0.001)
-    next_at = time.monotonic()
+    typist.start()
     while streaming():
-        if len(typed) >= 50:  # a fresh line, not timed
-            nv.input("<C-u>")
-            screen.wait_for(lambda s, old=typed: not s.row(0).startswith(old), what="cleared")
-            typed = ""
-        typed += "abcdefghijklmnopqrstuvwxyz"[len(samples) % 26]
-        t0 = time.perf_counter()
-        nv.input(typed[-1])
-        screen.wait_for(lambda s, w=typed: s.row(0).startswith(w), what=f"{typed!r} typed")
-        samples.append((time.perf_counter() - t0) * 1000)
-        next_at += KEY_EVERY_S
-        left = next_at - time.monotonic()
-        if left > 0:
-            time.sleep(left)
-    return samples
+        time.sleep(0.002)
+    return typist.stop()
 
 
 def _started(nv: Any) -> bool:
@@ -464,8 +452,44 @@ def markdown_rows(results: list[dict[str, float]]) -> list[Row]:
     ]
 
 
+def typing_floor(seconds: float = 3.0) -> list[float]:
+    """Keys typed as during a stream, with the pane open and nothing streaming: what the
+    machine and the measure itself cost a key (the stream's figures are read against it)."""
+
+    with tempfile.TemporaryDirectory() as tmp:
+        nv = child(tmp, {"provider": {"name": "echo"}})
+        typist = None
+        try:
+            typist = Typist(nv.eval("v:servername"), 160, 40)
+            nv.exec_lua("require('sightline.ui.pane').show()")
+            nv.exec_lua("return require('sightline.host').request('core.ping')")
+            nv.exec_lua("assert(require('sightline').send('warm up'))")  # (the echo provider)
+            wait(lambda: _state(nv) == "idle")
+            nv.command("startinsert")
+            typist.ready()
+            typist.start()
+            time.sleep(seconds)
+            return typist.stop()
+        finally:
+            if typist is not None:
+                typist.close()
+            nv.exec_lua("require('sightline.host').shutdown()")
+            nv.close()
+
+
+def floor_row(keys: list[float]) -> Row:
+    load = os.getloadavg()[0]
+    return {
+        "bench": f"stream: key → flush with nothing streaming, the floor (load {load:.1f})",
+        "value": _spread(keys) + f" (n={len(keys)})",
+        "target": "(reported)",
+        "met": True,
+    }
+
+
 def bench(runs: int = 8, thinking_runs: int = 3) -> list[Row]:
-    rows = rows_of(samples(runs))
+    rows = [floor_row(typing_floor())]
+    rows += rows_of(samples(runs))
     rows += rows_of(samples(thinking_runs, thinking=True), thinking=True)
     return rows + markdown_rows(markdown_cpu())
 

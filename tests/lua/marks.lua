@@ -44,7 +44,7 @@ function M.reveal()
 end
 
 -- The transcript's markdown marks once the pane has rendered every span it shows (a streamed
--- reply's last span is rendered again at most every 50 ms: see markdown.lua RENDER_MS).
+-- reply's last span is rendered again at most every 66 ms: see markdown.lua RENDER_MS).
 function M.markdown_settled()
   local S = require('sightline.ui.pane.state').S
   assert(

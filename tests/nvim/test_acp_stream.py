@@ -90,7 +90,7 @@ def test_thought_chunks_stream_into_a_closed_thinking_fold_and_reopen_the_same(
     idle(nv)
     row, col = screen.wait_text("It defines")
     assert screen.group_at(row, col) != "Comment"  # the reply's text is not thinking
-    # And it renders as Markdown, as any reply (its last span up to 50 ms after its text).
+    # And it renders as Markdown, as any reply (its last span up to 66 ms after its text).
     screen.wait_for(lambda s: s.find("**a**") is None, what="**a** rendered")
     # Brackets that are no link read as written.
     screen.wait_text("[permission yes]It defines")

@@ -242,7 +242,7 @@ def test_transcript_renders_markdown_but_not_notes(nvim: Any, screen: Screen) ->
     normal(nvim)
     nvim.input("<C-w>k")  # the cursor's line is concealed too (concealcursor)
     row, col = screen.wait_text("say bold and code")
-    # The reply's last Markdown is painted up to 50 ms after its text (markdown.lua RENDER_MS).
+    # The reply's last Markdown is painted up to 66 ms after its text (markdown.lua RENDER_MS).
     screen.wait_for(
         lambda s: s.find("**bold**") is None and s.find("```") is None, what="markers hidden"
     )

@@ -14,6 +14,8 @@ local md_view_ns = api.nvim_create_namespace('sightline.markdown.view') -- its p
 -- loop, when it is first made (M.register), and the rest as a reply first brings them.
 local PRELOAD = { 'markdown', 'markdown_inline', 'lua', 'vim', 'vimdoc', 'query', 'c', 'python', 'bash' }
 local PRELOAD_GAP_MS = 10
+-- How long after the last key the next language loads (see preload_all).
+local PRELOAD_QUIET_MS = 300
 local queries = {} ---@type table<string, vim.treesitter.Query|false>
 -- vim.treesitter.query.get keeps what it loaded in a weak cache: once no parser holds a
 -- language's injections query, a collection drops it, and the next parse (a reply's
@@ -268,10 +270,10 @@ end
 -- block: a parse and a repaint, ~1.3 ms for a dozen rows (tree-sitter's parse of the block and
 -- its injections is most of it). Pushes come up to every 12 ms (python/sightline/ui/push.py),
 -- so that span is rendered at most every RENDER_MS: a fast stream costs no more Markdown work
--- than a slow one, ~20 renders a second. Its text is in the buffer at once; the rows it
--- already had keep their marks meanwhile, and only what is new waits (three frames at most)
+-- than a slow one, ~15 renders a second. Its text is in the buffer at once; the rows it
+-- already had keep their marks meanwhile, and only what is new waits (four frames at most)
 -- for its marks.
-local RENDER_MS = 50
+local RENDER_MS = 66
 -- Per pane (S): `md_streamed_at`, vim.uv.now() when the streamed span was last rendered;
 -- `md_render_due`, a timer renders the streamed span when RENDER_MS is over.
 
@@ -390,8 +392,20 @@ local function preload_all()
   end
   vim.list_extend(langs, PRELOAD, 1, #PRELOAD)
   table.insert(langs, 1, 'markdown') -- first: every reply needs it
+  -- A language's load is one piece of main-loop work of ~5-15 ms (its parser, then its
+  -- queries parsed): never while the user types, whose next key would wait for it.
+  local typed_at = 0
+  local on_key = api.nvim_create_namespace('sightline.markdown.preload')
+  vim.on_key(function()
+    typed_at = vim.uv.now()
+  end, on_key)
   local i = 0
   local function step()
+    local quiet = typed_at + PRELOAD_QUIET_MS - vim.uv.now()
+    if quiet > 0 then
+      vim.defer_fn(step, quiet)
+      return
+    end
     i = i + 1
     if langs[i] then
       preload(langs[i])
@@ -400,6 +414,8 @@ local function preload_all()
         blocks_query = ok and q or false
       end
       vim.defer_fn(step, PRELOAD_GAP_MS)
+    else
+      vim.on_key(nil, on_key)
     end
   end
   vim.defer_fn(step, PRELOAD_GAP_MS)

@@ -215,10 +215,11 @@ local function draw_blocks(buf, first, text, lines, tree)
   end
 end
 
----Paint one span of Markdown rows with the tree-sitter parsers Neovim ships: the
----highlights queries of markdown, markdown_inline and of every injected language that has a
----parser; `conceal` hides markers in the transcript window (conceallevel 2).
-local function render_markdown(buf, first, last)
+---Parse one span of Markdown rows: the rows, their text and its parser with every tree
+---parsed; or, when there is nothing to paint (plain prose, a failed parse), the row the
+---span's next render may start from.
+---@return table|integer
+local function parse_span(buf, first, last)
   local lines = api.nvim_buf_get_lines(buf, first, last, false)
   -- A closing fence is only one when a newline ends it.
   local text = table.concat(lines, '\n') .. '\n'
@@ -239,8 +240,16 @@ local function render_markdown(buf, first, last)
   if not pok or not trees or not trees[1] then
     return first
   end
-  local resume = last_block_row(trees[1], first)
-  parser:for_each_tree(function(tree, ltree)
+  return { first = first, lines = lines, text = text, parser = parser, resume = last_block_row(trees[1], first) }
+end
+
+---Paint a parsed span with the tree-sitter parsers Neovim ships: the highlights queries of
+---markdown, markdown_inline and of every injected language that has a parser; `conceal`
+---hides markers in the transcript window (conceallevel 2). Returns the row the span's next
+---render may start from.
+local function paint_span(buf, job)
+  local first, text = job.first, job.text
+  job.parser:for_each_tree(function(tree, ltree)
     local lang = ltree:lang()
     -- An injected language paints over its host (the lua in a fence over the fence's own
     -- group): trees come in no fixed order, so depth decides, not the order of painting.
@@ -260,10 +269,16 @@ local function render_markdown(buf, first, last)
       paint(buf, first, text, tree, query, lang, depth, own)
     end
     if depth == 0 then
-      draw_blocks(buf, first, text, lines, tree)
+      draw_blocks(buf, first, text, job.lines, tree)
     end
   end)
-  return resume
+  return job.resume
+end
+
+---Parse and paint one span of Markdown rows (see parse_span, paint_span).
+local function render_markdown(buf, first, last)
+  local job = parse_span(buf, first, last)
+  return type(job) == 'table' and paint_span(buf, job) or job
 end
 
 -- The span a reply streams into is rendered again for each push, from the start of its last
@@ -278,16 +293,48 @@ local RENDER_MS = 66
 -- `md_render_due`, a timer renders the streamed span when RENDER_MS is over.
 
 local function render_span(buf, p)
-  api.nvim_buf_clear_namespace(buf, md_ns, p[1], p[2])
-  local ok, row = pcall(render_markdown, buf, p[1], p[2]) -- a nicety; the text is there
-  if p[3] == S.md_last then
-    S.md_resume = { first = p[3], row = ok and row or p[1] }
+  if p[3] ~= S.md_last then -- a span above the streamed one, or one scrolled into view
+    api.nvim_buf_clear_namespace(buf, md_ns, p[1], p[2])
+    pcall(render_markdown, buf, p[1], p[2]) -- a nicety; the text is there
+    return
+  end
+  -- The streamed span: parsed now, painted at the loop's next turn, so that a key typed
+  -- meanwhile waits for half the work at most.
+  local ok, job = pcall(parse_span, buf, p[1], p[2])
+  local function done(row)
+    S.md_resume = { first = p[3], row = row }
     S.md_streamed_at = vim.uv.now()
   end
+  if not ok or type(job) ~= 'table' then
+    api.nvim_buf_clear_namespace(buf, md_ns, p[1], p[2])
+    done(ok and job or p[1])
+    return
+  end
+  local tick = api.nvim_buf_get_changedtick(buf)
+  S.md_painting = true
+  vim.schedule(state.bind(function()
+    S.md_painting = false
+    -- A push in between changed the rows: it sent the span again, to be rendered anew
+    -- (from where the last paint left its marks: md_resume is only moved by a paint).
+    if not state.valid_buf(buf) then
+      return
+    end
+    if api.nvim_buf_get_changedtick(buf) == tick then
+      api.nvim_buf_clear_namespace(buf, md_ns, p[1], p[2])
+      local pok, row = pcall(paint_span, buf, job)
+      done(pok and row or p[1])
+    end
+    if #S.md_pending > 0 then -- what came meanwhile waited for this paint
+      M.render_visible(buf)
+    end
+  end))
 end
 
 ---Whether span `p` waits for RENDER_MS to pass (a timer then renders what is in view).
 local function waits(p)
+  if p[3] == S.md_last and S.md_painting then
+    return true -- parsed a moment ago: painted at the loop's next turn
+  end
   if p[3] ~= S.md_last or not S.md_streamed_at or not S.md_resume or S.md_resume.first ~= p[3] then
     return false -- not the span rendered a moment ago: nothing to wait for
   end

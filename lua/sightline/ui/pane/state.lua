@@ -44,6 +44,7 @@ local function fresh(id)
     md_streamed_at = nil, ---@type integer? when the streamed span was last rendered (markdown.lua)
     md_render_due = false, -- a timer renders the streamed span (markdown.lua)
     md_prefetching = false, -- a prefetch step is scheduled (markdown.lua)
+    md_painting = false, -- the streamed span is parsed, its paint scheduled (markdown.lua)
     quiet_win = nil, ---@type integer? the transcript window whose scrolls fire no WinScrolled
     quiet_eiw = nil, ---@type string? its own 'eventignorewin', given back (transcript.lua)
   }

@@ -49,7 +49,7 @@ function M.markdown_settled()
   local S = require('sightline.ui.pane.state').S
   assert(
     vim.wait(5000, function()
-      return #S.md_pending == 0
+      return #S.md_pending == 0 and not S.md_painting
     end, 1),
     'Markdown still pending'
   )

@@ -37,3 +37,33 @@ def test_streamed_markdown_paints_what_a_whole_render_paints(nvim: Any) -> None:
         nvim.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
         assert streamed == lua_helper(nvim, "marks.markdown"), seed
         assert any("strong" in m for m in streamed)
+
+
+def test_a_push_before_the_streamed_spans_paint_still_leaves_what_a_whole_render_paints(
+    nvim: Any,
+) -> None:
+    # The streamed span is parsed in one turn of the loop and painted in the next: deltas
+    # applied two at a time, in one call, always bring the second before that paint. Its
+    # rows may reach into the span or only add rows below it.
+    nvim.exec_lua("vim.o.lines = 120; require('sightline.ui.pane').show()")
+    apply_two = "for _, d in ipairs({...}) do require('sightline.ui.pane').apply(d) end"
+    for seed in range(4):
+        t = Transcript()
+        t.add_user("say **this** and `that`")
+        rng = random.Random(seed)
+        deltas = [t.take_delta()]
+        i = 0
+        while i < len(REPLY):
+            n = rng.randint(1, 30)
+            t.append_text(REPLY[i : i + n])
+            i += n
+            deltas.append(t.take_delta())
+        t.end_reply()
+        deltas.append(t.take_delta())
+        deltas = [d for d in deltas if d is not None]
+        for k in range(0, len(deltas), 2):
+            nvim.exec_lua(apply_two, *deltas[k : k + 2])
+        streamed = lua_helper(nvim, "marks.markdown_settled")
+        nvim.exec_lua("require('sightline.ui.pane').apply(...)", t.full())
+        assert streamed == lua_helper(nvim, "marks.markdown"), seed
+        assert any("strong" in m for m in streamed)

@@ -292,6 +292,22 @@ local RENDER_MS = 66
 -- Per pane (S): `md_streamed_at`, vim.uv.now() when the streamed span was last rendered;
 -- `md_render_due`, a timer renders the streamed span when RENDER_MS is over.
 
+---Pending again: span `p`, whose paint a push came before. A push whose rows reach into it
+---sent it again (or the spans that replace it); one that only added rows below did not.
+local function requeue(p)
+  local pending = S.md_pending
+  local at = #pending + 1
+  for i, q in ipairs(pending) do
+    if q[1] < p[2] and q[2] > p[1] then
+      return
+    end
+    if q[1] >= p[2] then
+      at = math.min(at, i)
+    end
+  end
+  table.insert(pending, at, p)
+end
+
 local function render_span(buf, p)
   if p[3] ~= S.md_last then -- a span above the streamed one, or one scrolled into view
     api.nvim_buf_clear_namespace(buf, md_ns, p[1], p[2])
@@ -314,8 +330,8 @@ local function render_span(buf, p)
   S.md_painting = true
   vim.schedule(state.bind(function()
     S.md_painting = false
-    -- A push in between changed the rows: it sent the span again, to be rendered anew
-    -- (from where the last paint left its marks: md_resume is only moved by a paint).
+    -- A push in between changed the buffer: the span is rendered anew (from where the last
+    -- paint left its marks: md_resume is only moved by a paint).
     if not state.valid_buf(buf) then
       return
     end
@@ -323,6 +339,8 @@ local function render_span(buf, p)
       api.nvim_buf_clear_namespace(buf, md_ns, p[1], p[2])
       local pok, row = pcall(paint_span, buf, job)
       done(pok and row or p[1])
+    else
+      requeue(p)
     end
     if #S.md_pending > 0 then -- what came meanwhile waited for this paint
       M.render_visible(buf)

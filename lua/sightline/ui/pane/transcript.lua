@@ -112,7 +112,7 @@ function M.apply(delta)
   if S.help then
     require('sightline.ui.pane.help').redraw() -- and the key list under them
   end
-  if follow ~= (S.quiet_win ~= nil) then
+  if follow ~= (S.quiet_win ~= nil and S.quiet_win == S.twin) then
     M.quiet_scrolls(follow)
   end
   if follow then

@@ -22,7 +22,7 @@ from sightline.ui.transcript import Transcript
 # Under a frame at 60 Hz (16.7 ms): a token reaches the buffer within a frame, and a reply
 # streamed as fast as an API sends costs Neovim at most this many pushes a second (each is
 # decoded, applied and drawn: about half of Neovim's CPU for a long reply; `make bench`).
-PACE_S = 0.012
+PACE_S = 0.014
 # How long a worker waits for its urgent update to be built (bounded: a busy loop thread
 # only delays the worker's own reading, never the editor).
 SHOW_WAIT_S = 0.05

@@ -283,7 +283,7 @@ end
 
 -- The span a reply streams into is rendered again for each push, from the start of its last
 -- block: a parse and a repaint, ~1.3 ms for a dozen rows (tree-sitter's parse of the block and
--- its injections is most of it). Pushes come up to every 12 ms (python/sightline/ui/push.py),
+-- its injections is most of it). Pushes come up to every 14 ms (python/sightline/ui/push.py),
 -- so that span is rendered at most every RENDER_MS: a fast stream costs no more Markdown work
 -- than a slow one, ~15 renders a second. Its text is in the buffer at once; the rows it
 -- already had keep their marks meanwhile, and only what is new waits (four frames at most)

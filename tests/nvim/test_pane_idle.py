@@ -26,8 +26,9 @@ receive.update = function(payload)
 end
 """
 
+# Active timers, and the streamed span's paint when one is scheduled (the loop's next turn).
 ACTIVE_TIMERS = """
-local n = 0
+local n = require('sightline.ui.pane.state').S.md_painting and 1 or 0
 vim.uv.walk(function(h)
   if h:get_type() == 'timer' and h:is_active() then
     n = n + 1

@@ -258,10 +258,10 @@ class FileIndex:
     def build_char_table(self) -> None:
         """Lower-cased paths grouped by every character they contain, in index order.
 
-        The first two keystrokes after `@` would otherwise each scan every path
-        (most of a keystroke's budget at 100 000 files); built off the typing
-        path, by prepare(), at the cost of one reference per distinct character
-        of each path.
+        A one-character query's matches are its list, and a longer query checks the
+        list of its last character when that is shorter than its prefix's candidates;
+        built off the typing path, by prepare(), at the cost of one reference per
+        distinct character of each path.
         """
         if self._by_char is None:
             table: dict[str, list[str]] = {}
@@ -594,8 +594,8 @@ class CompletionSession:
         level = self._chain[-1]
         by_char = None if case_sensitive else index.char_table()
         for i in range(len(level.query), len(q)):
-            # Several keys at once (a paste, coalesced typing): only the last
-            # level is checked for order; the ones between stay supersets.
+            # Several keys at once (a paste, coalesced typing): only the last level
+            # may be checked at once; the ones between leave all their candidates unchecked.
             level = _narrow(level, q[: i + 1], verify=i == len(q) - 1, by_char=by_char)
             self._chain.append(level)
         return level

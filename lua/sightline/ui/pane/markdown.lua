@@ -330,11 +330,11 @@ local function render_span(buf, p)
   S.md_painting = true
   vim.schedule(state.bind(function()
     S.md_painting = false
-    -- A push in between changed the buffer: the span is rendered anew (from where the last
-    -- paint left its marks: md_resume is only moved by a paint).
     if not state.valid_buf(buf) then
       return
     end
+    -- A push in between changed the buffer: the span is rendered anew (from where the last
+    -- paint left its marks: md_resume is only moved by a paint).
     if api.nvim_buf_get_changedtick(buf) == tick then
       api.nvim_buf_clear_namespace(buf, md_ns, p[1], p[2])
       local pok, row = pcall(paint_span, buf, job)

@@ -30,6 +30,10 @@ class Screen:
     groups: dict[int, str] = field(default_factory=dict)
     mode: str = ""
     flushes: int = 0
+    channel: int = 0  # the UI connection's channel in the child
+    _marked: int = 0  # the last mark the child sent (see `read_with_frame`)
+    _frame_at_mark: list[str] = field(default_factory=list)  # the first frame after it
+    _drawn_since_mark: bool = False
     _lock: threading.Condition = field(default_factory=threading.Condition)
     _session: Any = None
     _thread: threading.Thread | None = None
@@ -48,6 +52,7 @@ class Screen:
         ready = threading.Event()
 
         def run() -> None:
+            screen.channel = session.request("nvim_get_api_info")[0]
             session.ui_attach(width, height, rgb=True, ext_linegrid=True, ext_hlstate=True)
             ready.set()
             with contextlib.suppress(Exception):
@@ -79,6 +84,11 @@ class Screen:
         self.rows = [[Cell() for _ in range(self.width)] for _ in range(self.height)]
 
     def _on_notification(self, name: str, args: list[Any]) -> None:
+        if name == "screen_mark":
+            with self._lock:
+                self._marked, self._drawn_since_mark = args[0], False
+                self._lock.notify_all()
+            return
         if name != "redraw":
             return
         with self._lock:
@@ -134,6 +144,9 @@ class Screen:
 
     def _ev_flush(self) -> None:
         self.flushes += 1
+        if not self._drawn_since_mark:
+            self._frame_at_mark = ["".join(c.text for c in row) for row in self.rows]
+        self._drawn_since_mark = True
 
     # -- reading --------------------------------------------------------------------------
 
@@ -190,6 +203,30 @@ class Screen:
                         f"timed out waiting for {what or predicate!r}; the screen:\n{shown}"
                     )
                 self._lock.wait(min(left, 0.1))
+
+    def read_with_frame(self, nvim: Any, lua: str) -> tuple[Any, list[str]]:
+        """Evaluate the Lua chunk `lua` in the child; return its value and the rows of the frame
+        Neovim drew right after it, in the same call: what that frame shows is what the value
+        saw, whatever the child does meanwhile. (A value read in one call and the screen in
+        another can disagree: the child may have changed between them, or not drawn yet.)"""
+        with self._lock:
+            mark = self._marked + 1
+        value = nvim.exec_lua(
+            "local chan, mark, chunk = ... "
+            "local value = assert(loadstring(chunk))() "
+            "vim.rpcnotify(chan, 'screen_mark', mark) "
+            # `redraw!`: a plain `:redraw` sends no frame when nothing changed.
+            "vim.cmd('redraw!') "
+            "return value",
+            self.channel,
+            mark,
+            lua,
+        )
+        self.wait_for(
+            lambda s: s._marked == mark and s._drawn_since_mark, what="the frame after the read"
+        )
+        with self._lock:
+            return value, list(self._frame_at_mark)
 
     def wait_text(self, needle: str, timeout: float = 10.0) -> tuple[int, int]:
         return self.wait_for(lambda s: s.find(needle), timeout, f"{needle!r} on screen")  # type: ignore[no-any-return]

@@ -244,14 +244,25 @@ def pane_wins(nv: Any) -> dict[str, int]:
     return dict(lua_helper(nv, "windows.pane_roles"))
 
 
-def bar_on_screen(nv: Any, screen: Screen, role: str = "transcript") -> str:
-    """The cells of a pane window's bar row (its first row, when it has a bar)."""
+def bar_in(nv: Any, lines: list[str], role: str = "transcript") -> str:
+    """The cells of a pane window's bar row (its first row, when it has a bar) in `lines`."""
     win = pane_wins(nv)[role]
     if nv.api.win_get_option(win, "winbar") == "":
         return ""
     row, col = nv.call("win_screenpos", win)
     width = nv.api.win_get_width(win)
-    return str(screen.lines()[row - 1][col - 1 : col - 1 + width].rstrip())
+    return str(lines[row - 1][col - 1 : col - 1 + width].rstrip())
+
+
+def bar_on_screen(nv: Any, screen: Screen, role: str = "transcript") -> str:
+    return bar_in(nv, screen.lines(), role)
+
+
+def status_and_frame(nv: Any, screen: Screen) -> tuple[dict[str, Any], list[str]]:
+    """The status the bar is drawn from and the frame drawn from it, read together: a status
+    read apart from the screen may be one the screen shows a frame later, or showed before."""
+    st_, lines = screen.read_with_frame(nv, "return require('sightline.host').status()")
+    return dict(st_), lines
 
 
 def cells_in(nv: Any) -> Cells:
@@ -277,33 +288,37 @@ def test_the_bar_on_screen_is_whole_parts_and_shows_the_cost_at_160_columns(
     screen.wait_for(lambda s: s.mode == "insert")
     width = nv.api.win_get_width(pane_wins(nv)["transcript"])
 
-    def check(st_: dict[str, Any], view: dict[str, Any], shown: str | None = None) -> str:
-        # The line read once: a ticking spinner must not change between reading and checking.
-        shown = bar_on_screen(nv, screen) if shown is None else shown
-        keys = bar_on_screen(nv, screen, "composer") if st_["state"] == "awaiting_decision" else ""
+    def check(view: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+        # The status and the frame drawn from it, read together; the spinner's frame and
+        # elapsed time are read off that frame (they tick on their own).
+        st_, lines = status_and_frame(nv, screen)
+        shown = bar_in(nv, lines)
+        if view is None:
+            view = {}
+            if st_["state"] == "working":
+                view["elapsed"] = float(shown.split(" working ")[1].split("s")[0])
+                view["frame"] = SPINNER.index(shown[0]) + 1
+        keys = bar_in(nv, lines, "composer") if st_["state"] == "awaiting_decision" else ""
         check_bar(st_, width, view, shown, keys, cells_in(nv))
-        return shown
+        return st_, shown
 
     # A turn that streams: one token count (the conversation's), never two.
     fake_api.script(hold(after_events=4, of=text("slow reply " * 20)))
     nv.input("hello<C-s>")
     wait_for(fake_api.holding.is_set, TURN_TIMEOUT_S, "the held stream")
     screen.wait_for(lambda s: " working " in bar_on_screen(nv, s), what="the spinner")
-    shown = bar_on_screen(nv, screen)
+    st_, shown = check()
+    assert st_["state"] == "working"
     assert shown.count(" in") <= 1, shown
-    elapsed = float(shown.split(" working ")[1].split("s")[0])
-    frame = SPINNER.index(shown[0]) + 1
-    check(on_screen_status(nv), {"elapsed": elapsed, "frame": frame}, shown)
     fake_api.release()
     idle(nv)
 
     # Idle: at the default width of a 160-column terminal the cost shows, whole.
-    st_ = on_screen_status(nv)
-    cost = st_["usage_parts"]["cost"]
+    cost = on_screen_status(nv)["usage_parts"]["cost"]
     assert cost and cost.startswith("$")
     if columns == 160:
         screen.wait_for(lambda s: cost in bar_on_screen(nv, s).split(SEP), what=cost)
-    shown = check(st_, {})
+    _, shown = check({})
     assert "<" not in shown and ">" not in shown  # nothing cut by Neovim either
 
     # The review bar: what waits and its keys, whole.
@@ -312,7 +327,7 @@ def test_the_bar_on_screen_is_whole_parts_and_shows_the_cost_at_160_columns(
     nv.input("change it<C-s>")
     wait_pending(nv)
     screen.wait_text("gr reject")
-    check(on_screen_status(nv), {})
+    assert check({})[0]["state"] == "awaiting_decision"
     nv.input("<Esc>")
     wait_for(lambda: nv.api.get_mode()["mode"] == "n", what="Normal mode")
     nv.input("ga")
@@ -332,7 +347,8 @@ def test_a_window_resized_by_hand_lays_its_bar_out_again(
     win = pane_wins(nv)["transcript"]
     wait_for(lambda: nv.api.win_get_width(win) == 31, what="the narrower pane")
     screen.wait_for(lambda s: "$" not in bar_on_screen(nv, s), what="the bar laid out again")
-    check_bar(on_screen_status(nv), 31, {}, bar_on_screen(nv, screen), "", cells_in(nv))
+    st_, lines = status_and_frame(nv, screen)
+    check_bar(st_, 31, {}, bar_in(nv, lines), "", cells_in(nv))
 
 
 # -- item 12: the names in the bar ----------------------------------------------------------
@@ -353,7 +369,8 @@ def test_the_bar_names_echo_once_and_names_the_provider_before_the_core_starts(
     nvim.input("hi<C-s>")  # the pane opened with the composer in Insert mode
     screen.wait_text("echo: hi")
     idle(nvim)
-    assert bar_on_screen(nvim, screen) == "sightline · echo"  # not "echo echo"
+    _, lines = status_and_frame(nvim, screen)  # the frame drawn once idle, not one before
+    assert bar_in(nvim, lines) == "sightline · echo"  # not "echo echo"
 
 
 def test_an_acp_agent_is_named_by_its_initialize_answer(

@@ -215,3 +215,39 @@ def test_inline_hunks_of_an_excerpt_are_buffer_lines_and_a_partial_accept_is_one
     told = out[0].content
     assert "hunk 2 (line 53), the user's note: keep it" in told
     assert "    51\tFIFTY" in told and "    53\tline 52" in told
+
+
+class KeyAsDrawn(FakeEditor):
+    """An editor where the user's key decides the first hunk as soon as it is drawn, before
+    the drawing's answer reaches the core (a loaded machine widens that moment)."""
+
+    session: Session | None = None
+    decided: list[str] | None = None
+
+    def show_hunks(self, spec: editor.HunkSpec) -> bool:
+        drawn = super().show_hunks(spec)
+        assert self.session is not None
+        self.decided = self.session.gate.decide_hunk(spec["id"], 0, "accept")
+        return drawn
+
+
+def test_a_hunk_decided_the_moment_it_is_drawn_is_taken(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("".join(f"line {i}\n" for i in range(20)))
+    fake = KeyAsDrawn(buffers={})
+    fake.session = session = session_with(fake, tmp_path, autoaccept=False)
+    turn = Turn(1, session)
+    out: list[Any] = []
+    args = {
+        "path": "a.py",
+        "old_string": "line 5\nline 6\nline 7\n",
+        "new_string": "5\nline 6\n7\n",
+    }
+    worker = threading.Thread(target=lambda: out.append(write.propose_edit(turn, args)))
+    worker.start()
+    wait_for(lambda: fake.decided is not None, what="the key typed as the hunks showed")
+    assert fake.decided == ["accept", ""]
+    (spec,) = fake.hunks.values()
+    session.gate.decide_hunk(spec["id"], 1, "reject")
+    worker.join(5)
+    assert (tmp_path / "a.py").read_text().splitlines()[5:8] == ["5", "line 6", "line 7"]
+    assert out[0].content.startswith("partly accepted")

@@ -241,8 +241,7 @@ def _one(session: SessionState, turn: Turn, f: FileReview) -> None:
     def show(item: Any) -> None:
         nonlocal drawn
         drawn = True
-        if proposals.show_inline(turn, proposal):
-            turn.gate.show_hunks(item, len(proposal.hunks))
+        proposals.draw_inline(turn, item, proposal)
 
     try:
         item = turn.gate.ask(

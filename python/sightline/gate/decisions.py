@@ -169,11 +169,24 @@ class Gate:
             self._on_change()
         return item
 
-    def show_hunks(self, item: Pending, hunks: int) -> None:
-        """The question shown now has `hunks` drawn, each decidable on its own."""
+    def show_hunks(self, item: Pending, hunks: int, draw: Callable[[], bool]) -> bool:
+        """Draw the question's `hunks`, each decidable on its own; `draw` says whether they
+        were drawn (not drawn, the question is decided as a whole). They are decidable from
+        before the drawing: a key typed as soon as it shows can reach the gate before `draw`
+        has returned here."""
         with self._lock:
-            if not item.done.is_set():
-                item.hunk_count = hunks
+            if item.done.is_set():
+                return False
+            item.hunk_count = hunks
+        drawn = False
+        try:
+            drawn = draw()
+        finally:
+            if not drawn:
+                with self._lock:
+                    if not item.hunks:
+                        item.hunk_count = 0
+        return drawn
 
     def _answer(self, item: Pending, decision: str, reason: str, scope: str = "once") -> bool:
         with self._lock:

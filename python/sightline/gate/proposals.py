@@ -221,8 +221,7 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
             # Drawn when it comes first in line: one proposal shows in its buffer at a time.
             nonlocal drawn
             drawn = True
-            if _show_inline(turn, proposal):
-                turn.gate.show_hunks(item, len(proposal.hunks))
+            _draw_inline(turn, item, proposal)
 
         try:
             item = turn.gate.ask(
@@ -284,6 +283,11 @@ def review(turn: Turn, proposal: Proposal) -> ToolResult:
         )
         told += sep + rest
     return _outcome(session, proposal, shown, note, told, result.is_error)
+
+
+def _draw_inline(turn: Turn, item: Pending, proposal: Proposal) -> None:
+    """Draw the proposal's hunks in its buffer, each decidable there on its own."""
+    turn.gate.show_hunks(item, len(proposal.hunks), lambda: _show_inline(turn, proposal))
 
 
 def _show_inline(turn: Turn, proposal: Proposal) -> bool:
@@ -478,6 +482,6 @@ def applied_result(rel: str, res: Applied, done: str = "changed") -> ToolResult:
 
 # The gate's parts a review of past changes (agent/changes.py) reuses: the same inline hunk
 # view, and the same apply with its re-anchoring and save rules.
-show_inline = _show_inline
+draw_inline = _draw_inline
 clear_inline = _clear_inline
 apply_text = _apply

@@ -77,6 +77,22 @@ def session_with(fake: FakeEditor, ws: Path, autoaccept: bool = True) -> Session
     return session
 
 
+def proposing(
+    fake: FakeEditor, ws: Path, lines: int, args: dict[str, Any]
+) -> tuple[Session, threading.Thread, list[Any]]:
+    """A session (review on) whose model proposes `args` on `a.py` of `lines` lines, in a
+    worker thread as a turn does; the list receives the tool's result."""
+    (ws / "a.py").write_text("".join(f"line {i}\n" for i in range(lines)))
+    session = session_with(fake, ws, autoaccept=False)
+    if isinstance(fake, KeyAsDrawn):
+        fake.session = session
+    turn = Turn(1, session)
+    out: list[Any] = []
+    worker = threading.Thread(target=lambda: out.append(write.propose_edit(turn, args)))
+    worker.start()
+    return session, worker, out
+
+
 def test_propose_edit_accepted_against_the_fake_editor(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("".join(f"line {i}\n" for i in range(100)))
     fake = FakeEditor(buffers={})
@@ -107,15 +123,10 @@ def test_the_count_the_model_is_told_is_every_occurrence(
 
 
 def test_the_compare_view_widens_an_excerpt_to_the_whole_buffer(tmp_path: Path) -> None:
-    text = "".join(f"line {i}\n" for i in range(40))
-    (tmp_path / "a.py").write_text(text)
     fake = FakeEditor(buffers={})
-    session = session_with(fake, tmp_path, autoaccept=False)
-    turn = Turn(1, session)
-    out: list[Any] = []
     args = {"path": "a.py", "old_string": "line 20\n", "new_string": "twenty\n"}
-    worker = threading.Thread(target=lambda: out.append(write.propose_edit(turn, args)))
-    worker.start()
+    session, worker, out = proposing(fake, tmp_path, 40, args)
+    text = (tmp_path / "a.py").read_text()
     wait_for(lambda: session.gate.pending is not None)
     shown = compare_view(session)
     assert shown["before"] == text
@@ -190,19 +201,13 @@ def test_inline_hunks_of_an_excerpt_are_buffer_lines_and_a_partial_accept_is_one
 ) -> None:
     """The hunks of an excerpt proposal are drawn at the buffer's lines (first_line), and
     accepting some of them applies exactly those, in one apply (one undo step)."""
-    text = "".join(f"line {i}\n" for i in range(100))
-    (tmp_path / "a.py").write_text(text)
     fake = FakeEditor(buffers={})
-    session = session_with(fake, tmp_path, autoaccept=False)
-    turn = Turn(1, session)
-    out: list[Any] = []
     args = {
         "path": "a.py",
         "old_string": "line 50\nline 51\nline 52\n",
         "new_string": "FIFTY\nline 51\nFIFTY-TWO\n",
     }
-    worker = threading.Thread(target=lambda: out.append(write.propose_edit(turn, args)))
-    worker.start()
+    session, worker, out = proposing(fake, tmp_path, 100, args)
     wait_for(lambda: session.gate.pending is not None and bool(fake.hunks))
     (spec,) = fake.hunks.values()
     assert [h["start"] for h in spec["hunks"]] == [50, 52]  # 0-based buffer rows
@@ -232,18 +237,13 @@ class KeyAsDrawn(FakeEditor):
 
 
 def test_a_hunk_decided_the_moment_it_is_drawn_is_taken(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_text("".join(f"line {i}\n" for i in range(20)))
     fake = KeyAsDrawn(buffers={})
-    fake.session = session = session_with(fake, tmp_path, autoaccept=False)
-    turn = Turn(1, session)
-    out: list[Any] = []
     args = {
         "path": "a.py",
         "old_string": "line 5\nline 6\nline 7\n",
         "new_string": "5\nline 6\n7\n",
     }
-    worker = threading.Thread(target=lambda: out.append(write.propose_edit(turn, args)))
-    worker.start()
+    session, worker, out = proposing(fake, tmp_path, 20, args)
     wait_for(lambda: fake.decided is not None, what="the key typed as the hunks showed")
     assert fake.decided == ["accept", ""]
     (spec,) = fake.hunks.values()

@@ -169,14 +169,14 @@ class Gate:
             self._on_change()
         return item
 
-    def show_hunks(self, item: Pending, hunks: int, draw: Callable[[], bool]) -> bool:
+    def show_hunks(self, item: Pending, hunks: int, draw: Callable[[], bool]) -> None:
         """Draw the question's `hunks`, each decidable on its own; `draw` says whether they
         were drawn (not drawn, the question is decided as a whole). They are decidable from
         before the drawing: a key typed as soon as it shows can reach the gate before `draw`
         has returned here."""
         with self._lock:
             if item.done.is_set():
-                return False
+                return
             item.hunk_count = hunks
         drawn = False
         try:
@@ -186,7 +186,6 @@ class Gate:
                 with self._lock:
                     if not item.hunks:
                         item.hunk_count = 0
-        return drawn
 
     def _answer(self, item: Pending, decision: str, reason: str, scope: str = "once") -> bool:
         with self._lock:
